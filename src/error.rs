@@ -1,0 +1,82 @@
+//! Typed errors of the versus library. Each variant names what is wrong and, where it helps, how to
+//! fix it, so that `main` can print it on one line.
+
+use std::path::PathBuf;
+
+/// Result alias used across the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in versus, in words a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A command-line option or value is wrong.
+    #[error("{option}: {message}")]
+    Option {
+        /// The flag at fault, with its dashes (`--threads`).
+        option: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A file could not be read, written or parsed.
+    #[error("{}: {message}", path.display())]
+    File {
+        /// The file at fault.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No build of that name is registered.
+    #[error("unknown build '{name}'; {hint}")]
+    UnknownBuild {
+        /// The name asked for.
+        name: String,
+        /// Which builds exist, or how to fetch one.
+        hint: String,
+    },
+    /// Obtaining or registering a server build failed.
+    #[error("fetch {spec}: {message}")]
+    Fetch {
+        /// The SPEC given to `server fetch`.
+        spec: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A sandboxed server failed to initialise, start, or stop, or it died.
+    #[error("server {name}: {message}")]
+    Server {
+        /// The sandbox name.
+        name: String,
+        /// What went wrong, with the server's own words where there are any.
+        message: String,
+    },
+    /// An error reported by a MySQL-protocol server or the client library.
+    #[error("{context}: {message}")]
+    Sql {
+        /// What versus was doing (the statement or step).
+        context: String,
+        /// The server error code, when the server sent one.
+        code: Option<u16>,
+        /// The message.
+        message: String,
+    },
+    /// Any other failure, already phrased for the user.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// An [`Error::Option`] for the flag `option`.
+    pub fn option(option: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Option { option: option.into(), message: message.into() }
+    }
+
+    /// An [`Error::File`] for `path`.
+    pub fn file(path: impl Into<PathBuf>, message: impl std::fmt::Display) -> Self {
+        Error::File { path: path.into(), message: message.to_string() }
+    }
+
+    /// An [`Error::Server`] for the sandbox `name`.
+    pub fn server(name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Server { name: name.into(), message: message.into() }
+    }
+}

@@ -1,0 +1,1 @@
+//! Obtaining server builds: distribution packages, existing installs, binary tarballs.

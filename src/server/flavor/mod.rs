@@ -1,0 +1,1 @@
+//! Per-flavor knowledge: how each server family and version is initialised, started and configured.

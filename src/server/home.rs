@@ -1,0 +1,113 @@
+//! The versus home: where builds, sandboxes, snapshots and caches live on disk.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::server::build::Build;
+
+/// Environment variable that overrides the home directory.
+pub const HOME_ENV: &str = "VERSUS_HOME";
+
+/// The directory tree versus keeps its state in (default `~/.local/share/versus`).
+#[derive(Debug, Clone)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// The home at `root`, created on first use.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Home { root: root.into() }
+    }
+
+    /// The home chosen by `--home`, else `$VERSUS_HOME`, else the user's data directory.
+    pub fn resolve(flag: Option<&Path>) -> Self {
+        if let Some(p) = flag {
+            return Home::at(p);
+        }
+        if let Some(p) = std::env::var_os(HOME_ENV).filter(|v| !v.is_empty()) {
+            return Home::at(PathBuf::from(p));
+        }
+        let base = dirs::data_dir().unwrap_or_else(|| std::env::temp_dir().join("versus-data"));
+        Home::at(base.join("versus"))
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Registered builds: `builds/NAME/build.json`, and for fetched builds the tree in `builds/NAME/tree`.
+    pub fn builds_dir(&self) -> PathBuf {
+        self.root.join("builds")
+    }
+
+    /// The directory of the build `name`.
+    pub fn build_dir(&self, name: &str) -> PathBuf {
+        self.builds_dir().join(name)
+    }
+
+    /// Sandboxes started by `versus server start`: `sandboxes/NAME/`.
+    pub fn sandboxes_dir(&self) -> PathBuf {
+        self.root.join("sandboxes")
+    }
+
+    /// Datadir snapshots: `snapshots/NAME/`.
+    pub fn snapshots_dir(&self) -> PathBuf {
+        self.root.join("snapshots")
+    }
+
+    /// Downloads and private apt state: `cache/`.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
+    /// Every registered build, sorted by flavor, version and name.
+    pub fn builds(&self) -> Result<Vec<Build>> {
+        let dir = self.builds_dir();
+        let mut out = Vec::new();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::file(&dir, e)),
+        };
+        for entry in entries.flatten() {
+            let manifest = entry.path().join("build.json");
+            if manifest.is_file() {
+                out.push(read_manifest(&manifest)?);
+            }
+        }
+        out.sort_by(|a, b| (a.flavor as u8, a.version, &a.name).cmp(&(b.flavor as u8, b.version, &b.name)));
+        Ok(out)
+    }
+
+    /// The build called `name`, or an error that lists the known ones.
+    pub fn build(&self, name: &str) -> Result<Build> {
+        let manifest = self.build_dir(name).join("build.json");
+        if manifest.is_file() {
+            return read_manifest(&manifest);
+        }
+        let known: Vec<String> = self.builds()?.into_iter().map(|b| b.name).collect();
+        let hint = if known.is_empty() {
+            "no builds are registered yet; run `versus server fetch system` or `versus server fetch mariadb-11.8`"
+                .to_string()
+        } else {
+            format!("known builds: {} (see `versus server list`)", known.join(", "))
+        };
+        Err(Error::UnknownBuild { name: name.to_string(), hint })
+    }
+
+    /// Writes (or replaces) the manifest of `build`.
+    pub fn register(&self, build: &Build) -> Result<()> {
+        let dir = self.build_dir(&build.name);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
+        let path = dir.join("build.json");
+        let text = serde_json::to_string_pretty(build).expect("a build serialises");
+        std::fs::write(&path, text + "\n").map_err(|e| Error::file(&path, e))
+    }
+}
+
+fn read_manifest(path: &Path) -> Result<Build> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::file(path, format!("not a versus build manifest: {e}")))
+}

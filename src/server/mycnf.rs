@@ -1,0 +1,1 @@
+//! Configuration files in MySQL option-file format (my.cnf): reader and writer.

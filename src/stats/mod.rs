@@ -1,0 +1,1 @@
+//! Pure statistics: slices in, numbers out.

@@ -1,0 +1,1 @@
+//! Workloads: sysbench-compatible OLTP tests and the Insert Benchmark.
