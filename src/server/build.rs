@@ -148,10 +148,7 @@ mod tests {
     #[test]
     fn finds_versions_in_server_output() {
         assert_eq!(Version::find_in("10.11.19-MariaDB-0+deb12u1"), Some(Version::new(10, 11, 19)));
-        assert_eq!(
-            Version::find_in("/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64"),
-            Some(Version::new(9, 7, 4))
-        );
+        assert_eq!(Version::find_in("/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64"), Some(Version::new(9, 7, 4)));
         assert_eq!(Version::find_in("mariadbd  Ver 11.8.9-MariaDB-0+deb13u1"), Some(Version::new(11, 8, 9)));
         assert_eq!(Version::find_in("no digits"), None);
         assert!(Version::new(10, 11, 19) < Version::new(11, 8, 0));
