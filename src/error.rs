@@ -59,6 +59,9 @@ pub enum Error {
         /// The message.
         message: String,
     },
+    /// The user pressed Ctrl-C (or versus got SIGTERM).
+    #[error("interrupted")]
+    Interrupted,
     /// Any other failure, already phrased for the user.
     #[error("{0}")]
     Other(String),

@@ -3,7 +3,9 @@
 //!
 //! The library holds everything; `main.rs` only parses the command line and prints errors.
 
+pub mod cli;
 pub mod error;
+pub mod interrupt;
 pub mod server;
 pub mod stats;
 pub mod workload;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what versus and its tests need on Debian/Ubuntu, when it is missing: the distribution's
+# MariaDB (used only as a sandboxed server build, never as a system service), sysbench (the peer the
+# tests compare against), patchelf (for server builds that bring their own C library) and the Rust
+# toolchain check. Safe to run again.
+set -euo pipefail
+
+need=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v patchelf >/dev/null 2>&1 || need+=(patchelf)
+command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+command -v apt-get >/dev/null 2>&1 || { echo "install-deps: this script needs apt-get (Debian/Ubuntu)" >&2; exit 1; }
+
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${need[*]}" >&2
+  # Keep the package's own MariaDB service from starting: versus runs its own sandboxes.
+  added_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod +x /usr/sbin/policy-rc.d
+    added_policy=1
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+  [ -z "$added_policy" ] || $sudo rm -f /usr/sbin/policy-rc.d
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install-deps: cargo is missing; install Rust (rustup, or apt-get install cargo) and run again" >&2
+  exit 1
+fi

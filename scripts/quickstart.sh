@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The quick start: install what is missing, build versus, run the default job on a sandboxed copy of
+# the distribution's MariaDB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cargo build --release --quiet
+exec target/release/versus quickstart "$@"

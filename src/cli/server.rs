@@ -1,0 +1,445 @@
+//! `versus server …`: fetch, list, start, stop, status, vars, snapshot, restore.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Subcommand};
+use comfy_table::{Table, presets::NOTHING};
+
+use crate::error::{Error, Result};
+use crate::server::fetch::{self, FetchOptions};
+use crate::server::sandbox::{self, Sandbox, SandboxInfo, SandboxSpec};
+use crate::server::{Home, Source, admin, process};
+
+#[derive(Debug, Subcommand)]
+pub(super) enum ServerCommand {
+    /// Obtain a server build and register it: mariadb-10.5, mariadb-10.11, mariadb-11.8, mysql-9.7 (or an
+    /// exact point version such as mariadb-10.11.19), `system` or a directory (an existing install), or a
+    /// binary tarball (.tar.gz, .tar.xz).
+    Fetch {
+        /// What to fetch.
+        spec: String,
+        /// Register under this name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Fetch again even if a build of that name exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List the point versions of a version line (mariadb-11.8, mysql-9.7 …) that can be fetched now.
+    Available {
+        /// The version line.
+        line: String,
+    },
+    /// List registered builds.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a sandbox of BUILD on 127.0.0.1 and leave it running.
+    Start(StartArgs),
+    /// Stop sandboxes (SIGTERM, then SIGKILL after --timeout).
+    Stop {
+        /// Sandbox names.
+        names: Vec<String>,
+        /// Stop every running sandbox.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+        /// Seconds to wait for a clean shutdown before SIGKILL.
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+    },
+    /// Show sandboxes: version, state, pid, port, uptime.
+    Status {
+        /// Only this sandbox.
+        name: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// SHOW GLOBAL VARIABLES of a running sandbox.
+    Vars {
+        /// Sandbox name.
+        name: String,
+        /// Only variables whose name matches this SQL LIKE pattern (e.g. 'innodb_flush%').
+        #[arg(long)]
+        like: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Save the datadir of a stopped sandbox as a snapshot.
+    Snapshot {
+        /// Sandbox name.
+        name: String,
+        /// Snapshot name [default: the sandbox name].
+        #[arg(long = "as")]
+        snapshot: Option<String>,
+    },
+    /// Replace the datadir of a stopped sandbox with a snapshot, and start it again.
+    Restore {
+        /// Sandbox name.
+        name: String,
+        /// Snapshot name [default: the sandbox name].
+        #[arg(long = "from")]
+        snapshot: Option<String>,
+        /// Leave it stopped after restoring.
+        #[arg(long)]
+        no_start: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(super) struct StartArgs {
+    /// The build to run (see `versus server list`).
+    build: String,
+    /// Sandbox name [default: the build name].
+    #[arg(long)]
+    name: Option<String>,
+    /// A base my.cnf whose options come first.
+    #[arg(long, value_name = "FILE.cnf")]
+    config: Option<PathBuf>,
+    /// A server option on top of the config, as name=value or a bare flag name (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// TCP port on 127.0.0.1 [default: a free one].
+    #[arg(long)]
+    port: Option<u16>,
+    /// Datadir [default: data/ in the sandbox directory]; must be empty or made by versus.
+    #[arg(long)]
+    datadir: Option<PathBuf>,
+    /// Throw away the sandbox's existing datadir and initialise a new one.
+    #[arg(long)]
+    fresh: bool,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct QuickstartArgs {
+    /// The build to use [default: the distribution's MariaDB, registered as `system`].
+    #[arg(long, default_value = "system")]
+    build: String,
+}
+
+pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
+    match cmd {
+        ServerCommand::Fetch { spec, name, force } => {
+            let b = fetch::fetch(home, &spec, &FetchOptions { name, force }, &mut |l| eprintln!("{l}"))?;
+            println!("registered {} ({} {}) at {}", b.name, b.flavor, b.version_string, b.root.display());
+        }
+        ServerCommand::Available { line } => {
+            for v in fetch::available(home, &line)? {
+                println!("{v}");
+            }
+        }
+        ServerCommand::List { json } => list(home, json)?,
+        ServerCommand::Start(args) => start(home, args)?,
+        ServerCommand::Stop { names, all, timeout } => stop(home, names, all, timeout)?,
+        ServerCommand::Status { name, json } => status(home, name, json)?,
+        ServerCommand::Vars { name, like, json } => vars(home, &name, like.as_deref(), json)?,
+        ServerCommand::Snapshot { name, snapshot } => {
+            let mut sb = open(home, &name)?;
+            let dest = home.snapshots_dir().join(snapshot.as_deref().unwrap_or(&name));
+            std::fs::create_dir_all(home.snapshots_dir()).map_err(|e| Error::file(home.snapshots_dir(), e))?;
+            let bytes = sb.snapshot(&dest)?;
+            println!("saved the datadir of {name} ({} MiB) as {}", bytes >> 20, dest.display());
+        }
+        ServerCommand::Restore { name, snapshot, no_start } => {
+            let mut sb = open(home, &name)?;
+            let src = home.snapshots_dir().join(snapshot.as_deref().unwrap_or(&name));
+            sb.restore(&src)?;
+            println!("restored {name} from {}", src.display());
+            if !no_start {
+                let t = sb.restart()?;
+                println!("started {name} in {:.2} s (pid {}, port {})", t.as_secs_f64(), sb.pid(), sb.port());
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// The quick start: register the distribution's MariaDB, start a sandbox, show it, stop it.
+pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
+    let build = match home.build(&args.build) {
+        Ok(b) => b,
+        Err(_) if args.build == "system" => {
+            fetch::fetch(home, "system", &FetchOptions::default(), &mut |l| eprintln!("{l}"))?
+        }
+        Err(e) => return Err(e),
+    };
+    let dir = home.sandboxes_dir().join("quickstart");
+    let mut spec = SandboxSpec::new("quickstart", build, &dir);
+    spec.fresh = true;
+    let mut sb = Sandbox::start(spec)?;
+    println!(
+        "{} started in {:.2} s on 127.0.0.1:{} (pid {})",
+        sb.version(),
+        sb.ready_after().as_secs_f64(),
+        sb.port(),
+        sb.pid()
+    );
+    let mut conn = sb.connect()?;
+    let vars = admin::global_variables(&mut conn)?;
+    for key in ["version_comment", "innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "log_bin"] {
+        if let Some((_, v)) = vars.iter().find(|(k, _)| k == key) {
+            println!("  {key:<32} {v}");
+        }
+    }
+    drop(conn);
+    let outcome = sb.stop()?;
+    println!("stopped ({outcome:?})");
+    Ok(0)
+}
+
+fn list(home: &Home, json: bool) -> Result<()> {
+    let builds = home.builds()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&builds).expect("builds serialise"));
+        return Ok(());
+    }
+    if builds.is_empty() {
+        println!("no builds registered; try `versus server fetch system` or `versus server fetch mariadb-11.8`");
+        return Ok(());
+    }
+    let mut t = table(&["NAME", "FLAVOR", "VERSION", "PATH", "SIZE", "SOURCE"]);
+    for b in builds {
+        let source = match &b.source {
+            Source::Apt { suite, package_version, .. } => format!("debian {suite} {package_version}"),
+            Source::Path => "existing install".into(),
+            Source::Tarball { file } => format!("tarball {}", file.display()),
+        };
+        let size = if b.size_bytes == 0 { "-".to_string() } else { format!("{} MiB", b.size_bytes >> 20) };
+        t.add_row(vec![b.name, b.flavor.to_string(), b.version_string, b.root.display().to_string(), size, source]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
+fn start(home: &Home, a: StartArgs) -> Result<()> {
+    let build = home.build(&a.build)?;
+    let name = a.name.unwrap_or_else(|| build.name.clone());
+    let dir = home.sandboxes_dir().join(&name);
+    if let Ok(info) = sandbox::read_info(&dir) {
+        if sandbox::is_our_server(&info) {
+            return Err(Error::server(
+                &name,
+                format!(
+                    "is already running (pid {}, port {}); stop it with `versus server stop {name}` or choose --name",
+                    info.pid, info.port
+                ),
+            ));
+        }
+    }
+    if let Some(c) = &a.config {
+        if !c.is_file() {
+            return Err(Error::option("--config", format!("{} is not a file", c.display())));
+        }
+    }
+    let mut spec = SandboxSpec::new(&name, build, &dir);
+    spec.base_config = a.config;
+    spec.overrides = a.set;
+    spec.port = a.port;
+    spec.datadir = a.datadir;
+    spec.fresh = a.fresh;
+    spec.detached = true;
+    let sb = Sandbox::start(spec)?;
+    println!("started {name}: {} in {:.2} s", sb.version(), sb.ready_after().as_secs_f64());
+    println!("  pid {}  port 127.0.0.1:{}  socket {}", sb.pid(), sb.port(), sb.socket().display());
+    println!("  my.cnf {}  error log {}", sb.info().cnf.display(), sb.error_log().display());
+    println!("connect with:");
+    for line in sb.connect_hint().lines() {
+        println!("  {line}");
+    }
+    println!("stop with: versus server stop {name}");
+    sb.detach();
+    Ok(())
+}
+
+fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
+    let dir = home.sandboxes_dir();
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            if let Ok(info) = sandbox::read_info(&e.path()) {
+                out.push(info);
+            }
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+fn open(home: &Home, name: &str) -> Result<Sandbox> {
+    let dir = home.sandboxes_dir().join(name);
+    let info = sandbox::read_info(&dir).map_err(|_| unknown_sandbox(home, name))?;
+    Sandbox::open(&dir, home.build(&info.build)?)
+}
+
+fn unknown_sandbox(home: &Home, name: &str) -> Error {
+    let known: Vec<String> = sandboxes(home).unwrap_or_default().into_iter().map(|i| i.name).collect();
+    let hint = if known.is_empty() {
+        "none exist; start one with `versus server start BUILD`".to_string()
+    } else {
+        format!("known: {}", known.join(", "))
+    };
+    Error::server(name, format!("no such sandbox ({hint})"))
+}
+
+fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> {
+    let targets: Vec<SandboxInfo> = if all {
+        sandboxes(home)?.into_iter().filter(sandbox::is_our_server).collect()
+    } else if names.is_empty() {
+        return Err(Error::option("stop", "name the sandboxes to stop, or pass --all"));
+    } else {
+        names
+            .iter()
+            .map(|n| sandbox::read_info(&home.sandboxes_dir().join(n)).map_err(|_| unknown_sandbox(home, n)))
+            .collect::<Result<_>>()?
+    };
+    for info in targets {
+        if !sandbox::is_our_server(&info) {
+            println!("{}: not running", info.name);
+            continue;
+        }
+        let outcome = process::terminate(info.pid, None, Duration::from_secs(timeout));
+        let how = match outcome {
+            process::StopOutcome::Killed => "killed after the timeout",
+            process::StopOutcome::Terminated => "stopped",
+            process::StopOutcome::NotRunning => "not running",
+        };
+        println!("{}: {how} (pid {})", info.name, info.pid);
+    }
+    Ok(())
+}
+
+fn status(home: &Home, name: Option<String>, json: bool) -> Result<()> {
+    let mut infos = sandboxes(home)?;
+    if let Some(n) = &name {
+        infos.retain(|i| &i.name == n);
+        if infos.is_empty() {
+            return Err(unknown_sandbox(home, n));
+        }
+    }
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let rows: Vec<(SandboxInfo, bool)> = infos
+        .into_iter()
+        .map(|i| {
+            let up = sandbox::is_our_server(&i);
+            (i, up)
+        })
+        .collect();
+    if json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(i, up)| {
+                let mut v = serde_json::to_value(i).expect("info serialises");
+                v["password"] = serde_json::Value::Null;
+                v["running"] = (*up).into();
+                v["uptime_s"] = if *up { now.saturating_sub(i.started_at).into() } else { serde_json::Value::Null };
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        return Ok(());
+    }
+    if rows.is_empty() {
+        println!("no sandboxes; start one with `versus server start BUILD`");
+        return Ok(());
+    }
+    let mut t = table(&["NAME", "BUILD", "VERSION", "STATE", "PID", "PORT", "UPTIME", "SOCKET"]);
+    for (i, up) in rows {
+        let (state, pid, uptime) = if up {
+            ("running", i.pid.to_string(), human_duration(now.saturating_sub(i.started_at)))
+        } else {
+            ("stopped", "-".into(), "-".into())
+        };
+        t.add_row(vec![
+            i.name,
+            i.build,
+            i.version,
+            state.into(),
+            pid,
+            i.port.to_string(),
+            uptime,
+            i.socket.display().to_string(),
+        ]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
+fn vars(home: &Home, name: &str, like: Option<&str>, json: bool) -> Result<()> {
+    let sb = open(home, name)?;
+    if !sandbox::is_our_server(sb.info()) {
+        return Err(Error::server(
+            name,
+            format!("is not running; start it with `versus server start {}`", sb.info().build),
+        ));
+    }
+    let mut conn = sb.connect_root()?;
+    let mut vars = admin::global_variables(&mut conn)?;
+    if let Some(p) = like {
+        vars.retain(|(k, _)| like_match(p, k));
+    }
+    if json {
+        let map: serde_json::Map<String, serde_json::Value> = vars.into_iter().map(|(k, v)| (k, v.into())).collect();
+        println!("{}", serde_json::to_string_pretty(&map).expect("json"));
+    } else {
+        let mut t = table(&["VARIABLE", "VALUE"]);
+        for (k, v) in vars {
+            t.add_row(vec![k, v]);
+        }
+        println!("{t}");
+    }
+    Ok(())
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(NOTHING).set_header(header.to_vec());
+    t
+}
+
+fn human_duration(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+/// SQL LIKE matching (`%` any run, `_` one character), case-insensitive like MySQL's default collation.
+fn like_match(pattern: &str, text: &str) -> bool {
+    fn go(p: &[char], t: &[char]) -> bool {
+        match p.split_first() {
+            None => t.is_empty(),
+            Some(('%', rest)) => (0..=t.len()).any(|i| go(rest, &t[i..])),
+            Some(('_', rest)) => !t.is_empty() && go(rest, &t[1..]),
+            Some((c, rest)) => t.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && go(rest, &t[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    go(&p, &t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like_match("innodb_flush%", "innodb_flush_log_at_trx_commit"));
+        assert!(like_match("%binlog", "sync_binlog"));
+        assert!(like_match("log_bi_", "log_bin"));
+        assert!(!like_match("log_bin", "log_bin_basename"));
+        assert!(like_match("LOG_BIN", "log_bin"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(human_duration(5), "5s");
+        assert_eq!(human_duration(125), "2m05s");
+        assert_eq!(human_duration(7322), "2h02m");
+    }
+}

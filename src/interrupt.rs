@@ -1,0 +1,52 @@
+//! Ctrl-C handling shared by every long-running command.
+//!
+//! The first Ctrl-C (or SIGTERM/SIGHUP) sets a flag that loops check with [`check`], so they stop
+//! cleanly, stop their servers and keep what was measured. A second one stops every server that
+//! versus guards and exits at once.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Result};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static GUARDED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Installs the handler; call once from `main`. Later calls are ignored.
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            eprintln!("versus: interrupted twice, stopping servers and exiting");
+            terminate_guarded();
+            std::process::exit(130);
+        }
+        eprintln!("versus: interrupted, stopping cleanly (press Ctrl-C again to force)");
+    });
+}
+
+/// True once the user has asked versus to stop.
+pub fn is_interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// `Err(Error::Interrupted)` once the user has asked versus to stop.
+pub fn check() -> Result<()> {
+    if is_interrupted() { Err(Error::Interrupted) } else { Ok(()) }
+}
+
+/// Records a server process that must not outlive versus.
+pub(crate) fn guard_pid(pid: u32) {
+    GUARDED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+}
+
+/// Forgets a server process (stopped, or handed over to the user).
+pub(crate) fn unguard_pid(pid: u32) {
+    GUARDED.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| *p != pid);
+}
+
+fn terminate_guarded() {
+    let pids = GUARDED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for pid in pids {
+        crate::server::process::terminate(pid, None, std::time::Duration::from_secs(20));
+    }
+}

@@ -1,0 +1,176 @@
+//! Server processes: spawning them so that they cannot outlive versus (or, for `server start`, so that
+//! they do), and stopping them by PID: SIGTERM, wait, SIGKILL after a timeout.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// How a stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopOutcome {
+    /// The process was already gone.
+    NotRunning,
+    /// It shut down after SIGTERM.
+    Terminated,
+    /// It ignored SIGTERM for the whole timeout and was killed.
+    Killed,
+}
+
+/// Makes `cmd` start in its own process group so that a Ctrl-C typed at the terminal reaches versus,
+/// not the server. With `tie_to_parent`, the kernel sends the server SIGTERM when versus dies, even by
+/// SIGKILL; without it the server starts a new session and lives on (for `versus server start`).
+pub fn isolate(cmd: &mut Command, tie_to_parent: bool) {
+    if tie_to_parent {
+        cmd.process_group(0);
+        // SAFETY: prctl is async-signal-safe and touches only the child's own state.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::prctl::set_pdeathsig(Some(Signal::SIGTERM)).map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+    } else {
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+    }
+}
+
+/// True while `pid` exists and is not a zombie.
+pub fn is_alive(pid: u32) -> bool {
+    if kill(Pid::from_raw(pid as i32), None).is_err() {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state letter follows the parenthesised command name.
+        Ok(stat) => !matches!(stat.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()), Some('Z' | 'X')),
+        Err(_) => false,
+    }
+}
+
+/// True when the live process `pid` was started with `needle` among its arguments; guards against
+/// signalling an unrelated process that reused the PID of a stopped server.
+pub fn cmdline_contains(pid: u32, needle: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| raw.split(|b| *b == 0).any(|arg| arg == needle.as_bytes()))
+        .unwrap_or(false)
+}
+
+/// Stops `pid`: SIGTERM, then polls until it is gone; SIGKILL once `timeout` has passed.
+/// With `child`, the process is also reaped.
+pub fn terminate(pid: u32, mut child: Option<&mut Child>, timeout: Duration) -> StopOutcome {
+    let gone = |child: &mut Option<&mut Child>| match child {
+        Some(c) => !matches!(c.try_wait(), Ok(None)),
+        None => !is_alive(pid),
+    };
+    if gone(&mut child) {
+        return StopOutcome::NotRunning;
+    }
+    let target = Pid::from_raw(pid as i32);
+    let _ = kill(target, Signal::SIGTERM);
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if gone(&mut child) {
+            return StopOutcome::Terminated;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = kill(target, Signal::SIGKILL);
+    match child {
+        Some(c) => {
+            let _ = c.wait();
+        }
+        None => {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while is_alive(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    StopOutcome::Killed
+}
+
+/// The last `n` lines of a log file (empty when it cannot be read).
+pub fn tail(path: &Path, n: usize) -> Vec<String> {
+    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].iter().map(|s| s.to_string()).collect()
+}
+
+/// The server's own explanation of a failure, from the lines of its error log since `from_byte`:
+/// its `[ERROR]` lines (without timestamps) joined on one line, or else the last few lines.
+pub fn error_summary(path: &Path, from_byte: u64) -> String {
+    let raw = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(raw.get(from_byte as usize..).unwrap_or(&raw[..])).into_owned();
+    let errors: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.find("[ERROR]").map(|i| l[i + "[ERROR]".len()..].trim().to_string()))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let picked: Vec<String> = if errors.is_empty() {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(3)..].iter().map(|s| s.trim().to_string()).collect()
+    } else {
+        let mut dedup: Vec<String> = Vec::new();
+        for e in errors {
+            if !dedup.contains(&e) {
+                dedup.push(e);
+            }
+        }
+        dedup.into_iter().take(4).collect()
+    };
+    if picked.is_empty() { "the error log is empty".to_string() } else { picked.join(" | ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_summary_keeps_error_lines_without_timestamps() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("error.log");
+        std::fs::write(
+            &log,
+            "2026-11-30  0:00:00 0 [Note] Starting\n\
+             2026-11-30  0:00:00 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'foo=bar'\n\
+             2026-11-30  0:00:00 0 [ERROR] Aborting\n",
+        )
+        .unwrap();
+        assert_eq!(error_summary(&log, 0), "/usr/sbin/mariadbd: unknown variable 'foo=bar' | Aborting");
+        let len = std::fs::metadata(&log).unwrap().len();
+        assert_eq!(error_summary(&log, len), "the error log is empty");
+        std::fs::write(&log, "a\nb\nc\nd\n").unwrap();
+        assert_eq!(error_summary(&log, 0), "b | c | d");
+        assert_eq!(tail(&log, 2), vec!["c", "d"]);
+    }
+
+    #[test]
+    fn terminate_stops_a_process_that_ignores_nothing() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        assert!(is_alive(pid));
+        assert!(cmdline_contains(pid, "30"));
+        assert!(!cmdline_contains(pid, "31"));
+        assert_eq!(terminate(pid, Some(&mut child), Duration::from_secs(5)), StopOutcome::Terminated);
+        assert!(!is_alive(pid));
+        assert_eq!(terminate(pid, Some(&mut child), Duration::from_secs(5)), StopOutcome::NotRunning);
+    }
+
+    #[test]
+    fn terminate_kills_after_the_timeout() {
+        let mut child = Command::new("sh").args(["-c", "trap '' TERM; exec sleep 30"]).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let pid = child.id();
+        assert_eq!(terminate(pid, Some(&mut child), Duration::from_millis(300)), StopOutcome::Killed);
+        assert!(!is_alive(pid));
+    }
+}

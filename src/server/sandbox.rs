@@ -1,0 +1,639 @@
+//! Sandboxes: a server build started with a generated my.cnf on 127.0.0.1, in a directory of its own,
+//! with a benchmark user and database, and stopped cleanly.
+//!
+//! A [`Sandbox`] started by the library is a guard: dropping it stops the server, and the kernel stops
+//! the server if versus itself dies. `versus server start` detaches it instead, so it outlives the
+//! command; the other `server` commands reopen it from its directory with [`Sandbox::open`].
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::server::admin;
+use crate::server::build::{Build, Flavor};
+use crate::server::config;
+use crate::server::flavor::{self, InstancePaths};
+use crate::server::process::{self, StopOutcome};
+use crate::server::snapshot;
+
+/// The benchmark user created in every sandbox (sysbench's default user name).
+pub const DEFAULT_USER: &str = "sbtest";
+/// Its password.
+pub const DEFAULT_PASSWORD: &str = "sbpass";
+/// The database created in every sandbox.
+pub const DEFAULT_DATABASE: &str = "sbtest";
+
+/// What to start: a build, a configuration and where to keep the files.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec {
+    /// Sandbox name (letters, digits, `.`, `_`, `-`).
+    pub name: String,
+    /// The server build to run.
+    pub build: Build,
+    /// The sandbox directory: my.cnf, logs, socket, pid file and (by default) the datadir.
+    pub dir: PathBuf,
+    /// A base option file whose options come first.
+    pub base_config: Option<PathBuf>,
+    /// `name=value` (or bare `name`) options applied on top, as with `--set`.
+    pub overrides: Vec<String>,
+    /// TCP port on 127.0.0.1; a free one is picked when `None`.
+    pub port: Option<u16>,
+    /// The datadir; `dir/data` when `None`.
+    pub datadir: Option<PathBuf>,
+    /// Start from an empty datadir even if one exists.
+    pub fresh: bool,
+    /// Leave the server running after versus exits (for `versus server start`).
+    pub detached: bool,
+    /// Benchmark user name.
+    pub user: String,
+    /// Benchmark user password.
+    pub password: String,
+    /// Database created for the benchmark.
+    pub database: String,
+    /// How long to wait for the server to accept queries.
+    pub ready_timeout: Duration,
+    /// How long a clean shutdown may take before SIGKILL.
+    pub stop_timeout: Duration,
+}
+
+impl SandboxSpec {
+    /// A spec with the defaults: free port, `dir/data`, user `sbtest`/`sbpass`, database `sbtest`.
+    pub fn new(name: impl Into<String>, build: Build, dir: impl Into<PathBuf>) -> Self {
+        SandboxSpec {
+            name: name.into(),
+            build,
+            dir: dir.into(),
+            base_config: None,
+            overrides: Vec::new(),
+            port: None,
+            datadir: None,
+            fresh: false,
+            detached: false,
+            user: DEFAULT_USER.into(),
+            password: DEFAULT_PASSWORD.into(),
+            database: DEFAULT_DATABASE.into(),
+            ready_timeout: Duration::from_secs(120),
+            stop_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// What a sandbox directory records about its server (`sandbox.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxInfo {
+    /// Sandbox name.
+    pub name: String,
+    /// Name of the build it runs.
+    pub build: String,
+    /// Its flavor.
+    pub flavor: Flavor,
+    /// `SELECT VERSION()` of the running server.
+    pub version: String,
+    /// TCP port on 127.0.0.1.
+    pub port: u16,
+    /// Unix socket.
+    pub socket: PathBuf,
+    /// Server process id.
+    pub pid: u32,
+    /// The sandbox directory.
+    pub dir: PathBuf,
+    /// The datadir.
+    pub datadir: PathBuf,
+    /// The generated option file.
+    pub cnf: PathBuf,
+    /// The server's error log.
+    pub error_log: PathBuf,
+    /// Benchmark user.
+    pub user: String,
+    /// Benchmark password (a sandbox-local secret; never copied into results).
+    pub password: String,
+    /// Benchmark database.
+    pub database: String,
+    /// When the server became ready, in seconds since the Unix epoch.
+    pub started_at: u64,
+}
+
+/// A running (or stopped) sandboxed server.
+#[derive(Debug)]
+pub struct Sandbox {
+    info: SandboxInfo,
+    build: Build,
+    paths: InstancePaths,
+    child: Option<Child>,
+    running: bool,
+    owned: bool,
+    auto_port: bool,
+    stop_timeout: Duration,
+    ready_timeout: Duration,
+    ready_after: Duration,
+    /// The spec it was started from; `None` for a sandbox reopened from its directory.
+    spec: Option<SandboxSpec>,
+}
+
+impl Sandbox {
+    /// Writes the option file, initialises the datadir if it is empty, starts the server, waits until it
+    /// accepts queries and creates the benchmark user and database.
+    pub fn start(spec: SandboxSpec) -> Result<Sandbox> {
+        validate_name(&spec.name)?;
+        let dir = absolute(&spec.dir)?;
+        std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
+        let datadir = match &spec.datadir {
+            Some(d) => absolute(d)?,
+            None => dir.join("data"),
+        };
+        let paths = InstancePaths {
+            cnf: dir.join("my.cnf"),
+            socket: socket_path(&dir),
+            pid_file: dir.join("mysqld.pid"),
+            error_log: dir.join("error.log"),
+            tmpdir: dir.join("tmp"),
+            files_dir: dir.join("files"),
+            datadir,
+        };
+        for d in [&paths.tmpdir, &paths.files_dir] {
+            std::fs::create_dir_all(d).map_err(|e| Error::file(d, e))?;
+        }
+        let port = match spec.port {
+            Some(p) => {
+                if !port_is_free(p) {
+                    return Err(Error::option(
+                        "--port",
+                        format!("port {p} is in use on 127.0.0.1; choose another or omit --port to pick a free one"),
+                    ));
+                }
+                p
+            }
+            None => free_port()?,
+        };
+        let as_root = nix::unistd::geteuid().is_root();
+        let fresh_datadir = prepare_datadir(&spec, &paths.datadir)?;
+        let info = SandboxInfo {
+            name: spec.name.clone(),
+            build: spec.build.name.clone(),
+            flavor: spec.build.flavor,
+            version: spec.build.version_string.clone(),
+            port,
+            socket: paths.socket.clone(),
+            pid: 0,
+            dir: dir.clone(),
+            datadir: paths.datadir.clone(),
+            cnf: paths.cnf.clone(),
+            error_log: paths.error_log.clone(),
+            user: spec.user.clone(),
+            password: spec.password.clone(),
+            database: spec.database.clone(),
+            started_at: 0,
+        };
+        let mut sb = Sandbox {
+            info,
+            build: spec.build.clone(),
+            paths,
+            child: None,
+            running: false,
+            owned: true,
+            auto_port: spec.port.is_none(),
+            stop_timeout: spec.stop_timeout,
+            ready_timeout: spec.ready_timeout,
+            ready_after: Duration::ZERO,
+            spec: Some(spec.clone()),
+        };
+        sb.write_config(&spec, as_root)?;
+        if fresh_datadir {
+            sb.initialise(as_root)?;
+        }
+        sb.launch(as_root, spec.detached)?;
+        let mut conn = admin::connect_socket(&sb.paths.socket, "root", None)?;
+        for sql in flavor::bootstrap_sql(sb.build.flavor, sb.build.version, &spec.user, &spec.password, &spec.database)
+        {
+            admin::exec(&mut conn, &sql)?;
+        }
+        sb.info.version = admin::version(&mut conn)?;
+        sb.save_info()?;
+        if spec.detached {
+            sb.owned = false;
+            interrupt::unguard_pid(sb.info.pid);
+        }
+        Ok(sb)
+    }
+
+    /// Reopens the sandbox recorded in `dir`, running or not. It is not stopped when dropped.
+    pub fn open(dir: &Path, build: Build) -> Result<Sandbox> {
+        let info = read_info(dir)?;
+        let paths = InstancePaths {
+            cnf: info.cnf.clone(),
+            datadir: info.datadir.clone(),
+            socket: info.socket.clone(),
+            pid_file: dir.join("mysqld.pid"),
+            error_log: info.error_log.clone(),
+            tmpdir: dir.join("tmp"),
+            files_dir: dir.join("files"),
+        };
+        let running = is_our_server(&info);
+        Ok(Sandbox {
+            info,
+            build,
+            paths,
+            child: None,
+            running,
+            owned: false,
+            auto_port: false,
+            stop_timeout: Duration::from_secs(120),
+            ready_timeout: Duration::from_secs(120),
+            ready_after: Duration::ZERO,
+            spec: None,
+        })
+    }
+
+    /// What the sandbox directory records.
+    pub fn info(&self) -> &SandboxInfo {
+        &self.info
+    }
+    /// The build it runs.
+    pub fn build(&self) -> &Build {
+        &self.build
+    }
+    /// TCP port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.info.port
+    }
+    /// Unix socket path.
+    pub fn socket(&self) -> &Path {
+        &self.info.socket
+    }
+    /// Server process id (of the last start).
+    pub fn pid(&self) -> u32 {
+        self.info.pid
+    }
+    /// `SELECT VERSION()` as the server reported it.
+    pub fn version(&self) -> &str {
+        &self.info.version
+    }
+    /// The datadir.
+    pub fn datadir(&self) -> &Path {
+        &self.paths.datadir
+    }
+    /// The sandbox directory.
+    pub fn dir(&self) -> &Path {
+        &self.info.dir
+    }
+    /// The server's error log.
+    pub fn error_log(&self) -> &Path {
+        &self.paths.error_log
+    }
+    /// How long the last start took from launching the process to accepting queries.
+    pub fn ready_after(&self) -> Duration {
+        self.ready_after
+    }
+    /// True while the server process is alive (as far as the last check saw).
+    pub fn is_running(&mut self) -> bool {
+        if self.running {
+            self.running = match self.child.as_mut() {
+                Some(c) => matches!(c.try_wait(), Ok(None)),
+                None => is_our_server(&self.info),
+            };
+        }
+        self.running
+    }
+
+    /// `Ok` while the server is alive; otherwise an error with the tail of its error log.
+    pub fn check_alive(&mut self) -> Result<()> {
+        if self.is_running() {
+            return Ok(());
+        }
+        let status = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+        let how = status.map(|s| format!(" ({s})")).unwrap_or_default();
+        Err(Error::server(
+            &self.info.name,
+            format!(
+                "the server died{how}; error log {}: {}",
+                self.paths.error_log.display(),
+                process::tail(&self.paths.error_log, 5).join(" | ")
+            ),
+        ))
+    }
+
+    /// A root connection over the unix socket.
+    pub fn connect_root(&self) -> Result<mysql::Conn> {
+        admin::connect_socket(&self.paths.socket, "root", None)
+    }
+
+    /// A connection as the benchmark user over TCP, in the benchmark database.
+    pub fn connect(&self) -> Result<mysql::Conn> {
+        admin::connect_tcp(self.info.port, &self.info.user, Some(&self.info.password), Some(&self.info.database))
+    }
+
+    /// Shell commands that connect to this sandbox with the build's client.
+    pub fn connect_hint(&self) -> String {
+        let client = self.build.client().map(|p| p.display().to_string()).unwrap_or_else(|| "mysql".into());
+        format!(
+            "{client} --no-defaults -h127.0.0.1 -P{} -u{} -p{} {}\n{client} --no-defaults -S {} -uroot",
+            self.info.port,
+            self.info.user,
+            self.info.password,
+            self.info.database,
+            self.info.socket.display()
+        )
+    }
+
+    /// Stops the server: SIGTERM, wait, SIGKILL after the stop timeout.
+    pub fn stop(&mut self) -> Result<StopOutcome> {
+        let pid = self.info.pid;
+        if !self.is_running() {
+            self.running = false;
+            return Ok(StopOutcome::NotRunning);
+        }
+        let outcome = process::terminate(pid, self.child.as_mut(), self.stop_timeout);
+        interrupt::unguard_pid(pid);
+        self.running = false;
+        self.child = None;
+        Ok(outcome)
+    }
+
+    /// Starts the stopped server again with the same option file and port (for example after
+    /// [`Sandbox::restore`]) and returns how long it took to accept queries.
+    pub fn restart(&mut self) -> Result<Duration> {
+        if self.is_running() {
+            return Err(Error::server(&self.info.name, "already running; stop it first"));
+        }
+        let as_root = nix::unistd::geteuid().is_root();
+        self.launch(as_root, !self.owned)?;
+        if !self.owned {
+            interrupt::unguard_pid(self.info.pid);
+        }
+        let mut conn = self.connect_root()?;
+        self.info.version = admin::version(&mut conn)?;
+        self.save_info()?;
+        Ok(self.ready_after)
+    }
+
+    /// Copies the stopped server's datadir to `dest` and returns the bytes copied.
+    pub fn snapshot(&mut self, dest: &Path) -> Result<u64> {
+        if self.is_running() {
+            return Err(Error::server(&self.info.name, "is running; stop it before taking a snapshot"));
+        }
+        snapshot::save(&self.paths.datadir, dest)
+    }
+
+    /// Replaces the stopped server's datadir with the snapshot at `src`.
+    pub fn restore(&mut self, src: &Path) -> Result<()> {
+        if self.is_running() {
+            return Err(Error::server(&self.info.name, "is running; stop it before restoring a snapshot"));
+        }
+        snapshot::restore(src, &self.paths.datadir)
+    }
+
+    /// Leaves the server running when this value is dropped (it stays stoppable by PID).
+    pub fn detach(mut self) -> SandboxInfo {
+        self.owned = false;
+        interrupt::unguard_pid(self.info.pid);
+        self.info.clone()
+    }
+
+    fn write_config(&self, spec: &SandboxSpec, as_root: bool) -> Result<()> {
+        let required = flavor::sandbox_options(&self.build, &self.paths, self.info.port, as_root);
+        let text =
+            config::render(&spec.name, &spec.build.name, spec.base_config.as_deref(), &required, &spec.overrides)?;
+        std::fs::write(&self.paths.cnf, text).map_err(|e| Error::file(&self.paths.cnf, e))
+    }
+
+    fn initialise(&self, as_root: bool) -> Result<()> {
+        let cmd = flavor::init_command(&self.build, &self.paths, as_root);
+        let offset = log_len(&self.paths.error_log);
+        let out = cmd
+            .to_command()
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::server(&self.info.name, format!("cannot run {}: {e}", cmd.program.display())))?;
+        if !out.status.success() || !self.paths.datadir.join("mysql").is_dir() {
+            let mut why = process::error_summary(&self.paths.error_log, offset);
+            if why == "the error log is empty" {
+                let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+                why = summarize_output(&text);
+            }
+            return Err(Error::server(&self.info.name, format!("initialising the datadir failed: {why}")));
+        }
+        let marker = serde_json::json!({ "build": self.build.name, "version": self.build.version_string });
+        let path = self.paths.datadir.join("versus.json");
+        std::fs::write(&path, marker.to_string() + "\n").map_err(|e| Error::file(&path, e))
+    }
+
+    fn launch(&mut self, as_root: bool, detached: bool) -> Result<()> {
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            match (self.launch_once(detached), self.spec.clone()) {
+                (Err(e), Some(spec)) if self.auto_port && attempt < ATTEMPTS && e.to_string().contains("in use") => {
+                    self.info.port = free_port()?;
+                    self.write_config(&spec, as_root)?;
+                }
+                (other, _) => return other,
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+
+    fn launch_once(&mut self, detached: bool) -> Result<()> {
+        interrupt::check()?;
+        let _ = std::fs::remove_file(&self.paths.socket);
+        let offset = log_len(&self.paths.error_log);
+        let out_path = self.info.dir.join("server.out");
+        let out = std::fs::File::create(&out_path).map_err(|e| Error::file(&out_path, e))?;
+        let err = out.try_clone().map_err(|e| Error::file(&out_path, e))?;
+        let line = flavor::start_command(&self.build, &self.paths);
+        let mut cmd = line.to_command();
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        process::isolate(&mut cmd, !detached);
+        let started = Instant::now();
+        let child = cmd
+            .spawn()
+            .map_err(|e| Error::server(&self.info.name, format!("cannot run {}: {e}", line.program.display())))?;
+        self.info.pid = child.id();
+        interrupt::guard_pid(self.info.pid);
+        self.child = Some(child);
+        self.running = true;
+        let deadline = started + self.ready_timeout;
+        loop {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                self.running = false;
+                interrupt::unguard_pid(self.info.pid);
+                let why = process::error_summary(&self.paths.error_log, offset);
+                let why = if why.contains("Address already in use") || why.contains("Bind on TCP/IP port") {
+                    format!("port {} is in use: {why}", self.info.port)
+                } else {
+                    why
+                };
+                return Err(Error::server(&self.info.name, format!("failed to start ({status}): {why}")));
+            }
+            if let Err(e) = interrupt::check() {
+                self.stop()?;
+                return Err(e);
+            }
+            if self.paths.socket.exists() && admin::connect_socket(&self.paths.socket, "root", None).is_ok() {
+                self.ready_after = started.elapsed();
+                self.info.started_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.stop()?;
+                return Err(Error::server(
+                    &self.info.name,
+                    format!(
+                        "did not accept connections within {} s; error log {}: {}",
+                        self.ready_timeout.as_secs(),
+                        self.paths.error_log.display(),
+                        process::error_summary(&self.paths.error_log, offset)
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn save_info(&self) -> Result<()> {
+        let path = self.info.dir.join("sandbox.json");
+        let text = serde_json::to_string_pretty(&self.info).expect("sandbox info serialises");
+        std::fs::write(&path, text + "\n").map_err(|e| Error::file(&path, e))
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if self.owned && self.running {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// Reads `dir/sandbox.json`.
+pub fn read_info(dir: &Path) -> Result<SandboxInfo> {
+    let path = dir.join("sandbox.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::file(&path, format!("not a versus sandbox record: {e}")))
+}
+
+/// True when the process recorded in `info` is alive and is this sandbox's server.
+pub fn is_our_server(info: &SandboxInfo) -> bool {
+    info.pid != 0
+        && process::is_alive(info.pid)
+        && process::cmdline_contains(info.pid, &format!("--defaults-file={}", info.cnf.display()))
+}
+
+/// True when nothing listens on 127.0.0.1:`port`.
+pub fn port_is_free(port: u16) -> bool {
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| Error::Other(format!("cannot find a free port: {e}")))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| Error::Other(format!("cannot find a free port: {e}")))
+}
+
+fn validate_name(name: &str) -> Result<()> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+        return Err(Error::option(
+            "--name",
+            format!("'{name}' is not a valid sandbox name; use letters, digits, '.', '_' and '-'"),
+        ));
+    }
+    Ok(())
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p).map_err(|e| Error::file(p, e))
+}
+
+/// The socket goes into the sandbox directory unless that path would exceed the kernel's limit for
+/// unix socket addresses (108 bytes); then it goes to /tmp under a name derived from the directory.
+fn socket_path(dir: &Path) -> PathBuf {
+    let p = dir.join("mysqld.sock");
+    if p.as_os_str().len() < 100 {
+        return p;
+    }
+    let hash = dir
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
+    std::env::temp_dir().join(format!("versus-{hash:016x}.sock"))
+}
+
+/// Decides whether the datadir must be initialised: true for a missing or empty one. A non-empty
+/// datadir is reused only when versus initialised it for the same build.
+fn prepare_datadir(spec: &SandboxSpec, datadir: &Path) -> Result<bool> {
+    if spec.fresh {
+        snapshot::remove_tree(datadir)?;
+    }
+    let empty = match std::fs::read_dir(datadir) {
+        Ok(mut rd) => rd.next().is_none(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(Error::file(datadir, e)),
+    };
+    if empty {
+        return Ok(true);
+    }
+    let marker = datadir.join("versus.json");
+    let owner = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["build"].as_str().map(str::to_string));
+    match owner {
+        Some(b) if b == spec.build.name => Ok(false),
+        Some(b) => Err(Error::file(
+            datadir,
+            format!(
+                "the datadir was initialised by build '{b}', not '{}'; start with --fresh to replace it",
+                spec.build.name
+            ),
+        )),
+        None => Err(Error::file(
+            datadir,
+            "the datadir is not empty and was not made by versus; give an empty or new directory",
+        )),
+    }
+}
+
+fn log_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+fn summarize_output(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let errors: Vec<&str> = lines.iter().copied().filter(|l| l.contains("ERROR") || l.contains("error")).collect();
+    let picked =
+        if errors.is_empty() { &lines[lines.len().saturating_sub(3)..] } else { &errors[..errors.len().min(3)] };
+    if picked.is_empty() { "no output".into() } else { picked.join(" | ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_directories_get_a_short_socket() {
+        assert_eq!(socket_path(Path::new("/tmp/sb")), PathBuf::from("/tmp/sb/mysqld.sock"));
+        let long = PathBuf::from("/tmp").join("d".repeat(120));
+        let s = socket_path(&long);
+        assert!(s.as_os_str().len() < 100 && s.starts_with(std::env::temp_dir()), "{s:?}");
+        assert_eq!(s, socket_path(&long));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(validate_name("mariadb-10.11.19_a").is_ok());
+        assert!(validate_name("").is_err());
+        assert!(validate_name("../x").unwrap_err().to_string().starts_with("--name: '../x' is not a valid"));
+    }
+
+    #[test]
+    fn a_port_in_use_is_seen() {
+        let l = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        assert!(!port_is_free(l.local_addr().unwrap().port()));
+        assert!(port_is_free(free_port().unwrap()));
+    }
+}

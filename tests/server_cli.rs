@@ -1,0 +1,68 @@
+//! `versus server …` as a user runs it: real sandboxes, one-line errors, nothing left running.
+
+mod common;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn versus(home: &std::path::Path) -> Command {
+    let mut c = Command::cargo_bin("versus").unwrap();
+    c.env("VERSUS_HOME", home).env_remove("RUST_BACKTRACE");
+    c
+}
+
+fn one_line_error(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "expected a failure, got success: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("versus: error: "), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+    err
+}
+
+#[test]
+fn start_status_vars_stop_as_a_user() {
+    let home = tempfile::tempdir().unwrap();
+    versus(home.path()).args(["server", "fetch", "system"]).assert().success();
+    versus(home.path()).args(["server", "list"]).assert().success().stdout(predicate::str::contains("system"));
+    versus(home.path())
+        .args(["server", "start", "system", "--name", "a", "--set", "innodb_flush_log_at_trx_commit=2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--no-defaults -h127.0.0.1 -P"));
+    let status = versus(home.path()).args(["server", "status", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let pid = v[0]["pid"].as_u64().unwrap() as u32;
+    assert_eq!(v[0]["running"], true);
+    assert!(v[0]["version"].as_str().unwrap().contains("MariaDB"));
+    let vars = versus(home.path()).args(["server", "vars", "a", "--json", "--like", "innodb_flush_log_at%"]).output().unwrap();
+    let vars: serde_json::Value = serde_json::from_slice(&vars.stdout).unwrap();
+    assert_eq!(vars["innodb_flush_log_at_trx_commit"], "2");
+
+    let again = versus(home.path()).args(["server", "start", "system", "--name", "a"]).output().unwrap();
+    assert!(one_line_error(&again).contains("already running"));
+
+    versus(home.path()).args(["server", "stop", "a"]).assert().success().stdout(predicate::str::contains("a: stopped"));
+    assert!(!versus::server::process::is_alive(pid), "server {pid} still running");
+    versus(home.path()).args(["server", "status"]).assert().success().stdout(predicate::str::contains("stopped"));
+}
+
+#[test]
+fn bad_input_gets_one_line_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let out = versus(home.path()).args(["server", "start", "nope"]).output().unwrap();
+    assert!(one_line_error(&out).contains("unknown build 'nope'"));
+    versus(home.path()).args(["server", "fetch", "system"]).assert().success();
+    let out = versus(home.path()).args(["server", "start", "system", "--set", "=1"]).output().unwrap();
+    assert!(one_line_error(&out).contains("--set: '=1' is not of the form"));
+    let out = versus(home.path()).args(["server", "start", "system", "--set", "bogus_variable_q=1"]).output().unwrap();
+    assert!(one_line_error(&out).contains("unknown variable 'bogus_variable_q=1'"));
+    let out = versus(home.path()).args(["server", "start", "system", "--config", "/nonexistent.cnf"]).output().unwrap();
+    assert!(one_line_error(&out).contains("--config: /nonexistent.cnf is not a file"));
+    let out = versus(home.path()).args(["server", "vars", "ghost"]).output().unwrap();
+    assert!(one_line_error(&out).contains("no such sandbox"));
+    let busy = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let out = versus(home.path()).args(["server", "start", "system", "--port", &port]).output().unwrap();
+    assert!(one_line_error(&out).contains("is in use"));
+}
