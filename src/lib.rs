@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod experiment;
 pub mod interrupt;
 pub mod server;
 pub mod stats;

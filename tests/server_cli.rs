@@ -35,7 +35,8 @@ fn start_status_vars_stop_as_a_user() {
     let pid = v[0]["pid"].as_u64().unwrap() as u32;
     assert_eq!(v[0]["running"], true);
     assert!(v[0]["version"].as_str().unwrap().contains("MariaDB"));
-    let vars = versus(home.path()).args(["server", "vars", "a", "--json", "--like", "innodb_flush_log_at%"]).output().unwrap();
+    let vars =
+        versus(home.path()).args(["server", "vars", "a", "--json", "--like", "innodb_flush_log_at%"]).output().unwrap();
     let vars: serde_json::Value = serde_json::from_slice(&vars.stdout).unwrap();
     assert_eq!(vars["innodb_flush_log_at_trx_commit"], "2");
 

@@ -436,7 +436,6 @@ impl Sandbox {
         unreachable!("the last attempt returns")
     }
 
-
     fn launch_once(&mut self, detached: bool) -> Result<()> {
         interrupt::check()?;
         let _ = std::fs::remove_file(&self.paths.socket);

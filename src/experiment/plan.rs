@@ -1,0 +1,438 @@
+//! From an experiment file to a plan: targets, cells (target × workload × threads), the runs in execution
+//! order, and the data preparations that are done once and restored from a snapshot before every run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::spec::{ExperimentFile, Order, WorkloadDef, set_to_overrides};
+
+/// Options that fix the on-disk format of a datadir, so a snapshot made without them cannot be started
+/// with them: a target whose config sets one gets data prepared for it alone.
+const INIT_TIME_OPTIONS: &[&str] =
+    &["innodb_page_size", "lower_case_table_names", "innodb_data_file_path", "innodb_undo_tablespaces"];
+
+/// The sysbench options that decide what `prepare` creates.
+const SHAPE_OPTIONS: &[&str] =
+    &["tables", "table_size", "auto_inc", "secondary", "create_secondary", "mysql_storage_engine"];
+
+/// A server to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// Label in reports.
+    pub label: String,
+    /// Sandbox or external server.
+    pub kind: TargetKind,
+}
+
+/// How a target's server is obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetKind {
+    /// A build started by versus in a sandbox, restored and restarted before every run.
+    Sandbox {
+        /// Build name.
+        build: String,
+        /// Config name (`default` when none).
+        config: String,
+        /// Base my.cnf (absolute).
+        base_file: Option<PathBuf>,
+        /// `--set` style overrides, config's first, then the target's.
+        overrides: Vec<String>,
+    },
+    /// A server versus does not manage.
+    External {
+        /// `HOST:PORT`.
+        address: String,
+        /// User name.
+        user: String,
+        /// Environment variable with the password.
+        password_env: Option<String>,
+        /// Database.
+        database: String,
+    },
+}
+
+/// One point of the matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// Stable identity of the cell, used to match runs on resume.
+    pub key: String,
+    /// Index into [`Plan::targets`].
+    pub target: usize,
+    /// Index into [`Plan::workloads`].
+    pub workload: usize,
+    /// Client threads.
+    pub threads: u32,
+    /// Index into [`Plan::preparations`].
+    pub preparation: usize,
+}
+
+/// Data to prepare once and snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preparation {
+    /// Stable identity (`build` or target, plus data shape).
+    pub key: String,
+    /// Index of the first target that uses it: its build, and its init-time options, prepare the data.
+    pub target: usize,
+    /// Index of the first workload that uses it: its test and options run `prepare`.
+    pub workload: usize,
+    /// Rows to load, for the estimate.
+    pub rows: u64,
+}
+
+/// One run: a cell at one repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedRun {
+    /// Index into [`Plan::cells`].
+    pub cell: usize,
+    /// Repetition, from 1.
+    pub repetition: u32,
+}
+
+/// Everything an experiment will do, in order.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The experiment as written.
+    pub file: ExperimentFile,
+    /// Targets in file order.
+    pub targets: Vec<Target>,
+    /// Workloads in file order.
+    pub workloads: Vec<WorkloadDef>,
+    /// Cells: target-major, then workload, then threads.
+    pub cells: Vec<Cell>,
+    /// Data preparations.
+    pub preparations: Vec<Preparation>,
+    /// Runs in execution order.
+    pub runs: Vec<PlannedRun>,
+    /// Seed of the order.
+    pub seed: u64,
+}
+
+impl Plan {
+    /// Builds the plan; `base_dir` resolves relative config file paths.
+    pub fn new(file: &ExperimentFile, base_dir: &Path) -> Result<Plan, String> {
+        let targets = targets(file, base_dir)?;
+        let workloads = file.workloads.clone();
+        let mut cells = Vec::new();
+        let mut preparations: Vec<Preparation> = Vec::new();
+        for (ti, t) in targets.iter().enumerate() {
+            for (wi, w) in workloads.iter().enumerate() {
+                let key = preparation_key(t, w);
+                let preparation = match preparations.iter().position(|p| p.key == key) {
+                    Some(i) => i,
+                    None => {
+                        preparations.push(Preparation { key, target: ti, workload: wi, rows: rows(w) });
+                        preparations.len() - 1
+                    }
+                };
+                for &threads in w.threads.as_ref().unwrap_or(&file.threads) {
+                    let key = format!("target={};workload={};threads={threads}", t.label, w.label());
+                    cells.push(Cell { key, target: ti, workload: wi, threads, preparation });
+                }
+            }
+        }
+        let seed = file.seed.unwrap_or(1);
+        let runs = order_runs(cells.len(), file.repetitions, file.order, seed);
+        Ok(Plan { file: file.clone(), targets, workloads, cells, preparations, runs, seed })
+    }
+
+    /// A rough estimate of the wall time: preparations, then per run restore and start, prewarm,
+    /// warm-up, the measured time and the stop.
+    pub fn estimate(&self) -> Duration {
+        const LOAD_ROWS_PER_S: u64 = 150_000;
+        const RESTART: Duration = Duration::from_secs(4);
+        let prepare: Duration =
+            self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum();
+        let per_run = |r: &PlannedRun| {
+            let prep = &self.preparations[self.cells[r.cell].preparation];
+            let prewarm =
+                if self.file.prewarm { Duration::from_secs(1 + prep.rows / 1_000_000) } else { Duration::ZERO };
+            RESTART + prewarm + self.file.warmup + self.file.duration
+        };
+        prepare + self.runs.iter().map(per_run).sum::<Duration>()
+    }
+
+    /// The text of `versus run FILE --dry-run`.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        let f = &self.file;
+        let _ = writeln!(
+            s,
+            "experiment {}: {} target(s) × {} workload(s) → {} cells × {} repetition(s) = {} runs (order {:?}, seed {})",
+            f.name,
+            self.targets.len(),
+            self.workloads.len(),
+            self.cells.len(),
+            f.repetitions,
+            self.runs.len(),
+            f.order,
+            self.seed
+        );
+        let _ = writeln!(
+            s,
+            "each run: restore the prepared data, start the server, {}warm up {} s, measure {} s, stop",
+            if f.prewarm { "prewarm, " } else { "" },
+            f.warmup.as_secs(),
+            f.duration.as_secs()
+        );
+        let _ = writeln!(s, "\ntargets:");
+        for t in &self.targets {
+            match &t.kind {
+                TargetKind::Sandbox { build, base_file, overrides, .. } => {
+                    let base = base_file.as_ref().map(|p| format!(" base {}", p.display())).unwrap_or_default();
+                    let set =
+                        if overrides.is_empty() { String::new() } else { format!(" set {}", overrides.join(" ")) };
+                    let _ = writeln!(s, "  {:<24} build {build}{base}{set}", t.label);
+                }
+                TargetKind::External { address, user, database, .. } => {
+                    let _ = writeln!(s, "  {:<24} external {user}@{address}/{database}", t.label);
+                }
+            }
+        }
+        let _ = writeln!(s, "\ndata prepared once, then restored before every run:");
+        for p in &self.preparations {
+            let _ = writeln!(s, "  {} ({} rows)", p.key, p.rows);
+        }
+        let _ = writeln!(s, "\nruns in order:");
+        for (i, r) in self.runs.iter().enumerate() {
+            let c = &self.cells[r.cell];
+            let _ = writeln!(
+                s,
+                "  {:>4}  rep {:<2} {:<24} {:<24} {:>3} threads",
+                i + 1,
+                r.repetition,
+                self.targets[c.target].label,
+                self.workloads[c.workload].label(),
+                c.threads
+            );
+        }
+        let est = self.estimate().as_secs();
+        let _ = writeln!(s, "\nestimated duration: {}h{:02}m{:02}s", est / 3600, est % 3600 / 60, est % 60);
+        s
+    }
+}
+
+fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String> {
+    let configs: BTreeMap<&str, _> = file.configs.iter().map(|c| (c.name.as_str(), c)).collect();
+    let sandbox =
+        |build: &str, config: Option<&str>, extra: &toml::Table, label: Option<&str>| -> Result<Target, String> {
+            let (base_file, mut overrides, cname) = match config {
+                Some(name) => {
+                    let c = configs[name];
+                    let base = c.file.as_ref().map(|p| base_dir.join(p));
+                    (base, set_to_overrides(&c.set, &format!("config '{name}'"))?, name.to_string())
+                }
+                None => (None, Vec::new(), "default".to_string()),
+            };
+            overrides.extend(set_to_overrides(extra, &format!("target {build}"))?);
+            let label = match (label, config) {
+                (Some(l), _) => l.to_string(),
+                (None, Some(c)) => format!("{build}/{c}"),
+                (None, None) => build.to_string(),
+            };
+            Ok(Target { label, kind: TargetKind::Sandbox { build: build.into(), config: cname, base_file, overrides } })
+        };
+    let mut out = Vec::new();
+    if file.targets.is_empty() {
+        let names: Vec<Option<&str>> = if file.configs.is_empty() {
+            vec![None]
+        } else {
+            file.configs.iter().map(|c| Some(c.name.as_str())).collect()
+        };
+        for b in &file.builds {
+            for c in &names {
+                out.push(sandbox(b, *c, &toml::Table::new(), None)?);
+            }
+        }
+    } else {
+        for t in &file.targets {
+            match (&t.build, &t.address) {
+                (Some(b), _) => out.push(sandbox(b, t.config.as_deref(), &t.set, t.name.as_deref())?),
+                (None, Some(a)) => out.push(Target {
+                    label: t.name.clone().unwrap_or_else(|| a.clone()),
+                    kind: TargetKind::External {
+                        address: a.clone(),
+                        user: t.user.clone().unwrap_or_else(|| crate::server::sandbox::DEFAULT_USER.into()),
+                        password_env: t.password_env.clone(),
+                        database: t.database.clone().unwrap_or_else(|| crate::server::sandbox::DEFAULT_DATABASE.into()),
+                    },
+                }),
+                (None, None) => unreachable!("checked when the file was parsed"),
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for t in &out {
+        if !seen.insert(t.label.clone()) {
+            return Err(format!("two targets are labelled '{}'; give them distinct `name`s", t.label));
+        }
+    }
+    Ok(out)
+}
+
+/// The option value of `name` in a workload, with dashes and underscores treated alike.
+pub fn workload_option<'a>(w: &'a WorkloadDef, name: &str) -> Option<&'a toml::Value> {
+    w.options.iter().find(|(k, _)| k.replace('-', "_") == name).map(|(_, v)| v)
+}
+
+fn rows(w: &WorkloadDef) -> u64 {
+    let int = |n: &str, d: i64| workload_option(w, n).and_then(toml::Value::as_integer).unwrap_or(d);
+    (int("tables", 1) * int("table_size", 10_000)).max(0) as u64
+}
+
+fn preparation_key(t: &Target, w: &WorkloadDef) -> String {
+    let family = if w.test == "bulk_insert" { "bulk_insert" } else { "oltp" };
+    let mut shape: Vec<String> = SHAPE_OPTIONS
+        .iter()
+        .filter_map(|n| workload_option(w, n).map(|v| format!("{n}={}", v.to_string().trim_matches('"'))))
+        .collect();
+    shape.sort();
+    let server = match &t.kind {
+        TargetKind::Sandbox { build, overrides, .. } => {
+            let mut init: Vec<&String> = overrides
+                .iter()
+                .filter(|o| {
+                    let name = o.split('=').next().unwrap_or("").replace('-', "_");
+                    INIT_TIME_OPTIONS.contains(&name.as_str())
+                })
+                .collect();
+            init.sort();
+            let init: Vec<&str> = init.iter().map(|s| s.as_str()).collect();
+            if init.is_empty() { format!("build={build}") } else { format!("build={build};{}", init.join(";")) }
+        }
+        TargetKind::External { .. } => format!("target={}", t.label),
+    };
+    format!("{server};{family};{}", shape.join(";"))
+}
+
+/// Runs in rounds of every cell (shuffled per round, or in order), or cell by cell.
+pub fn order_runs(cells: usize, repetitions: u32, order: Order, seed: u64) -> Vec<PlannedRun> {
+    let mut runs = Vec::with_capacity(cells * repetitions as usize);
+    match order {
+        Order::Sequential => {
+            for cell in 0..cells {
+                runs.extend((1..=repetitions).map(|repetition| PlannedRun { cell, repetition }));
+            }
+        }
+        Order::Interleaved | Order::Shuffled => {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            for repetition in 1..=repetitions {
+                let mut round: Vec<usize> = (0..cells).collect();
+                if order == Order::Shuffled {
+                    round.shuffle(&mut rng);
+                }
+                runs.extend(round.into_iter().map(|cell| PlannedRun { cell, repetition }));
+            }
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Plan {
+        Plan::new(&ExperimentFile::parse(text).unwrap(), Path::new("/exp")).unwrap()
+    }
+
+    const TWO_CONFIGS: &str = r#"
+name = "x"
+builds = ["a", "b"]
+threads = [1, 8]
+repetitions = 3
+[[configs]]
+name = "c1"
+file = "base.cnf"
+set = { sync_binlog = 1 }
+[[configs]]
+name = "c2"
+set = { sync_binlog = 0, innodb_page_size = "8k" }
+[[workloads]]
+test = "oltp_read_write"
+options = { tables = 2, table-size = 1000 }
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 2, table_size = 1000 }
+"#;
+
+    #[test]
+    fn builds_cross_configs_and_cells_cross_workloads_and_threads() {
+        let p = plan(TWO_CONFIGS);
+        let labels: Vec<&str> = p.targets.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["a/c1", "a/c2", "b/c1", "b/c2"]);
+        assert_eq!(p.cells.len(), 4 * 2 * 2);
+        assert_eq!(p.runs.len(), 16 * 3);
+        assert_eq!(p.cells[0].key, "target=a/c1;workload=oltp_read_write;threads=1");
+        match &p.targets[0].kind {
+            TargetKind::Sandbox { base_file, overrides, .. } => {
+                assert_eq!(base_file.as_deref(), Some(Path::new("/exp/base.cnf")));
+                assert_eq!(overrides, &["sync_binlog=1"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn data_is_prepared_once_per_build_and_shape_unless_init_options_differ() {
+        let p = plan(TWO_CONFIGS);
+        // Both workloads share the oltp shape; c2 has an init-time option, so it gets its own data.
+        let keys: Vec<&str> = p.preparations.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "build=a;oltp;table_size=1000;tables=2",
+                "build=a;innodb_page_size=8k;oltp;table_size=1000;tables=2",
+                "build=b;oltp;table_size=1000;tables=2",
+                "build=b;innodb_page_size=8k;oltp;table_size=1000;tables=2",
+            ]
+        );
+        assert_eq!(p.preparations[0].rows, 2000);
+    }
+
+    #[test]
+    fn shuffled_rounds_contain_every_cell_once_and_depend_on_the_seed() {
+        let a = order_runs(5, 4, Order::Shuffled, 1);
+        for rep in 1..=4 {
+            let mut cells: Vec<usize> = a.iter().filter(|r| r.repetition == rep).map(|r| r.cell).collect();
+            cells.sort();
+            assert_eq!(cells, vec![0, 1, 2, 3, 4]);
+        }
+        assert_eq!(a, order_runs(5, 4, Order::Shuffled, 1));
+        assert_ne!(a, order_runs(5, 4, Order::Shuffled, 2));
+        let i = order_runs(2, 2, Order::Interleaved, 1);
+        assert_eq!(i.iter().map(|r| r.cell).collect::<Vec<_>>(), vec![0, 1, 0, 1]);
+        let s = order_runs(2, 2, Order::Sequential, 1);
+        assert_eq!(s.iter().map(|r| r.cell).collect::<Vec<_>>(), vec![0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn dry_run_lists_every_run_and_an_estimate() {
+        let p = plan(TWO_CONFIGS);
+        let text = p.describe();
+        assert!(text.starts_with("experiment x: 4 target(s) × 2 workload(s) → 16 cells × 3 repetition(s) = 48 runs"));
+        assert_eq!(text.lines().filter(|l| l.contains(" threads")).count(), 48);
+        assert!(text.contains("estimated duration: 0h"));
+        assert!(p.estimate() >= Duration::from_secs(48 * 60));
+    }
+
+    #[test]
+    fn duplicate_labels_are_refused() {
+        let t = r#"
+name = "x"
+[[targets]]
+build = "a"
+[[targets]]
+build = "a"
+[[workloads]]
+test = "oltp_read_only"
+"#;
+        let e = Plan::new(&ExperimentFile::parse(t).unwrap(), Path::new("/")).unwrap_err();
+        assert!(e.contains("two targets are labelled 'a'"), "{e}");
+    }
+}

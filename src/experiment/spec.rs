@@ -1,0 +1,380 @@
+//! The experiment file (TOML): targets (builds × named configs, or external servers), workloads, thread
+//! counts, duration, warm-up, repetitions and order. See docs/experiments.md for the format.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::{Error, Result};
+
+/// An experiment file as written by the user.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentFile {
+    /// Experiment name, used to find it again (`versus run FILE --resume`).
+    pub name: String,
+    /// Free text for reports.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Builds to cross with every config when no `[[targets]]` are listed.
+    #[serde(default)]
+    pub builds: Vec<String>,
+    /// Named configurations: a base my.cnf plus overrides.
+    #[serde(default)]
+    pub configs: Vec<ConfigDef>,
+    /// Explicit targets; when present `builds` × `configs` is not used.
+    #[serde(default)]
+    pub targets: Vec<TargetDef>,
+    /// Workloads to run on every target.
+    pub workloads: Vec<WorkloadDef>,
+    /// Thread counts (connections) to run every workload at.
+    #[serde(default = "default_threads")]
+    pub threads: Vec<u32>,
+    /// Measured seconds per run (`"60s"`, `"2m"` or a number of seconds).
+    #[serde(default = "default_duration", deserialize_with = "de_duration", serialize_with = "ser_duration")]
+    pub duration: Duration,
+    /// Load run before measuring starts, discarded (sysbench `--warmup-time`).
+    #[serde(default, deserialize_with = "de_duration", serialize_with = "ser_duration")]
+    pub warmup: Duration,
+    /// Load the tables into the buffer pool before each run (sysbench `prewarm`).
+    #[serde(default = "yes")]
+    pub prewarm: bool,
+    /// Repetitions of every cell.
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    /// Execution order of the runs.
+    #[serde(default)]
+    pub order: Order,
+    /// Seed of the shuffled order (and of the workloads' random numbers unless they set `rand-seed`).
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// In which order the runs of an experiment are executed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Rounds of every cell, each round in a new random order (A B, B A, A B …): the default, so that
+    /// slow drifts of the machine do not favour one cell.
+    #[default]
+    Shuffled,
+    /// Rounds of every cell in file order (A B A B …).
+    Interleaved,
+    /// All repetitions of a cell before the next cell (A A B B); only for debugging an experiment.
+    Sequential,
+}
+
+/// A named server configuration.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigDef {
+    /// The name targets refer to.
+    pub name: String,
+    /// A base my.cnf, relative to the experiment file.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Server options on top: `name = value`, or `name = true` for a bare flag such as `skip-log-bin`.
+    #[serde(default)]
+    pub set: toml::Table,
+}
+
+/// One server to measure: a build with a config, or an external server.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetDef {
+    /// Label in reports [default: `build` or `build/config`].
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A registered build (see `versus server list`).
+    #[serde(default)]
+    pub build: Option<String>,
+    /// The name of a `[[configs]]` entry.
+    #[serde(default)]
+    pub config: Option<String>,
+    /// Extra options for this target only, applied after the config's.
+    #[serde(default)]
+    pub set: toml::Table,
+    /// An external server `HOST:PORT` (not started, restored or restarted by versus).
+    #[serde(default)]
+    pub address: Option<String>,
+    /// External server: user.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// External server: the environment variable holding the password (never stored).
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// External server: database.
+    #[serde(default)]
+    pub database: Option<String>,
+}
+
+/// One workload: a `versus sysbench` test with its options.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadDef {
+    /// Label in reports [default: the test name].
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The sysbench test (`oltp_read_write`, `oltp_update_index` …).
+    pub test: String,
+    /// Thread counts for this workload instead of the experiment's.
+    #[serde(default)]
+    pub threads: Option<Vec<u32>>,
+    /// sysbench options with their sysbench names (`tables = 4`, `table-size = 100000`, `range_size = 10`).
+    #[serde(default)]
+    pub options: toml::Table,
+}
+
+fn default_threads() -> Vec<u32> {
+    vec![1]
+}
+fn default_duration() -> Duration {
+    Duration::from_secs(60)
+}
+fn yes() -> bool {
+    true
+}
+fn one() -> u32 {
+    1
+}
+
+fn de_duration<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Secs(u64),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Secs(s) => Ok(Duration::from_secs(s)),
+        Raw::Text(t) => parse_duration(&t).map_err(serde::de::Error::custom),
+    }
+}
+
+fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{}s", d.as_secs()))
+}
+
+/// Parses `90`, `90s`, `2m`, `1h`, `1m30s` into a duration.
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let t = text.trim();
+    if let Ok(s) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(s));
+    }
+    let mut total = 0u64;
+    let mut num = String::new();
+    for c in t.chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            _ => return Err(format!("'{text}' is not a duration; write e.g. \"90s\", \"2m\" or 90")),
+        };
+        let n: u64 =
+            num.parse().map_err(|_| format!("'{text}' is not a duration; write e.g. \"90s\", \"2m\" or 90"))?;
+        total += n * unit;
+        num.clear();
+    }
+    if !num.is_empty() {
+        return Err(format!("'{text}' is not a duration; write e.g. \"90s\", \"2m\" or 90"));
+    }
+    Ok(Duration::from_secs(total))
+}
+
+impl ExperimentFile {
+    /// Reads and checks an experiment file; errors name the file, the key and the line.
+    pub fn load(path: &Path) -> Result<(ExperimentFile, String)> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        let spec = Self::parse(&text).map_err(|m| Error::file(path, m))?;
+        Ok((spec, text))
+    }
+
+    /// Parses and checks experiment TOML text; the error is one line.
+    pub fn parse(text: &str) -> std::result::Result<ExperimentFile, String> {
+        let spec: ExperimentFile = toml::from_str(text).map_err(|e| one_line_toml_error(text, &e))?;
+        spec.check()?;
+        Ok(spec)
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err("`name` must not be empty".into());
+        }
+        if self.workloads.is_empty() {
+            return Err("no [[workloads]]; add at least one, e.g. [[workloads]] test = \"oltp_read_write\"".into());
+        }
+        if self.targets.is_empty() && self.builds.is_empty() {
+            return Err("no targets: list `builds = [...]` (crossed with [[configs]]) or [[targets]]".into());
+        }
+        if self.repetitions == 0 {
+            return Err("`repetitions` must be at least 1".into());
+        }
+        if self.duration.is_zero() {
+            return Err("`duration` must be more than 0 s".into());
+        }
+        let all_threads =
+            self.workloads.iter().filter_map(|w| w.threads.as_ref()).chain(std::iter::once(&self.threads));
+        for t in all_threads {
+            if t.is_empty() || t.contains(&0) {
+                return Err("`threads` must list thread counts of at least 1, e.g. threads = [1, 4]".into());
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for c in &self.configs {
+            if !names.insert(c.name.as_str()) {
+                return Err(format!("config '{}' is defined twice", c.name));
+            }
+            check_set(&c.set, &format!("config '{}'", c.name))?;
+        }
+        for (i, t) in self.targets.iter().enumerate() {
+            let what = t.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
+            match (&t.build, &t.address) {
+                (Some(_), Some(_)) => return Err(format!("target {what}: give either `build` or `address`, not both")),
+                (None, None) => {
+                    return Err(format!("target {what}: needs `build` (a sandbox) or `address` (an external server)"));
+                }
+                (None, Some(a)) if t.config.is_some() || !t.set.is_empty() => {
+                    return Err(format!("target {what}: the external server {a} cannot take `config` or `set`"));
+                }
+                _ => {}
+            }
+            if let Some(c) = &t.config {
+                if !names.contains(c.as_str()) {
+                    return Err(format!(
+                        "target {what}: unknown config '{c}'; define it with [[configs]] name = \"{c}\""
+                    ));
+                }
+            }
+            check_set(&t.set, &format!("target {what}"))?;
+        }
+        let mut wnames = std::collections::HashSet::new();
+        for w in &self.workloads {
+            if !wnames.insert(w.label()) {
+                return Err(format!("workload '{}' is listed twice; give one of them a `name`", w.label()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WorkloadDef {
+    /// The label of the workload in reports.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.test.clone())
+    }
+}
+
+/// Turns a `set` table into `--set`-style strings (`name=value`, or `name` for `true`).
+pub fn set_to_overrides(set: &toml::Table, what: &str) -> std::result::Result<Vec<String>, String> {
+    set.iter()
+        .map(|(k, v)| match v {
+            toml::Value::String(s) => Ok(format!("{k}={s}")),
+            toml::Value::Integer(i) => Ok(format!("{k}={i}")),
+            toml::Value::Float(f) => Ok(format!("{k}={f}")),
+            toml::Value::Boolean(true) => Ok(k.clone()),
+            _ => Err(format!(
+                "{what}: set.{k} must be a string, a number, or true for a bare flag (write skip-{k} = true to turn a flag off)"
+            )),
+        })
+        .collect()
+}
+
+fn check_set(set: &toml::Table, what: &str) -> std::result::Result<(), String> {
+    set_to_overrides(set, what).map(|_| ())
+}
+
+/// toml's messages span several lines with a source excerpt; keep the line number and the reason.
+fn one_line_toml_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim().to_string();
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            let key = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!("line {line}: {msg} (at `{key}`)")
+        }
+        None => msg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"
+name = "durability"
+builds = ["system"]
+threads = [1, 4]
+duration = "30s"
+warmup = 5
+repetitions = 2
+seed = 7
+
+[[configs]]
+name = "safe"
+set = { innodb_flush_log_at_trx_commit = 1, sync_binlog = 1, log-bin = true }
+
+[[configs]]
+name = "fast"
+set = { innodb_flush_log_at_trx_commit = 2, sync_binlog = 0, log-bin = true }
+
+[[workloads]]
+test = "oltp_write_only"
+options = { tables = 4, table-size = 100000 }
+"#;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let e = ExperimentFile::parse(EXAMPLE).unwrap();
+        assert_eq!(e.duration, Duration::from_secs(30));
+        assert_eq!(e.warmup, Duration::from_secs(5));
+        assert_eq!(e.order, Order::Shuffled);
+        assert!(e.prewarm);
+        assert_eq!(
+            set_to_overrides(&e.configs[0].set, "c").unwrap(),
+            vec!["innodb_flush_log_at_trx_commit=1", "log-bin", "sync_binlog=1"]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_name_the_key_and_line() {
+        let err = ExperimentFile::parse(&EXAMPLE.replace("repetitions = 2", "repetitons = 2")).unwrap_err();
+        assert!(err.starts_with("line 7: unknown field `repetitons`"), "{err}");
+        assert!(!err.contains('\n'));
+        let err = ExperimentFile::parse(&EXAMPLE.replace("threads = [1, 4]", "threads = \"four\"")).unwrap_err();
+        assert!(err.starts_with("line 4: ") && err.contains("threads"), "{err}");
+        let err = ExperimentFile::parse(&EXAMPLE.replace("\"30s\"", "\"30 parsecs\"")).unwrap_err();
+        assert!(err.contains("not a duration"), "{err}");
+    }
+
+    #[test]
+    fn semantic_mistakes_are_explained() {
+        let cases = [
+            ("threads = [1, 4]", "threads = [0]", "thread counts of at least 1"),
+            ("repetitions = 2", "repetitions = 0", "at least 1"),
+            ("builds = [\"system\"]", "", "no targets"),
+            ("log-bin = true }\n\n[[workloads]]", "log-bin = false }\n\n[[workloads]]", "set.log-bin must be"),
+        ];
+        for (from, to, want) in cases {
+            let err = ExperimentFile::parse(&EXAMPLE.replacen(from, to, 1)).unwrap_err();
+            assert!(err.contains(want), "{from} -> {to}: {err}");
+        }
+        let t = format!("{EXAMPLE}\n[[targets]]\nbuild = \"system\"\nconfig = \"nope\"\n");
+        assert!(ExperimentFile::parse(&t).unwrap_err().contains("unknown config 'nope'"));
+        let t = format!("{EXAMPLE}\n[[targets]]\nname = \"x\"\nbuild = \"system\"\naddress = \"127.0.0.1:3306\"\n");
+        assert!(ExperimentFile::parse(&t).unwrap_err().contains("target x: give either"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("5m3").is_err());
+    }
+}
