@@ -219,21 +219,21 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     let build = home.build(&a.build)?;
     let name = a.name.unwrap_or_else(|| build.name.clone());
     let dir = home.sandboxes_dir().join(&name);
-    if let Ok(info) = sandbox::read_info(&dir) {
-        if sandbox::is_our_server(&info) {
-            return Err(Error::server(
-                &name,
-                format!(
-                    "is already running (pid {}, port {}); stop it with `versus server stop {name}` or choose --name",
-                    info.pid, info.port
-                ),
-            ));
-        }
+    if let Ok(info) = sandbox::read_info(&dir)
+        && sandbox::is_our_server(&info)
+    {
+        return Err(Error::server(
+            &name,
+            format!(
+                "is already running (pid {}, port {}); stop it with `versus server stop {name}` or choose --name",
+                info.pid, info.port
+            ),
+        ));
     }
-    if let Some(c) = &a.config {
-        if !c.is_file() {
-            return Err(Error::option("--config", format!("{} is not a file", c.display())));
-        }
+    if let Some(c) = &a.config
+        && !c.is_file()
+    {
+        return Err(Error::option("--config", format!("{} is not a file", c.display())));
     }
     let mut spec = SandboxSpec::new(&name, build, &dir);
     spec.base_config = a.config;

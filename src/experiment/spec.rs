@@ -243,12 +243,10 @@ impl ExperimentFile {
                 }
                 _ => {}
             }
-            if let Some(c) = &t.config {
-                if !names.contains(c.as_str()) {
-                    return Err(format!(
-                        "target {what}: unknown config '{c}'; define it with [[configs]] name = \"{c}\""
-                    ));
-                }
+            if let Some(c) = &t.config
+                && !names.contains(c.as_str())
+            {
+                return Err(format!("target {what}: unknown config '{c}'; define it with [[configs]] name = \"{c}\""));
             }
             check_set(&t.set, &format!("target {what}"))?;
         }
