@@ -436,3 +436,24 @@ test = "oltp_read_only"
         assert!(e.contains("two targets are labelled 'a'"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_examples_parse_and_plan() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let (file, _) = ExperimentFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                let plan = Plan::new(&file, &dir).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(!plan.runs.is_empty());
+                n += 1;
+            }
+        }
+        assert!(n >= 3, "examples/ holds the three seed matrices");
+    }
+}
