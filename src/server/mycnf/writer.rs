@@ -57,7 +57,7 @@ fn write_line(out: &mut String, line: &Line) {
                     out.push_str(" #");
                     if !c.is_empty() {
                         out.push(' ');
-                        out.push_str(&c.replace(['\n', '\r'], " "));
+                        out.push_str(&c.replace('\n', " "));
                     }
                 }
             }
