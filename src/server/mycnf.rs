@@ -1,1 +1,0 @@
-//! Configuration files in MySQL option-file format (my.cnf): reader and writer.
