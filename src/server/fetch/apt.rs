@@ -358,6 +358,21 @@ mod tests {
     }
 
     #[test]
+    fn unreachable_archives_are_errors_naming_the_suite() {
+        let t = tempfile::tempdir().unwrap();
+        let archives = Archives {
+            main: "http://127.0.0.1:9/debian".into(),
+            security: None,
+            keyring: super::super::sources::DEFAULT_KEYRING.into(),
+        };
+        let (apt, missing) = PrivateApt::prepare(t.path(), &["sid", "trixie-security"], &archives).unwrap();
+        assert_eq!(missing, ["trixie-security"]);
+        let e = apt.update().unwrap_err();
+        assert!(e.starts_with("cannot read http://127.0.0.1:9/debian sid ("), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
     fn inherits_only_access_settings() {
         assert!(inherited("Acquire::Check-Valid-Until"));
         assert!(inherited("Acquire::http::Proxy"));
