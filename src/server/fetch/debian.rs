@@ -82,6 +82,14 @@ pub fn fetch(
 ) -> Result<Build> {
     let started = Instant::now();
     let err = |m: String| fail(spec, m);
+    // When the name is known without asking the archive, a registered build is returned offline.
+    let known_name = opts.name.clone().or_else(|| point.map(|v| format!("{}-{v}", line.flavor)));
+    if !opts.force
+        && let Some(build) = known_name.and_then(|n| existing(home, &n))
+    {
+        log(&format!("{} is already fetched (use --force to fetch it again)", build.name));
+        return Ok(build);
+    }
     let apt = open(home, line, log).map_err(err)?;
     let offers = apt.madison(&[line.server_package]).map_err(err)?;
     let (version, server) = choose(&point_versions(&offers, line), line, point).map_err(err)?;
