@@ -1,57 +1,274 @@
 //! Obtaining server builds: distribution packages, existing installs, binary tarballs.
-//! (Interim: only `system`; the providers are being written on the `fetch` branch.)
+//!
+//! `versus server fetch SPEC` ends in [`fetch`], which registers a runnable build in the versus home:
+//! - a line (`mariadb-10.5`, `mariadb-10.11`, `mariadb-11.8`, `mysql-9.7`) or one of its point versions
+//!   (`mariadb-10.11.18`) is downloaded from the Debian archive with a private apt state and extracted into
+//!   `builds/NAME/tree`, with a private runtime when it was built for another Debian release;
+//! - `system` or a directory is registered where it is;
+//! - a tarball file is unpacked into `builds/NAME/tree`.
+//!
+//! Work happens in a hidden staging directory that is renamed into place, and `build.json` is written last,
+//! so a failed fetch leaves nothing registered.
 
-use std::path::PathBuf;
+mod apt;
+mod debian;
+mod debver;
+mod layout;
+mod local;
+mod runtime;
+mod sources;
+mod spec;
+mod tarball;
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::server::build::{Build, Flavor, Layout, Source, Version};
+use crate::server::build::{Build, Flavor, Layout};
 use crate::server::home::Home;
+
+pub use layout::{detect_layout, parse_version_output, probe};
+
+/// Internal result whose error is a message; turned into [`Error::Fetch`] with the SPEC at the boundary.
+type Msg<T> = std::result::Result<T, String>;
 
 /// Options of `versus server fetch`.
 #[derive(Debug, Clone, Default)]
 pub struct FetchOptions {
-    /// Register under this name instead of the derived one.
+    /// Register under this name instead of the default (`mariadb-11.8.9`, `system` …).
     pub name: Option<String>,
-    /// Fetch again even if the name is registered.
+    /// Fetch again even if a build of that name is registered, replacing it.
     pub force: bool,
 }
 
-/// Obtains the build described by `spec` and registers it in `home`.
-pub fn fetch(home: &Home, spec: &str, opts: &FetchOptions, _log: &mut dyn FnMut(&str)) -> Result<Build> {
-    if spec != "system" {
-        return Err(Error::Fetch { spec: spec.into(), message: "not supported yet".into() });
+/// Obtains the server build described by `spec` and registers it in `home`. Progress lines go to `log`.
+///
+/// Without `opts.force`, a build already registered under the resulting name is returned as it is.
+pub fn fetch(home: &Home, spec: &str, opts: &FetchOptions, log: &mut dyn FnMut(&str)) -> Result<Build> {
+    if let Some(name) = &opts.name {
+        check_name(name).map_err(|m| fail(spec, m))?;
     }
-    let usr = PathBuf::from("/usr");
-    let out = std::process::Command::new("/usr/sbin/mariadbd")
-        .args(["--no-defaults", "--version"])
-        .output()
-        .map_err(|e| Error::Fetch { spec: spec.into(), message: e.to_string() })?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let version = Version::find_in(text.split("Ver").nth(1).unwrap_or(&text))
-        .ok_or_else(|| Error::Fetch { spec: spec.into(), message: "no version".into() })?;
-    let build = Build {
-        name: opts.name.clone().unwrap_or_else(|| "system".into()),
-        flavor: Flavor::Mariadb,
-        version,
-        version_string: version.to_string(),
-        root: usr.clone(),
-        layout: Layout {
-            basedir: usr.clone(),
-            server: usr.join("sbin/mariadbd"),
-            install_db: Some(usr.join("bin/mariadb-install-db")),
-            client: Some(usr.join("bin/mariadb")),
-            admin: Some(usr.join("bin/mariadb-admin")),
-            plugin_dir: usr.join("lib/mysql/plugin"),
-            messages_dir: usr.join("share/mysql"),
-        },
-        source: Source::Path,
-        size_bytes: 0,
-    };
-    home.register(&build)?;
-    Ok(build)
+    match spec::parse(spec).map_err(|m| fail(spec, m))? {
+        spec::Spec::Line(line, point) => debian::fetch(home, spec, line, point, opts, log),
+        spec::Spec::Path(path) => local::fetch(home, spec, &path, opts, log),
+        spec::Spec::Tarball(file) => tarball::fetch(home, spec, &file, opts, log),
+    }
 }
 
-/// Point versions of a version line that can be fetched now.
-pub fn available(_home: &Home, line: &str) -> Result<Vec<String>> {
-    Err(Error::Fetch { spec: line.into(), message: "not supported yet".into() })
+/// The point versions of `line` (`mariadb-10.11`) the Debian archive offers now, as fetchable SPECs
+/// (`mariadb-10.11.18`, `mariadb-10.11.19`), oldest first. Refreshes the private apt lists.
+pub fn available(home: &Home, line: &str) -> Result<Vec<String>> {
+    match spec::parse(line) {
+        Ok(spec::Spec::Line(l, None)) => debian::available(home, line, l),
+        Ok(_) => Err(fail(line, format!("not a version line; known lines: {}", spec::line_names()))),
+        Err(m) => Err(fail(line, m)),
+    }
+}
+
+/// The version lines that can be fetched from distribution packages (`mariadb-10.5` …).
+pub fn lines() -> Vec<String> {
+    spec::LINES.iter().map(spec::Line::name).collect()
+}
+
+fn fail(spec: &str, message: impl Into<String>) -> Error {
+    Error::Fetch { spec: spec.to_string(), message: message.into() }
+}
+
+/// Puts `spec` into a fetch error raised deeper down (layout detection, probing).
+fn respec(spec: &str, e: Error) -> Error {
+    match e {
+        Error::Fetch { message, .. } => fail(spec, message),
+        other => other,
+    }
+}
+
+/// Build names become directory names: keep them to a safe alphabet.
+fn check_name(name: &str) -> Msg<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 80
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("--name {name:?}: use letters, digits, '.', '_' and '-', not starting with '.'"))
+    }
+}
+
+/// The registered build `name`, if there is one.
+fn existing(home: &Home, name: &str) -> Option<Build> {
+    home.build_dir(name).join("build.json").is_file().then(|| home.build(name).ok()).flatten()
+}
+
+/// MySQL is initialised by the server itself; a `mysql_install_db` left in a MySQL tree must not be used.
+fn finish_layout(mut layout: Layout, flavor: Flavor) -> Layout {
+    if flavor != Flavor::Mariadb {
+        layout.install_db = None;
+    }
+    layout
+}
+
+/// Disk usage of the tree at `path` like `du -s`: allocated blocks, symlinks not followed, hard links once.
+pub fn tree_size(path: &Path) -> u64 {
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
+        if meta.nlink() > 1 && !meta.is_dir() && !seen.insert((meta.dev(), meta.ino())) {
+            continue;
+        }
+        total += meta.blocks() * 512;
+        if meta.is_dir()
+            && let Ok(entries) = std::fs::read_dir(&p)
+        {
+            stack.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
+    total
+}
+
+/// A hidden directory under `builds/` where a fetch assembles its tree; removed on drop unless committed.
+struct Staging {
+    dir: PathBuf,
+}
+
+impl Staging {
+    fn new(home: &Home, label: &str) -> Msg<Staging> {
+        let builds = home.builds_dir();
+        sweep(&builds);
+        let dir = builds.join(format!(".partial-{label}-{}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+        }
+        std::fs::create_dir_all(dir.join("tree")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(Staging { dir })
+    }
+
+    fn tree(&self) -> PathBuf {
+        self.dir.join("tree")
+    }
+
+    /// Moves the staged directory to `builds/NAME`, setting a previous one aside until [`Committed::finish`].
+    fn commit(self, home: &Home, name: &str) -> Msg<Committed> {
+        let target = home.build_dir(name);
+        let aside = home.builds_dir().join(format!(".old-{name}-{}", std::process::id()));
+        let old = if target.exists() {
+            std::fs::rename(&target, &aside).map_err(|e| format!("cannot move {} aside: {e}", target.display()))?;
+            Some(aside)
+        } else {
+            None
+        };
+        if let Err(e) = std::fs::rename(&self.dir, &target) {
+            if let Some(old) = &old {
+                let _ = std::fs::rename(old, &target);
+            }
+            return Err(format!("cannot move {} to {}: {e}", self.dir.display(), target.display()));
+        }
+        Ok(Committed { target, old, done: false })
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A staged tree moved into place but not yet registered; dropping it without [`Committed::finish`] removes it
+/// and puts back the build it replaced.
+struct Committed {
+    target: PathBuf,
+    old: Option<PathBuf>,
+    done: bool,
+}
+
+impl Committed {
+    fn finish(mut self) {
+        self.done = true;
+        if let Some(old) = &self.old {
+            let _ = std::fs::remove_dir_all(old);
+        }
+    }
+}
+
+impl Drop for Committed {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_dir_all(&self.target);
+            if let Some(old) = &self.old {
+                let _ = std::fs::rename(old, &self.target);
+            }
+        }
+    }
+}
+
+/// Removes staging directories of fetches that died, and puts back builds they had set aside.
+fn sweep(builds: &Path) {
+    let Ok(entries) = std::fs::read_dir(builds) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some((stem, pid)) = file.rsplit_once('-') else { continue };
+        let alive = pid.parse::<u32>().is_ok_and(|p| Path::new(&format!("/proc/{p}")).exists());
+        if alive {
+            continue;
+        }
+        if file.starts_with(".partial-") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        } else if let Some(name) = stem.strip_prefix(".old-") {
+            let target = builds.join(name);
+            if target.join("build.json").is_file() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            } else {
+                let _ = std::fs::remove_dir_all(&target);
+                let _ = std::fs::rename(entry.path(), &target);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("mariadb-11.8.9").is_ok());
+        assert!(check_name("my_build.2").is_ok());
+        for bad in ["", ".hidden", "a/b", "x y", "../up"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn size_counts_hard_links_once_and_not_symlink_targets() {
+        let t = tempfile::tempdir().unwrap();
+        let big = t.path().join("big");
+        std::fs::write(&big, vec![7u8; 1 << 20]).unwrap();
+        let one = tree_size(t.path());
+        assert!(one >= 1 << 20, "{one}");
+        std::fs::hard_link(&big, t.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("/usr", t.path().join("usr")).unwrap();
+        let two = tree_size(t.path());
+        assert!(two - one < 64 * 1024, "hard link or symlink target counted: {one} → {two}");
+    }
+
+    #[test]
+    fn failed_commits_restore_the_previous_build() {
+        let t = tempfile::tempdir().unwrap();
+        let home = Home::at(t.path());
+        std::fs::create_dir_all(home.build_dir("b")).unwrap();
+        std::fs::write(home.build_dir("b").join("build.json"), "old").unwrap();
+        let s = Staging::new(&home, "b").unwrap();
+        std::fs::write(s.tree().join("new"), "").unwrap();
+        let c = s.commit(&home, "b").unwrap();
+        assert!(home.build_dir("b").join("tree/new").exists());
+        drop(c);
+        assert_eq!(std::fs::read_to_string(home.build_dir("b").join("build.json")).unwrap(), "old");
+        assert!(!home.build_dir("b").join("tree/new").exists());
+        let leftovers: Vec<_> =
+            std::fs::read_dir(home.builds_dir()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(leftovers, ["b"]);
+    }
 }
