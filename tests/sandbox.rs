@@ -96,3 +96,42 @@ fn a_port_in_use_and_a_foreign_datadir_are_refused() {
     assert!(err.contains("not empty"), "{err}");
     assert!(foreign.join("precious.txt").exists());
 }
+
+#[test]
+fn two_versions_side_by_side_each_report_their_own_version() {
+    let newer = common::fetched_build("mariadb-11.8");
+    let a = common::start(common::system_build(), &[]);
+    let b = common::start(newer.clone(), &["innodb_flush_log_at_trx_commit=2"]);
+    assert_ne!(a.port(), b.port());
+    let va: Option<String> = a.connect().unwrap().query_first("SELECT VERSION()").unwrap();
+    let vb: Option<String> = b.connect().unwrap().query_first("SELECT VERSION()").unwrap();
+    assert!(va.as_deref().unwrap().starts_with("10.11."), "{va:?}");
+    assert!(vb.as_deref().unwrap().starts_with(&newer.version_string), "{vb:?} vs {}", newer.version_string);
+    let f: Option<String> = b.connect().unwrap().query_first("SELECT @@innodb_flush_log_at_trx_commit").unwrap();
+    assert_eq!(f.as_deref(), Some("2"));
+}
+
+#[test]
+fn mysql_9_7_with_caching_sha2_over_tcp_and_a_quick_restart_from_snapshot() {
+    let build = common::fetched_build("mysql-9.7");
+    let mut sb = common::start(build, &["skip-log-bin"]);
+    let mut c = sb.connect().expect("caching_sha2_password user over plain TCP");
+    let plugin: Option<String> =
+        c.query_first("SELECT plugin FROM mysql.user WHERE user = 'sbtest' AND host = '%'").unwrap();
+    assert_eq!(plugin.as_deref(), Some("caching_sha2_password"));
+    let priv_dir: Option<String> = c.query_first("SELECT @@secure_file_priv").unwrap();
+    assert!(priv_dir.as_deref().unwrap().ends_with("/files/"), "{priv_dir:?}");
+    let x: Option<String> =
+        c.query_first("SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'mysqlx'").unwrap();
+    assert!(matches!(x.as_deref(), None | Some("DISABLED")), "the X plugin must be off: {x:?}");
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY)").unwrap();
+    drop(c);
+    sb.stop().unwrap();
+    let snap = sb.dir().parent().unwrap().join("snap");
+    sb.snapshot(&snap).unwrap();
+    sb.restore(&snap).unwrap();
+    let ready = sb.restart().unwrap();
+    eprintln!("MySQL 9.7 snapshot-restore start to ready: {:.2} s", ready.as_secs_f64());
+    let n: Option<i64> = sb.connect().unwrap().query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!(n, Some(0));
+}

@@ -3,35 +3,29 @@
 
 use std::path::PathBuf;
 
-use versus::server::{Build, Flavor, Layout, Sandbox, SandboxSpec, Source, Version};
+use versus::server::fetch::{self, FetchOptions};
+use versus::server::{Build, Home, Sandbox, SandboxSpec};
 
 /// The distribution's MariaDB under /usr as a build (the tests' default server).
 pub fn system_build() -> Build {
-    let usr = PathBuf::from("/usr");
-    let out = std::process::Command::new("/usr/sbin/mariadbd")
-        .args(["--no-defaults", "--version"])
-        .output()
-        .expect("the tests need the distribution's MariaDB: apt-get install mariadb-server");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let version = Version::find_in(text.split("Ver").nth(1).unwrap_or(&text)).expect("mariadbd --version");
-    Build {
-        name: "system".into(),
-        flavor: Flavor::Mariadb,
-        version,
-        version_string: version.to_string(),
-        root: usr.clone(),
-        layout: Layout {
-            basedir: usr.clone(),
-            server: usr.join("sbin/mariadbd"),
-            install_db: Some(usr.join("bin/mariadb-install-db")),
-            client: Some(usr.join("bin/mariadb")),
-            admin: Some(usr.join("bin/mariadb-admin")),
-            plugin_dir: usr.join("lib/mysql/plugin"),
-            messages_dir: usr.join("share/mysql"),
-        },
-        source: Source::Path,
-        size_bytes: 0,
-    }
+    let home = tempfile::tempdir().expect("temp dir");
+    fetch::fetch(&Home::at(home.path()), "system", &FetchOptions::default(), &mut |_| {})
+        .unwrap_or_else(|e| panic!("the tests need the distribution's MariaDB (apt-get install mariadb-server): {e}"))
+}
+
+/// A build fetched from the distribution's archives (`mariadb-11.8`, `mysql-9.7` …), fetched once into a
+/// home shared by all test processes (`$VERSUS_TEST_BUILDS`, default /tmp/versus-test-builds) and
+/// reused afterwards. A file lock keeps concurrent tests from fetching the same line twice.
+pub fn fetched_build(line: &str) -> Build {
+    let root = std::env::var_os("VERSUS_TEST_BUILDS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("versus-test-builds"));
+    std::fs::create_dir_all(&root).expect("test builds dir");
+    let lock = std::fs::File::create(root.join(".lock")).expect("lock file");
+    let _guard = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).expect("flock");
+    let opts = FetchOptions { name: Some(line.to_string()), force: false };
+    fetch::fetch(&Home::at(&root), line, &opts, &mut |l| eprintln!("{l}"))
+        .unwrap_or_else(|e| panic!("fetching {line} for the tests failed: {e}"))
 }
 
 /// A sandbox of `build` in a fresh temporary directory; the directory lives as long as the guard.
