@@ -4,12 +4,12 @@
 //! cleanly, stop their servers and keep what was measured. A second one stops every server that
 //! versus guards and exits at once.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::error::{Error, Result};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 static GUARDED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Installs the handler; call once from `main`. Later calls are ignored.
@@ -27,6 +27,11 @@ pub fn install() {
 /// True once the user has asked versus to stop.
 pub fn is_interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The flag itself, for code that polls an `Arc<AtomicBool>` (such as the workload runners).
+pub fn flag() -> Arc<AtomicBool> {
+    Arc::clone(&INTERRUPTED)
 }
 
 /// `Err(Error::Interrupted)` once the user has asked versus to stop.
