@@ -6,8 +6,10 @@
 pub mod cli;
 pub mod error;
 pub mod interrupt;
+pub mod sampler;
 pub mod server;
 pub mod stats;
+pub mod store;
 pub mod workload;
 
 pub use error::{Error, Result};
