@@ -56,7 +56,7 @@ impl Store {
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(|e| cannot(&e))? {
             return Err(cannot(&"the file is read-only"));
         }
-        Store::setup(conn, path, &migrate::MIGRATIONS[..])
+        Store::setup(conn, path, migrate::MIGRATIONS)
     }
 
     /// Sets the connection options and migrates with `migrations` (the real list, or a prefix in tests).
