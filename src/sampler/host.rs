@@ -199,7 +199,8 @@ pub fn disk_facts(path: &Path) -> Option<DiskFacts> {
     let mut existing = absolute.as_path();
     let resolved = loop {
         if let Ok(p) = existing.canonicalize() {
-            break p.join(absolute.strip_prefix(existing).ok()?);
+            let rest = absolute.strip_prefix(existing).ok()?;
+            break if rest.as_os_str().is_empty() { p } else { p.join(rest) };
         }
         existing = existing.parent()?;
     };
@@ -385,6 +386,8 @@ mod tests {
         assert!(f.logical_cpus.unwrap_or(0) >= 1, "{f:?}");
         assert!(f.memory_bytes.unwrap_or(0) > 0, "{f:?}");
         assert!(f.kernel.as_deref().is_some_and(|k| !k.is_empty()), "{f:?}");
+        let existing = HostFacts::collect(Some(dir.path())).datadir.expect("the temp dir is on some mount");
+        assert_eq!(existing.path, dir.path().canonicalize().unwrap());
         let d = f.datadir.as_ref().expect("the temp dir is on some mount");
         assert!(d.path.ends_with("not/yet/created"), "{d:?}");
         assert!(d.path.starts_with(&d.mount_point), "{d:?}");

@@ -246,6 +246,15 @@ mod tests {
     }
 
     #[test]
+    fn another_programs_sqlite_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE notes (t TEXT);").unwrap();
+        let msg = Store::open(&path).unwrap_err().to_string();
+        assert!(msg.contains("other.db") && msg.contains("not a versus results store"), "{msg}");
+    }
+
+    #[test]
     fn a_file_that_is_not_sqlite_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("notes.txt");
