@@ -7,8 +7,10 @@ pub mod cli;
 pub mod error;
 pub mod experiment;
 pub mod interrupt;
+pub mod sampler;
 pub mod server;
 pub mod stats;
+pub mod store;
 pub mod workload;
 
 pub use error::{Error, Result};

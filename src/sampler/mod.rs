@@ -1,0 +1,17 @@
+//! Sampling the machine and the processes of a run: CPU time, context switches, memory and I/O of the
+//! server and of versus itself (from `/proc`), whole-host CPU, host facts recorded with each experiment,
+//! and cost per transaction from those plus `SHOW GLOBAL STATUS` deltas. Linux only.
+
+mod efficiency;
+mod host;
+mod process;
+
+pub use efficiency::{Efficiency, is_gauge, status_deltas};
+pub use host::{
+    CpuInfo, DiskFacts, HostCpu, HostCpuDelta, HostFacts, Mount, disk_facts, mount_for, parse_cpuinfo, parse_meminfo,
+    parse_mountinfo, parse_os_release, parse_proc_stat,
+};
+pub use process::{
+    IoCounters, PerOp, ProcessDelta, ProcessSample, StatFields, StatusFields, parse_io, parse_stat, parse_status,
+    ticks_per_second,
+};
