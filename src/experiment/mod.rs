@@ -2,7 +2,11 @@
 //! interleaved, run from one TOML file, with every result stored.
 
 pub mod plan;
+pub mod progress;
+pub mod run;
 pub mod spec;
 
 pub use plan::{Cell, Plan, PlannedRun, Preparation, Target, TargetKind};
+pub use progress::Progress;
+pub use run::{Executor, Outcome, RunOptions, RunOutcome, run_experiment};
 pub use spec::{ExperimentFile, Order};

@@ -1,0 +1,373 @@
+//! Running a plan: create (or resume) the stored experiment, prepare data when a run first needs it,
+//! execute the runs in order and commit each one before the next starts.
+//!
+//! What a run *does* is behind [`Executor`]: [`super::sandbox_executor::SandboxExecutor`] starts real
+//! servers; tests use a scripted executor to check scheduling, failures and resume deterministically.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::experiment::plan::{Plan, PlannedRun};
+use crate::experiment::progress::Progress;
+use crate::experiment::spec::ExperimentFile;
+use crate::sampler::HostFacts;
+use crate::store::{Interval, NewCell, NewExperiment, NewRun, RunResult, StartRun, Status, Store};
+
+/// The end of one run, as the executor saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// Measured to the end.
+    Done(Box<RunResult>),
+    /// The server did not start, died, or the workload stopped with an error; what was measured is kept.
+    Failed {
+        /// Why, in one line.
+        error: String,
+        /// Intervals measured before the failure.
+        intervals: Vec<Interval>,
+    },
+    /// Ctrl-C; what was measured is kept and the experiment stops.
+    Interrupted {
+        /// Intervals measured before the interruption.
+        intervals: Vec<Interval>,
+    },
+}
+
+/// Does the work of an experiment.
+pub trait Executor {
+    /// Prepares the data of `plan.preparations[index]` (once per experiment invocation).
+    fn prepare(&mut self, plan: &Plan, index: usize, progress: &mut Progress) -> Result<()>;
+
+    /// Executes one run. `started` must be called once the server is up and the workload is about to
+    /// start, with the server version and the exact command; it marks the run as running in the store.
+    fn run(
+        &mut self,
+        plan: &Plan,
+        run: &PlannedRun,
+        started: &mut dyn FnMut(StartRun) -> Result<()>,
+        progress: &mut Progress,
+    ) -> RunOutcome;
+}
+
+/// How `versus run` was invoked.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Continue the latest experiment of the same name instead of starting a new one.
+    pub resume: bool,
+}
+
+/// What an experiment invocation did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Experiment id in the store.
+    pub experiment_id: i64,
+    /// Runs executed now that finished.
+    pub done: usize,
+    /// Runs executed now that failed.
+    pub failed: usize,
+    /// True when Ctrl-C stopped it.
+    pub interrupted: bool,
+}
+
+/// Runs (or resumes) the experiment in `file` with `text` as its definition.
+pub fn run_experiment(
+    file: &ExperimentFile,
+    text: &str,
+    path: Option<&Path>,
+    plan: &Plan,
+    store: &mut Store,
+    executor: &mut dyn Executor,
+    opts: &RunOptions,
+    progress: &mut Progress,
+) -> Result<Outcome> {
+    let experiment_id = if opts.resume { find_resumable(file, store)? } else { create(file, text, path, plan, store)? };
+    let stored = store.runs(experiment_id)?;
+    let pending = store.pending_runs(experiment_id)?;
+    let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
+    progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending);
+    store.set_experiment_status(experiment_id, Status::Running)?;
+    let mut prepared: HashMap<usize, std::result::Result<(), String>> = HashMap::new();
+    let mut outcome = Outcome { experiment_id, done: 0, failed: 0, interrupted: false };
+    for row in pending {
+        let Some(&cell) = cell_index.get(row.cell.key.as_str()) else {
+            return Err(Error::Other(format!("stored cell '{}' is not in the plan", row.cell.key)));
+        };
+        let planned = PlannedRun { cell, repetition: row.repetition };
+        progress.run_begins(plan, &planned);
+        if crate::interrupt::is_interrupted() {
+            outcome.interrupted = true;
+            break;
+        }
+        let prep = plan.cells[cell].preparation;
+        let ready = prepared
+            .entry(prep)
+            .or_insert_with(|| executor.prepare(plan, prep, progress).map_err(|e| e.to_string()))
+            .clone();
+        let mut marked = false;
+        let result = match ready {
+            Err(e) => RunOutcome::Failed { error: format!("preparing the data failed: {e}"), intervals: vec![] },
+            Ok(()) => executor.run(
+                plan,
+                &planned,
+                &mut |start: StartRun| {
+                    marked = true;
+                    store.start_run(row.id, &start)
+                },
+                progress,
+            ),
+        };
+        if !marked {
+            store.start_run(row.id, &StartRun { server_version: String::new(), command: serde_json::Value::Null })?;
+        }
+        match result {
+            RunOutcome::Done(r) => {
+                progress.run_done(&r.summary);
+                store.finish_run(row.id, &r)?;
+                outcome.done += 1;
+            }
+            RunOutcome::Failed { error, intervals } => {
+                progress.run_failed(&error);
+                store.fail_run(row.id, &error, &intervals)?;
+                outcome.failed += 1;
+            }
+            RunOutcome::Interrupted { intervals } => {
+                store.interrupt_run(row.id, &intervals)?;
+                outcome.interrupted = true;
+                break;
+            }
+        }
+    }
+    let status = if outcome.interrupted {
+        Status::Interrupted
+    } else if store.pending_runs(experiment_id)?.is_empty() {
+        Status::Done
+    } else {
+        Status::Interrupted
+    };
+    store.set_experiment_status(experiment_id, status)?;
+    progress.end(&outcome);
+    Ok(outcome)
+}
+
+fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, store: &mut Store) -> Result<i64> {
+    let cells = plan
+        .cells
+        .iter()
+        .map(|c| {
+            let t = &plan.targets[c.target];
+            let w = &plan.workloads[c.workload];
+            let (build, config) = match &t.kind {
+                super::TargetKind::Sandbox { build, config, .. } => (Some(build.clone()), Some(config.clone())),
+                super::TargetKind::External { .. } => (None, None),
+            };
+            let mut options = serde_json::to_value(&w.options).unwrap_or_default();
+            if let Some(o) = options.as_object_mut() {
+                o.insert("test".into(), w.test.clone().into());
+            }
+            NewCell {
+                key: c.key.clone(),
+                target: t.label.clone(),
+                build,
+                config,
+                workload: w.label(),
+                threads: c.threads,
+                workload_options: options,
+            }
+        })
+        .collect();
+    let runs = plan.runs.iter().map(|r| NewRun { cell: r.cell, repetition: r.repetition }).collect();
+    store.create_experiment(&NewExperiment {
+        name: file.name.clone(),
+        file: path.map(|p| p.display().to_string()),
+        definition: text.to_string(),
+        seed: plan.seed,
+        host: HostFacts::collect(None),
+        cells,
+        runs,
+    })
+}
+
+fn find_resumable(file: &ExperimentFile, store: &Store) -> Result<i64> {
+    let Some(e) = store.latest_experiment_named(&file.name)? else {
+        return Err(Error::option(
+            "--resume",
+            format!("no stored experiment is named '{}'; run it without --resume first", file.name),
+        ));
+    };
+    // Compare meanings, not bytes: a comment or a reordered key does not change the experiment.
+    match ExperimentFile::parse(&e.definition) {
+        Ok(before) if before == *file => {}
+        before => {
+            let what = before.map(|b| changes(&b, file)).unwrap_or_else(|_| "its definition".to_string());
+            return Err(Error::option(
+                "--resume",
+                format!(
+                    "the experiment file changed since experiment {} started ({what}); undo the change, or run without --resume to start a new experiment",
+                    e.id
+                ),
+            ));
+        }
+    }
+    Ok(e.id)
+}
+
+/// Names the top-level settings that differ between two versions of an experiment file.
+pub fn changes(before: &ExperimentFile, after: &ExperimentFile) -> String {
+    let a = toml::Value::try_from(before).unwrap_or(toml::Value::Boolean(false));
+    let b = toml::Value::try_from(after).unwrap_or(toml::Value::Boolean(false));
+    let (Some(a), Some(b)) = (a.as_table(), b.as_table()) else { return "its definition".into() };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let changed: Vec<String> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| match (a.get(k), b.get(k)) {
+            (Some(x), Some(y)) if !x.is_table() && !x.is_array() => format!("{k}: {x} → {y}"),
+            _ => format!("{k} changed"),
+        })
+        .collect();
+    if changed.is_empty() { "comments or layout changed".into() } else { changed.join(", ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Summary;
+
+    const FILE: &str = r#"
+name = "sched"
+builds = ["a", "b"]
+threads = [1, 4]
+repetitions = 2
+duration = 1
+[[workloads]]
+test = "oltp_point_select"
+"#;
+
+    /// Scripted executor: counts calls, fails or interrupts chosen runs by their position.
+    struct Script {
+        prepares: usize,
+        calls: Vec<(usize, u32)>,
+        fail_at: Option<usize>,
+        interrupt_at: Option<usize>,
+    }
+
+    impl Executor for Script {
+        fn prepare(&mut self, _: &Plan, _: usize, _: &mut Progress) -> Result<()> {
+            self.prepares += 1;
+            Ok(())
+        }
+        fn run(
+            &mut self,
+            plan: &Plan,
+            run: &PlannedRun,
+            started: &mut dyn FnMut(StartRun) -> Result<()>,
+            _: &mut Progress,
+        ) -> RunOutcome {
+            let n = self.calls.len();
+            self.calls.push((run.cell, run.repetition));
+            let interval = Interval { t_s: 1.0, tps: 10.0, ..Default::default() };
+            if self.fail_at == Some(n) {
+                return RunOutcome::Failed { error: "server died".into(), intervals: vec![interval] };
+            }
+            started(StartRun { server_version: "1.2.3".into(), command: serde_json::json!(["run"]) }).unwrap();
+            if self.interrupt_at == Some(n) {
+                return RunOutcome::Interrupted { intervals: vec![interval] };
+            }
+            let tps = 100.0 + plan.cells[run.cell].threads as f64;
+            RunOutcome::Done(Box::new(RunResult {
+                summary: Summary { events: 10, tps, ..Default::default() },
+                intervals: vec![interval],
+                ..Default::default()
+            }))
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, Store, ExperimentFile, Plan) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("r.db")).unwrap();
+        let file = ExperimentFile::parse(FILE).unwrap();
+        let plan = Plan::new(&file, dir.path()).unwrap();
+        (dir, store, file, plan)
+    }
+
+    fn go(
+        store: &mut Store,
+        file: &ExperimentFile,
+        text: &str,
+        plan: &Plan,
+        ex: &mut Script,
+        resume: bool,
+    ) -> Result<Outcome> {
+        run_experiment(file, text, None, plan, store, ex, &RunOptions { resume }, &mut Progress::quiet())
+    }
+
+    #[test]
+    fn runs_everything_in_plan_order_and_prepares_once_per_shape() {
+        let (_d, mut store, file, plan) = setup();
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None };
+        let o = go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
+        assert_eq!((o.done, o.failed, o.interrupted), (8, 0, false));
+        assert_eq!(ex.prepares, 2, "one preparation per build");
+        let expected: Vec<(usize, u32)> = plan.runs.iter().map(|r| (r.cell, r.repetition)).collect();
+        assert_eq!(ex.calls, expected);
+        let runs = store.runs(o.experiment_id).unwrap();
+        assert!(runs.iter().all(|r| r.status == Status::Done && r.server_version.as_deref() == Some("1.2.3")));
+        assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Done);
+    }
+
+    #[test]
+    fn a_failed_run_is_recorded_and_the_experiment_goes_on() {
+        let (_d, mut store, file, plan) = setup();
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: Some(2), interrupt_at: None };
+        let o = go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
+        assert_eq!((o.done, o.failed), (7, 1));
+        let failed: Vec<_> =
+            store.runs(o.experiment_id).unwrap().into_iter().filter(|r| r.status == Status::Failed).collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].error.as_deref(), Some("server died"));
+        assert_eq!(failed[0].order_index, 2);
+        let detail = store.run(failed[0].id).unwrap().unwrap();
+        assert_eq!(detail.intervals.len(), 1, "partial intervals are kept");
+    }
+
+    #[test]
+    fn interrupt_then_resume_runs_exactly_what_is_missing() {
+        let (_d, mut store, file, plan) = setup();
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: Some(3) };
+        let o = go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
+        assert!(o.interrupted);
+        assert_eq!(o.done, 3);
+        assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Interrupted);
+        let mut again = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None };
+        let o2 = go(&mut store, &file, FILE, &plan, &mut again, true).unwrap();
+        assert_eq!(o2.experiment_id, o.experiment_id);
+        assert_eq!(o2.done, 5);
+        let expected: Vec<(usize, u32)> = plan.runs[3..].iter().map(|r| (r.cell, r.repetition)).collect();
+        assert_eq!(again.calls, expected, "the interrupted run and the rest, nothing twice");
+        let runs = store.runs(o.experiment_id).unwrap();
+        assert_eq!(runs.len(), 8);
+        assert!(runs.iter().all(|r| r.status == Status::Done));
+        let mut nothing = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None };
+        let o3 = go(&mut store, &file, FILE, &plan, &mut nothing, true).unwrap();
+        assert_eq!((o3.done, nothing.prepares), (0, 0));
+    }
+
+    #[test]
+    fn resume_refuses_a_changed_file_and_names_the_change() {
+        let (_d, mut store, file, plan) = setup();
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: Some(0) };
+        go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
+        let text = FILE.replace("repetitions = 2", "repetitions = 3");
+        let changed = ExperimentFile::parse(&text).unwrap();
+        let err = go(&mut store, &changed, &text, &plan, &mut ex, true).unwrap_err().to_string();
+        assert!(err.contains("repetitions: 2 → 3"), "{err}");
+        let text = format!("# a comment\n{FILE}");
+        let same = ExperimentFile::parse(&text).unwrap();
+        assert!(go(&mut store, &same, &text, &plan, &mut ex, true).is_ok(), "comments do not block a resume");
+        let other = ExperimentFile::parse(&FILE.replace("\"sched\"", "\"other\"")).unwrap();
+        let err = go(&mut store, &other, FILE, &plan, &mut ex, true).unwrap_err().to_string();
+        assert!(err.contains("no stored experiment is named 'other'"), "{err}");
+    }
+}
