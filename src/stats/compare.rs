@@ -24,7 +24,8 @@ pub const MIN_BOOTSTRAP_REPETITIONS: usize = 5;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum SampleLevel {
     /// One value per independent repetition (fresh server start); at least 2 per side. The CI is
-    /// a bootstrap over repetitions and covers between-run variation.
+    /// a bootstrap over repetitions (a parametric interval below [`MIN_BOOTSTRAP_REPETITIONS`]) and
+    /// covers between-run variation.
     Repetitions,
     /// The 1-s interval series of a single run per side; at least 2 values per side. The CI is
     /// corrected for autocorrelation but reflects within-run noise only.
@@ -279,7 +280,7 @@ mod tests {
     }
 
     /// With 3 repetitions per side the parametric interval is used, and it keeps the A/A rate down
-    /// (the bootstrap would call about 18 % of these pairs different).
+    /// (even the expanded bootstrap would call about 10 % of these pairs different).
     #[test]
     fn few_repetitions_use_the_parametric_interval() {
         let mut fp = 0;
@@ -323,7 +324,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
+        #![proptest_config(crate::stats::testutil::proptest_config(24))]
 
         #[test]
         fn twenty_percent_effect_is_detected(seed in any::<u64>(), n in 3usize..8, up in any::<bool>(), higher in any::<bool>()) {

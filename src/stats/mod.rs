@@ -26,7 +26,9 @@ pub use compare::{
     noise_band_from_aa, ratio_ci,
 };
 pub use stability::{Stability, StallRule, stability};
-pub use summary::{Summary, coefficient_of_variation, mad, max, mean, median, min, quantile, std_dev, summarize};
+pub use summary::{
+    Summary, coefficient_of_variation, mad, max, mean, median, min, quantile, std_dev, summarize, variance,
+};
 
 use crate::error::{Error, Result};
 use rand::SeedableRng;
@@ -123,8 +125,24 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
 #[cfg(test)]
 pub(crate) mod testutil {
     //! Simulated data for the tests of this module.
+    use proptest::test_runner::{Config, RngSeed};
     use rand::RngExt;
     use rand_xoshiro::Xoshiro256PlusPlus;
+
+    /// Proptest settings for this module: `cases` cases from a fixed seed, so that the statistical
+    /// properties (which hold with high probability, not always) give the same verdict on every run,
+    /// and no regression files are written. `PROPTEST_CASES` and `PROPTEST_RNG_SEED` still override
+    /// both, to explore other inputs.
+    pub fn proptest_config(cases: u32) -> Config {
+        let mut config = Config { failure_persistence: None, ..Config::default() };
+        if std::env::var_os("PROPTEST_CASES").is_none() {
+            config.cases = cases;
+        }
+        if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+            config.rng_seed = RngSeed::Fixed(0x5EED_CA5E);
+        }
+        config
+    }
 
     /// One standard normal draw (Box–Muller).
     pub fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {

@@ -136,7 +136,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(crate::stats::testutil::proptest_config(64))]
 
         #[test]
         fn min_mean_max_order(rates in prop::collection::vec(0.0f64..1e5, 1..200)) {

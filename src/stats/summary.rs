@@ -159,7 +159,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(crate::stats::testutil::proptest_config(64))]
 
         #[test]
         fn order_and_scale(xs in prop::collection::vec(1.0f64..1e6, 1..40), c in 0.01f64..100.0) {
