@@ -3,6 +3,7 @@
 //!
 //! The library holds everything; `main.rs` only parses the command line and prints errors.
 
+pub mod driver;
 pub mod error;
 pub mod server;
 pub mod stats;
