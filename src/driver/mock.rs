@@ -117,7 +117,7 @@ impl MockConnection {
         if let Some(e) = self.state.failures.lock().expect("mock lock").remove(&n) {
             return Err(e);
         }
-        let word = sql.trim_start().split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+        let word = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
         Ok(match word.as_str() {
             "SELECT" => Outcome::Read,
             "BEGIN" | "COMMIT" | "ROLLBACK" | "SET" | "CREATE" | "DROP" | "ANALYZE" => Outcome::Other,

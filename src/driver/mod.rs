@@ -128,6 +128,8 @@ pub struct ConnectOptions {
     pub ps_mode: PsMode,
     /// Prepared-statement cache entries per connection (at least the statements a worker holds).
     pub stmt_cache_size: usize,
+    /// Statements run on every new connection, reconnects included.
+    pub init: Vec<String>,
 }
 
 impl Default for ConnectOptions {
@@ -143,6 +145,7 @@ impl Default for ConnectOptions {
             compression: false,
             ps_mode: PsMode::Auto,
             stmt_cache_size: 64,
+            init: Vec::new(),
         }
     }
 }

@@ -32,7 +32,8 @@ impl MysqlDriver {
             .prefer_socket(false)
             .max_allowed_packet(Some(1 << 30))
             .stmt_cache_size(o.stmt_cache_size.max(32))
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            .init(o.init.clone());
         b = match endpoint {
             Endpoint::Tcp(h, p) => b.ip_or_hostname(Some(h.clone())).tcp_port(*p),
             Endpoint::Socket(s) => b.socket(Some(s.clone())),

@@ -73,8 +73,7 @@ impl Observer for TextObserver {
     }
 
     fn checkpoint(&mut self, r: &RunResult) {
-        let mut o = Options::default();
-        o.percentile = self.pct;
+        let o = Options { percentile: self.pct, ..Options::default() };
         out(&format!("\n[ {:.0}s ] Checkpoint report:\n{}", r.total_time.as_secs_f64(), report::final_report(r, &o)));
     }
 }
