@@ -101,7 +101,8 @@ fn compare(what: &str, a: &BTreeMap<String, i64>, b: &BTreeMap<String, i64>, per
 fn same_work_as_sysbench_per_transaction() {
     let s = start_server();
     let mut root = s.root_conn();
-    let base: Vec<String> = conn_args(&s).into_iter().chain(["--tables=2".to_string(), "--threads=1".to_string()]).collect();
+    let base: Vec<String> =
+        conn_args(&s).into_iter().chain(["--tables=2".to_string(), "--threads=1".to_string()]).collect();
     let cases: &[(&str, u64, &[&str])] = &[
         ("oltp_read_write", 500, &["--table-size=5000"]),
         ("oltp_read_only", 500, &["--table-size=5000"]),
@@ -111,9 +112,15 @@ fn same_work_as_sysbench_per_transaction() {
         ("oltp_update_non_index", 3000, &["--table-size=5000"]),
         ("oltp_insert", 3000, &["--table-size=5000"]),
         ("oltp_delete", 1000, &["--table-size=50000", "--rand-type=uniform", "--tables=1"]),
-        ("select_random_points", 5000, &["--table-size=5000", "--rand-type=uniform"]),
-        ("select_random_ranges", 5000, &["--table-size=5000", "--rand-type=uniform"]),
+        ("select_random_points", 5000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"]),
+        ("select_random_ranges", 5000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"]),
         ("bulk_insert", 200_000, &[]),
+        ("oltp_read_write", 300, &["--table-size=5000", "--db-ps-mode=disable", "--skip-trx", "--rand-type=pareto"]),
+        (
+            "oltp_read_only",
+            300,
+            &["--table-size=5000", "--range-selects=off", "--point-selects=3", "--rand-type=gaussian"],
+        ),
     ];
     let mut failures = Vec::new();
     for (test, events, extra) in cases {
@@ -164,9 +171,15 @@ fn options_take_both_spellings_and_sysbench_defaults() {
     let b = p("oltp_read_write --table_size=5e2 --mysql-storage-engine=myisam --skip-trx=on --range_selects=0 run");
     assert_eq!(a.options, b.options);
     let o = &a.options;
-    assert_eq!((o.oltp.table_size, o.oltp.storage_engine.as_str(), o.oltp.skip_trx, o.oltp.range_selects), (500, "myisam", true, false));
+    assert_eq!(
+        (o.oltp.table_size, o.oltp.storage_engine.as_str(), o.oltp.skip_trx, o.oltp.range_selects),
+        (500, "myisam", true, false)
+    );
     let d = p("oltp_point_select run").options;
-    assert_eq!((d.threads, d.time, d.events, d.percentile, d.oltp.tables, d.oltp.table_size), (1, 10, 0, 95, 1, 10_000));
+    assert_eq!(
+        (d.threads, d.time, d.events, d.percentile, d.oltp.tables, d.oltp.table_size),
+        (1, 10, 0, 95, 1, 10_000)
+    );
     assert_eq!(d.rand.rand_type, options::RandType::Special);
     assert_eq!(d.oltp.point_selects, 1, "oltp_point_select forces one point select");
     assert_eq!(d.ignore_errors, options::IgnoreErrors::Codes(vec![1213, 1020, 1205]));
@@ -255,7 +268,9 @@ fn histogram_and_percentile_off_layout() {
     let mut o = options::Options::default();
     o.histogram = true;
     let t = report::final_report(&fixed_result(), &o);
-    assert!(t.starts_with("Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n"));
+    assert!(t.starts_with(
+        "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n"
+    ));
     let bars: Vec<&str> = t.lines().skip(2).take_while(|l| *l != " ").collect();
     assert!(bars.iter().all(|l| l.len() >= 54 && &l[12..14] == " |"), "{bars:?}");
     let total: u64 = bars.iter().map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
@@ -293,10 +308,13 @@ fn read_write_statement_sequence() {
     let d = MockDriver::new().recording();
     mock_run(Test::OltpReadWrite, "--events=1 --time=0 --tables=4 --table-size=1000", d.clone()).unwrap();
     let log = d.log();
-    let shape: Vec<String> = log.iter().map(|s| s.split(|c: char| c.is_ascii_digit()).next().unwrap().to_string()).collect();
+    let shape: Vec<String> =
+        log.iter().map(|s| s.split(|c: char| c.is_ascii_digit()).next().unwrap().to_string()).collect();
     let mut expected = vec!["BEGIN".to_string()];
     expected.extend(std::iter::repeat_n("SELECT c FROM sbtest".to_string(), 14));
-    expected.extend(["UPDATE sbtest", "UPDATE sbtest", "DELETE FROM sbtest", "INSERT INTO sbtest", "COMMIT"].map(String::from));
+    expected.extend(
+        ["UPDATE sbtest", "UPDATE sbtest", "DELETE FROM sbtest", "INSERT INTO sbtest", "COMMIT"].map(String::from),
+    );
     assert_eq!(shape.len(), 20, "{log:#?}");
     assert_eq!(shape[0], "BEGIN");
     assert_eq!(shape[19], "COMMIT");
@@ -347,7 +365,10 @@ fn json_report_validates_against_schema() {
     let schema: serde_json::Value =
         serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).expect("schema is JSON");
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    let o = options::parse(&["oltp_read_write".into(), "--report-interval=1".into(), "--rate=100".into(), "run".into()]).unwrap().options;
+    let o =
+        options::parse(&["oltp_read_write".into(), "--report-interval=1".into(), "--rate=100".into(), "run".into()])
+            .unwrap()
+            .options;
     let mut r = mock_run(Test::OltpReadWrite, "--time=2 --report-interval=1 --rate=200", MockDriver::new()).unwrap();
     r.interrupted = false;
     let doc = json::report(Test::OltpReadWrite, &o, &r);
@@ -375,8 +396,22 @@ fn server_errors_are_one_line() {
     f(with(&["--mysql-password=wrong", "--time=1", "run"]), "1045");
     f(with(&["--mysql-password=sbpass", "--mysql-db=nope", "--time=1", "run"]), "create the database");
     f(with(&["--mysql-password=sbpass", "--time=1", "run"]), "run prepare first");
-    f(vec!["oltp_point_select".into(), "--mysql-host=127.0.0.1".into(), "--mysql-port=1".into(), "--time=1".into(), "run".into()], "unable to connect");
-    let ok = versus(&with(&["--mysql-password=sbpass", "--table-size=100", "prepare"]).iter().map(|x| x.as_str()).collect::<Vec<_>>());
+    f(
+        vec![
+            "oltp_point_select".into(),
+            "--mysql-host=127.0.0.1".into(),
+            "--mysql-port=1".into(),
+            "--time=1".into(),
+            "run".into(),
+        ],
+        "unable to connect",
+    );
+    let ok = versus(
+        &with(&["--mysql-password=sbpass", "--table-size=100", "prepare"])
+            .iter()
+            .map(|x| x.as_str())
+            .collect::<Vec<_>>(),
+    );
     assert!(ok.status.success(), "{}", text(&ok));
     f(with(&["--mysql-password=sbpass", "--table-size=100", "prepare"]), "run cleanup first");
 }
@@ -385,7 +420,14 @@ fn server_errors_are_one_line() {
 fn socket_json_ctrl_c_and_lost_connections() {
     let s = start_server();
     let sock = format!("--mysql-socket={}", s.socket.display());
-    let base = ["oltp_read_write", sock.as_str(), "--mysql-user=sbtest", "--mysql-password=sbpass", "--table-size=1000", "--tables=2"];
+    let base = [
+        "oltp_read_write",
+        sock.as_str(),
+        "--mysql-user=sbtest",
+        "--mysql-password=sbpass",
+        "--table-size=1000",
+        "--tables=2",
+    ];
     let args = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
     let run = |a: Vec<String>| versus(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>());
     assert!(run(args(&["--threads=2", "prepare"])).status.success());
@@ -394,7 +436,8 @@ fn socket_json_ctrl_c_and_lost_connections() {
     let o = run(args(&["--time=2", "--threads=2", "--report-interval=1", "--format=json", "run"]));
     assert!(o.status.success(), "{}", text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
-    let schema: serde_json::Value = serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).unwrap();
     assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
     assert!(doc["totals"]["events"].as_u64().unwrap() > 0);
 
