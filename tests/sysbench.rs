@@ -482,3 +482,66 @@ fn socket_json_ctrl_c_and_lost_connections() {
     assert!(reconnects >= 1, "{t}");
     assert!(run(args(&["cleanup"])).status.success());
 }
+
+// ---------- legacy command lines from the field (issue appendix), with small tables ----------
+
+#[test]
+fn appendix_command_lines_run() {
+    let s = start_server();
+    let sock = s.socket.display().to_string();
+    let port = s.port.to_string();
+    let run = |line: &str| -> Output {
+        let line = line.replace("SOCK", &sock).replace("PORT", &port);
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let o = versus(&args);
+        assert!(o.status.success(), "{line}\n{}", text(&o));
+        o
+    };
+    // 1: 1.0 style over a socket as root (tables prepared first).
+    let l1 = "oltp_read_write --report-interval=1 --time=2 --threads=24 --tables=10 --table-size=100 --mysql-user=root --mysql-socket=SOCK --mysql-db=sbtest";
+    run(&format!("{l1} prepare"));
+    let o = run(&format!("{l1} run"));
+    let t = text(&o);
+    assert!(
+        t.contains("Number of threads: 24") && t.contains("[ 1s ] thds: 24 tps: ") && t.contains("SQL statistics:"),
+        "{t}"
+    );
+    run(&format!("{l1} cleanup"));
+
+    // 2: a script path as the test name, storage engine with underscores.
+    let l2 = "--db-driver=mysql --mysql-user=sbtest --mysql-password=sbpass --mysql-db=sbtest --mysql-host=127.0.0.1 --mysql-port=PORT --mysql_storage_engine=innodb --table_size=1000 --tables=2 --threads=2 /usr/share/sysbench/oltp_read_write.lua";
+    let o = run(&format!("{l2} prepare"));
+    assert!(text(&o).contains("Inserting 1000 records into 'sbtest2'"));
+    run(&format!("{l2} cleanup"));
+
+    // 3: sysbench 0.4, incupdate, batch mode.
+    let l3 = "--batch --batch-delay=1 --test=oltp --mysql-host=127.0.0.1 --mysql-port=PORT --mysql-user=sbtest --mysql-password=sbpass --mysql-db=sbtest --oltp-table-size=1000 --max-time=2 --max-requests=0 --mysql-table-engine=innodb --db-ps-mode=disable --mysql-engine-trx=yes --oltp-table-name=sbtest1 --oltp-skip-trx --oltp-test-mode=incupdate --oltp-dist-type=uniform --oltp-range-size=10 --oltp-connect-delay=0 --percentile=99 --num-threads=1 --seed-rng=1413171854";
+    run(&format!("{l3} prepare"));
+    let o = run(&format!("{l3} run"));
+    let t = text(&o);
+    assert!(t.contains("legacy command line mapped to: versus sysbench oltp_inc_update "), "{t}");
+    assert!(t.contains("99th percentile:") && t.contains("[ 1s ] thds: 1"), "{t}");
+    let writes: u64 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("write:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(writes > 0, "{t}");
+    let mut root = s.root_conn();
+    let numeric: u64 = root.query_first("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE c NOT LIKE '%-%'").unwrap().unwrap();
+    assert!(numeric > 0, "incupdate must have incremented c");
+    run(&format!("{l3} cleanup"));
+
+    // 4: sysbench 0.5 oltp.lua with client-side ids.
+    let l4 = "--report-interval=1 --oltp-auto-inc=off --max-time=2 --max-requests=0 --mysql-engine-trx=yes --test=/usr/share/doc/sysbench/tests/db/oltp.lua --init-rng=on --oltp_index_updates=10 --oltp_non_index_updates=10 --oltp_distinct_ranges=15 --oltp_order_ranges=15 --oltp_tables_count=1 --num-threads=4 --oltp_table_size=1000 --mysql-db=sbtest --mysql-user=root --db-driver=mysql --mysql-socket=SOCK";
+    run(&format!("{l4} prepare"));
+    let o = run(&format!("{l4} run"));
+    let t = text(&o);
+    assert!(t.contains("mapped to: versus sysbench oltp_read_write ") && t.contains(" --auto-inc=off "), "{t}");
+    assert!(t.contains("--index-updates=10") && t.contains("Number of threads: 4"), "{t}");
+    run(&format!("{l4} cleanup"));
+}
