@@ -545,3 +545,17 @@ fn appendix_command_lines_run() {
     assert!(t.contains("--index-updates=10") && t.contains("Number of threads: 4"), "{t}");
     run(&format!("{l4} cleanup"));
 }
+
+#[test]
+fn forced_shutdown_and_dry_run() {
+    let t0 = std::time::Instant::now();
+    let d = MockDriver::new().with_delay(Duration::from_secs(4));
+    let r = mock_run(Test::OltpPointSelect, "--time=1 --forced-shutdown=1", d).unwrap();
+    assert_eq!(r.forced_unfinished, Some(1));
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    // --mysql-dry-run sends nothing and counts every statement as other, as sysbench does.
+    let o = versus(&["oltp_read_write", "--mysql-dry-run", "--events=100", "--time=0", "--mysql-port=1", "run"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("        other:                           2000\n"), "{t}");
+}

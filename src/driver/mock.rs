@@ -18,6 +18,7 @@ struct State {
     connects: AtomicUsize,
     reconnects: AtomicUsize,
     delay: Duration,
+    all_other: bool,
 }
 
 /// A driver that talks to no server.
@@ -39,6 +40,12 @@ impl MockDriver {
     /// Sleeps `delay` in every statement.
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.state_mut().delay = delay;
+        self
+    }
+
+    /// Counts every statement as "other", like sysbench's `--mysql-dry-run`.
+    pub fn all_other(mut self) -> Self {
+        self.state_mut().all_other = true;
         self
     }
 
@@ -116,6 +123,9 @@ impl MockConnection {
         }
         if let Some(e) = self.state.failures.lock().expect("mock lock").remove(&n) {
             return Err(e);
+        }
+        if self.state.all_other {
+            return Ok(Outcome::Other);
         }
         let word = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
         Ok(match word.as_str() {

@@ -153,7 +153,11 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     };
     let o = inv.options;
     let text = o.format == Format::Text;
-    let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(o.connect.clone()));
+    let driver: Arc<dyn Driver> = if o.dry_run {
+        Arc::new(crate::driver::mock::MockDriver::new().all_other())
+    } else {
+        Arc::new(MysqlDriver::new(o.connect.clone()))
+    };
     let log = |line: &str| {
         if text {
             out(&format!("{line}\n"));
@@ -197,11 +201,21 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
     } else {
         run(test, o, driver, stop, &mut runner::Quiet)?
     };
+    if let Some(n) = result.forced_unfinished {
+        out("FATAL: The --max-time limit has expired, forcing shutdown...\n");
+        out(&format!("Number of unfinished transactions on forced shutdown: {n}\n"));
+    }
     if text {
         out(&report::final_report(&result, o));
     } else {
         let doc = json::report(test, o, &result);
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }
-    Ok(if result.interrupted { EXIT_INTERRUPTED } else { 0 })
+    Ok(if result.forced_unfinished.is_some() {
+        2
+    } else if result.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        0
+    })
 }

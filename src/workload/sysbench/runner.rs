@@ -184,6 +184,11 @@ pub fn run(
         obs.started();
     }
     let result = report_loop(&shared, start, threads, done_rx, obs);
+    if result.as_ref().is_ok_and(|r| r.forced_unfinished.is_some()) {
+        // Forced shutdown: leave the stuck workers behind (they stop at their next check).
+        shared.stop.store(true, Ordering::SeqCst);
+        return result;
+    }
     for h in handles {
         let _ = h.join();
     }
@@ -334,6 +339,10 @@ fn report_loop(
     let mut checkpoints: VecDeque<Instant> =
         o.report_checkpoints.iter().map(|s| start + Duration::from_secs(*s)).collect();
     let mut warmup_end = (o.warmup_time > 0).then(|| start + Duration::from_secs(o.warmup_time));
+    let forced_at = match (o.forced_shutdown, o.time) {
+        (Some(grace), t) if t > 0 => Some(start + Duration::from_secs(o.warmup_time + t + grace)),
+        _ => None,
+    };
     let mut total = RunResult::empty(sh.test, threads);
     let mut measure_start = start;
     let mut last_report = start;
@@ -342,7 +351,7 @@ fn report_loop(
     let mut interval_counts = Counts::default();
     let mut interval_lat = Latency::default();
     loop {
-        let wake = [next_report, checkpoints.front().copied(), warmup_end].into_iter().flatten().min();
+        let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at].into_iter().flatten().min();
         let msg = match wake {
             Some(w) => done.recv_timeout(w.saturating_duration_since(Instant::now())),
             None => done.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
@@ -360,6 +369,10 @@ fn report_loop(
         }
         let now = Instant::now();
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
+        if forced_at.is_some_and(|f| now >= f) {
+            total.forced_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
+            break;
+        }
         if warmup_end.is_some_and(|w| now >= w) {
             warmup_end = None;
             total = RunResult::empty(sh.test, threads);

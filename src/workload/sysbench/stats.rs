@@ -172,6 +172,8 @@ pub struct RunResult {
     pub intervals: Vec<Interval>,
     /// Stopped by Ctrl-C (or the caller's stop flag).
     pub interrupted: bool,
+    /// Set when `--forced-shutdown` ended the run: events still running at that moment.
+    pub forced_unfinished: Option<u64>,
 }
 
 impl RunResult {
@@ -188,6 +190,7 @@ impl RunResult {
             per_thread: vec![ThreadFigures::default(); threads],
             intervals: Vec::new(),
             interrupted: false,
+            forced_unfinished: None,
         }
     }
 
