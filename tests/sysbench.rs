@@ -129,7 +129,14 @@ fn same_work_as_sysbench_per_transaction() {
         args.extend(extra.iter().map(|x| x.to_string()));
         let run_extra = vec![format!("--events={events}"), "--time=0".to_string()];
         let sb = phases(&mut root, &|a| sysbench(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>()), &args, &run_extra);
-        let vs = phases(&mut root, &|a| versus(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>()), &args, &run_extra);
+        // sysbench's INSERT batches, so that prepare's counters can be compared too (the default LOAD DATA
+        // path gives the same table contents, see prepare_methods_give_identical_tables).
+        let vs_prepare = |a: &[String]| {
+            let mut a: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+            a.insert(1, "--prepare-method=insert");
+            versus(&a)
+        };
+        let vs = phases(&mut root, &vs_prepare, &args, &run_extra);
         compare(&format!("{test} prepare"), &sb.0, &vs.0, 1.0, &mut failures);
         compare(&format!("{test} run"), &sb.1, &vs.1, *events as f64, &mut failures);
         eprintln!("{test}: sysbench run {:?}\n{test}: versus  run {:?}", sb.1, vs.1);
@@ -557,4 +564,33 @@ fn forced_shutdown_and_dry_run() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("        other:                           2000\n"), "{t}");
+}
+
+#[test]
+fn prepare_methods_give_identical_tables() {
+    let s = start_server();
+    let mut root = s.root_conn();
+    let conn: Vec<String> = conn_args(&s);
+    let checksum = |root: &mut mysql::Conn| -> Vec<(String, u64)> {
+        root.query("CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2").unwrap()
+    };
+    for auto_inc in ["--auto-inc=on", "--auto-inc=off"] {
+        let mut sums = Vec::new();
+        for method in ["--prepare-method=insert", "--prepare-method=load", "--prepare-method=auto"] {
+            let mut a: Vec<String> =
+                vec!["oltp_read_write".into(), "--tables=2".into(), "--table-size=20000".into(), "--threads=2".into()];
+            a.extend(conn.iter().cloned());
+            a.push(auto_inc.into());
+            a.push(method.into());
+            let args = |cmd: &str| -> Vec<String> { a.iter().cloned().chain([cmd.to_string()]).collect() };
+            let o = versus(&args("prepare").iter().map(|x| x.as_str()).collect::<Vec<_>>());
+            assert!(o.status.success(), "{}", text(&o));
+            let count: u64 = root.query_first("SELECT COUNT(*) FROM sbtest.sbtest2").unwrap().unwrap();
+            assert_eq!(count, 20_000);
+            sums.push(checksum(&mut root));
+            assert!(versus(&args("cleanup").iter().map(|x| x.as_str()).collect::<Vec<_>>()).status.success());
+        }
+        assert_eq!(sums[0], sums[1], "{auto_inc}: LOAD DATA and INSERT must give identical tables");
+        assert_eq!(sums[0], sums[2]);
+    }
 }

@@ -197,7 +197,16 @@ pub trait Connection: Send {
     fn reconnect(&mut self) -> Result<(), DbError>;
     /// The SQL text of a prepared statement (for error messages).
     fn sql(&self, stmt: StmtId) -> &str;
+    /// Runs a `LOAD DATA LOCAL INFILE` statement, streaming the file's bytes from `data`. Drivers
+    /// without LOCAL INFILE support answer with an [`ErrorKind::Client`] error.
+    fn load_local(&mut self, sql: &str, data: LocalData) -> Result<Outcome, DbError> {
+        let _ = (sql, data);
+        Err(DbError { kind: ErrorKind::Client, code: None, message: "LOAD DATA LOCAL INFILE is not supported".into() })
+    }
 }
+
+/// A producer of `LOAD DATA LOCAL INFILE` bytes.
+pub type LocalData = Box<dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()> + Send>;
 
 /// Opens connections.
 pub trait Driver: Send + Sync {

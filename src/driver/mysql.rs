@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Params, SslOpts, Statement, Value};
 
-use super::{ConnectOptions, Connection, DbError, Driver, Endpoint, ErrorKind, Outcome, Param, PsMode, StmtId};
+use super::{
+    ConnectOptions, Connection, DbError, Driver, Endpoint, ErrorKind, LocalData, Outcome, Param, PsMode, StmtId,
+};
 
 /// Driver for MySQL-protocol servers.
 pub struct MysqlDriver {
@@ -234,5 +236,13 @@ impl Connection for MysqlConnection {
 
     fn sql(&self, stmt: StmtId) -> &str {
         &self.stmts[stmt.0].sql
+    }
+
+    fn load_local(&mut self, sql: &str, mut data: LocalData) -> Result<Outcome, DbError> {
+        let conn = self.conn()?;
+        conn.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(move |_, w| data(w))));
+        let r = conn.query_iter(sql).and_then(classify);
+        conn.set_local_infile_handler(None);
+        r.map_err(|e| self.fail(e))
     }
 }

@@ -185,6 +185,18 @@ pub enum Format {
     Json,
 }
 
+/// How `prepare` loads rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrepareMethod {
+    /// LOAD DATA LOCAL INFILE when the server allows it, else INSERT.
+    Auto,
+    /// sysbench's 512 KiB multi-row INSERTs.
+    Insert,
+    /// LOAD DATA LOCAL INFILE only.
+    Load,
+}
+
 /// Options of the OLTP scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OltpOptions {
@@ -273,6 +285,8 @@ pub struct Options {
     pub oltp: OltpOptions,
     /// Report format.
     pub format: Format,
+    /// How prepare loads rows (same table contents either way).
+    pub prepare_method: PrepareMethod,
 }
 
 /// A parsed command line.
@@ -575,6 +589,12 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         "json" => Format::Json,
         v => return Err(bad("format", v, "expected text or json")),
     };
+    let prepare_method = match raw(values, "prepare_method") {
+        "auto" => PrepareMethod::Auto,
+        "insert" => PrepareMethod::Insert,
+        "load" => PrepareMethod::Load,
+        v => return Err(bad("prepare_method", v, "expected auto, insert or load")),
+    };
     let sockets = list(values, "mysql_socket");
     let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
     // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
@@ -617,6 +637,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         dry_run: flag(values, "mysql_dry_run")?,
         oltp,
         format,
+        prepare_method,
     })
 }
 

@@ -4,9 +4,9 @@
 use std::fmt::Write;
 use std::sync::Mutex;
 
-use super::options::{Options, Test};
+use super::options::{Options, PrepareMethod, Test};
 use super::rng::{C_TEMPLATE, PAD_TEMPLATE, Random};
-use crate::driver::{Connection, DbError, Driver};
+use crate::driver::{Connection, DbError, Driver, ErrorKind};
 use crate::error::{Error, Result};
 
 /// Where progress lines go (`Creating table 'sbtest1'...`).
@@ -117,14 +117,67 @@ pub fn create_table(o: &Options, conn: &mut dyn Connection, t: u32, rows: u32, l
     if rows > 0 {
         log(&format!("Inserting {rows} records into 'sbtest{t}'"));
         // Like sysbench with one thread, prepare data does not depend on --rand-seed: a fixed stream per table.
-        let mut rnd = Random::new(&o.rand, 0x5eed_0000 + t as u64);
-        load_rows(o, conn, t, 1, rows, &mut rnd)?;
+        let rnd = Random::new(&o.rand, 0x5eed_0000 + t as u64);
+        let loaded = match o.prepare_method {
+            PrepareMethod::Insert => false,
+            m => load_local(o, conn, t, rows, rnd.clone(), m == PrepareMethod::Load)?,
+        };
+        if !loaded {
+            let mut rnd = rnd;
+            load_rows(o, conn, t, 1, rows, &mut rnd)?;
+        }
     }
     if o.oltp.create_secondary {
         log(&format!("Creating a secondary index on 'sbtest{t}'..."));
         exec(conn, &format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))?;
     }
     Ok(())
+}
+
+/// Draws one row's values in sysbench's order (c, pad, then k); returns k.
+fn draw_row(rnd: &mut Random, table_size: u32, c: &mut String, pad: &mut String) -> u32 {
+    rnd.fill_template(C_TEMPLATE, c);
+    rnd.fill_template(PAD_TEMPLATE, pad);
+    rnd.default(1, table_size)
+}
+
+/// Loads rows 1..=rows with `LOAD DATA LOCAL INFILE`, the same values as [`load_rows`] would insert.
+/// Returns false when the server or driver does not allow it and `required` is false.
+fn load_local(
+    o: &Options,
+    conn: &mut dyn Connection,
+    t: u32,
+    rows: u32,
+    mut rnd: Random,
+    required: bool,
+) -> Result<bool> {
+    let auto_inc = o.oltp.auto_inc;
+    let table_size = o.oltp.table_size;
+    let cols = if auto_inc { "(k, c, pad)" } else { "(id, k, c, pad)" };
+    let sql = format!("LOAD DATA LOCAL INFILE 'sbtest{t}.tsv' INTO TABLE sbtest{t} {cols}");
+    let data: crate::driver::LocalData = Box::new(move |w| {
+        let (mut c, mut pad) = (String::with_capacity(120), String::with_capacity(60));
+        let mut buf = String::with_capacity(64 * 1024 + 256);
+        for j in 1..=rows {
+            let k = draw_row(&mut rnd, table_size, &mut c, &mut pad);
+            if auto_inc {
+                let _ = writeln!(buf, "{k}\t{c}\t{pad}");
+            } else {
+                let _ = writeln!(buf, "{j}\t{k}\t{c}\t{pad}");
+            }
+            if buf.len() >= 64 * 1024 {
+                w.write_all(buf.as_bytes())?;
+                buf.clear();
+            }
+        }
+        w.write_all(buf.as_bytes())
+    });
+    match conn.load_local(&sql, data) {
+        Ok(_) => Ok(true),
+        // Not allowed by the client, or local_infile=OFF on the server (1148 MariaDB, 3948 MySQL).
+        Err(e) if !required && (e.kind == ErrorKind::Client || matches!(e.code, Some(1148 | 3948 | 2068))) => Ok(false),
+        Err(e) => Err(sql_error(&format!("query '{sql}'"), e)),
+    }
 }
 
 /// Inserts rows `first..=last` into table `t` in multi-row INSERTs of at most 512 KiB.
@@ -147,9 +200,7 @@ pub fn load_rows(
     sql.push_str(&prefix);
     let mut in_batch = 0u32;
     for j in first..=last {
-        rnd.fill_template(C_TEMPLATE, &mut c);
-        rnd.fill_template(PAD_TEMPLATE, &mut pad);
-        let k = rnd.default(1, o.oltp.table_size);
+        let k = draw_row(rnd, o.oltp.table_size, &mut c, &mut pad);
         tuple.clear();
         if o.oltp.auto_inc {
             let _ = write!(tuple, "({k}, '{c}', '{pad}')");

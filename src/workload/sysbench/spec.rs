@@ -257,6 +257,14 @@ pub const SPECS: &[Spec] = &[
     o("number_of_ranges", Num, Some("10"), "Number of random BETWEEN ranges per SELECT", Script, RandomRanges),
     o("delta", Num, Some("5"), "Size of BETWEEN ranges", Script, RandomRanges),
     o("format", Str, Some("text"), "report format {text, json}", Versus, All),
+    o(
+        "prepare_method",
+        Str,
+        Some("auto"),
+        "how prepare loads rows {auto: LOAD DATA LOCAL INFILE when the server allows it, else INSERT; insert: sysbench's multi-row INSERTs; load}",
+        Versus,
+        All,
+    ),
 ];
 
 /// The spec of `name` (underscore spelling).
