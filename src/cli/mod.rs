@@ -29,10 +29,22 @@ enum Command {
     Server(server::ServerCommand),
     /// Start a sandbox of the distribution's MariaDB, show what it is and stop it (the quick start).
     Quickstart(server::QuickstartArgs),
+    /// sysbench-compatible OLTP workloads: `versus sysbench [options] TEST COMMAND` with sysbench 1.0's
+    /// options and report (see `versus sysbench --help`); 0.4/0.5 command lines are translated.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Sysbench {
+        /// sysbench's options, test and command.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 /// Parses `args` (including the program name) and runs the command; returns the process exit code.
 pub fn run(args: Vec<String>) -> Result<i32> {
+    // sysbench's own command line goes to its parser untouched, so every sysbench spelling works.
+    if args.get(1).map(String::as_str) == Some("sysbench") {
+        return crate::workload::sysbench::main(args[2..].to_vec());
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -45,5 +57,6 @@ pub fn run(args: Vec<String>) -> Result<i32> {
     match cli.command {
         Command::Server(cmd) => server::run(&home, cmd),
         Command::Quickstart(args) => server::quickstart(&home, args),
+        Command::Sysbench { args } => crate::workload::sysbench::main(args),
     }
 }

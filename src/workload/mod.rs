@@ -1,1 +1,3 @@
 //! Workloads: sysbench-compatible OLTP tests and the Insert Benchmark.
+
+pub mod sysbench;

@@ -55,3 +55,63 @@ pub fn start(build: Build, overrides: &[&str]) -> TempSandbox {
     let sandbox = Sandbox::start(spec).unwrap_or_else(|e| panic!("sandbox did not start: {e}"));
     TempSandbox { sandbox, dir }
 }
+
+/// A running server for workload tests: the distribution's MariaDB in a temporary sandbox, with user
+/// `sbtest`/`sbpass` and database `sbtest`, sized for small benchmark tables.
+pub struct TestServer {
+    pub host: String,
+    pub port: u16,
+    pub socket: PathBuf,
+    pub user: String,
+    pub password: String,
+    pub db: String,
+    sandbox: TempSandbox,
+}
+
+/// Starts a fresh [`TestServer`]; panics (test setup failure) when it cannot.
+pub fn start_server() -> TestServer {
+    let sandbox = start(
+        system_build(),
+        &[
+            "innodb_buffer_pool_size=128M",
+            "innodb_log_file_size=64M",
+            "innodb_flush_log_at_trx_commit=2",
+            "max_connections=500",
+        ],
+    );
+    TestServer {
+        host: "127.0.0.1".into(),
+        port: sandbox.port(),
+        socket: sandbox.socket().to_path_buf(),
+        user: sandbox.info().user.clone(),
+        password: sandbox.info().password.clone(),
+        db: sandbox.info().database.clone(),
+        sandbox,
+    }
+}
+
+impl TestServer {
+    /// Runs statements as root.
+    pub fn root_exec(&self, stmts: &[&str]) {
+        use mysql::prelude::Queryable;
+        let mut c = self.root_conn();
+        for s in stmts {
+            c.query_drop(*s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+    }
+
+    /// A root connection (over the socket).
+    pub fn root_conn(&self) -> mysql::Conn {
+        self.sandbox.connect_root().expect("root connection")
+    }
+
+    /// The server's PID.
+    pub fn pid(&self) -> u32 {
+        self.sandbox.pid()
+    }
+
+    /// The sandbox behind it.
+    pub fn sandbox(&mut self) -> &mut Sandbox {
+        &mut self.sandbox
+    }
+}

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Side-by-side comparison of `versus sysbench` and sysbench 1.0.20 against one sandboxed MariaDB.
+
+Runs every configuration A B A B (sysbench, versus, sysbench, versus) against the same server and
+tables and measures, per run: transactions per second (from the report), client CPU (user+sys of the
+client process, from wait4) per transaction, server CPU, and the wall time of `prepare`. Writes the
+results and the ratios to BENCHMARKS.md (or --out).
+
+Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 15] [--out BENCHMARKS.md]
+Needs: /usr/sbin/mariadbd, /usr/bin/mariadb-install-db, /usr/bin/sysbench. Nothing is left running.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A throw-away MariaDB in a temp dir, stopped by PID."""
+
+    def __init__(self, mariadbd, install_db, buffer_pool):
+        self.dir = tempfile.mkdtemp(prefix="vs-bench-", dir="/tmp")
+        self.port = free_port()
+        self.sock = os.path.join(self.dir, "mysqld.sock")
+        data = os.path.join(self.dir, "data")
+        subprocess.run([install_db, "--no-defaults", "--user=root", "--auth-root-authentication-method=normal",
+                        "--skip-test-db", f"--datadir={data}"], check=True, capture_output=True)
+        self.proc = subprocess.Popen([
+            mariadbd, "--no-defaults", "--user=root", f"--datadir={data}", "--bind-address=127.0.0.1",
+            f"--port={self.port}", f"--socket={self.sock}", f"--log-error={self.dir}/error.log",
+            f"--innodb-buffer-pool-size={buffer_pool}", "--innodb-log-file-size=512M",
+            "--innodb-flush-log-at-trx-commit=2", "--max-connections=1000", "--max-prepared-stmt-count=100000",
+        ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if self.sql("SELECT 1", check=False).returncode == 0:
+                break
+            if self.proc.poll() is not None:
+                raise SystemExit(f"mariadbd exited; see {self.dir}/error.log")
+            time.sleep(0.1)
+        self.sql("CREATE USER sbtest@'%' IDENTIFIED BY 'sbpass'; GRANT ALL ON *.* TO sbtest@'%'; CREATE DATABASE sbtest")
+
+    def sql(self, q, check=True):
+        return subprocess.run(["mariadb", "--no-defaults", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-e", q],
+                              capture_output=True, text=True, check=check)
+
+    def cpu(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_client(cmd):
+    """Runs cmd; returns (wall seconds, client CPU seconds, stdout)."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{text[-3000:]}")
+    return wall, ru.ru_utime + ru.ru_stime, text
+
+
+def tps_of(text):
+    m = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)", text)
+    return int(m.group(1)), float(m.group(2))
+
+
+def table_shape(srv, tables):
+    rows = []
+    for t in range(1, tables + 1):
+        r = srv.sql(f"SELECT COUNT(*), MIN(id), MAX(id), SUM(LENGTH(c)), SUM(LENGTH(pad)), COUNT(DISTINCT k) > 0 "
+                    f"FROM sbtest.sbtest{t}").stdout.split()
+        rows.append(tuple(r))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--versus", default="target/release/versus")
+    ap.add_argument("--sysbench", default="/usr/bin/sysbench")
+    ap.add_argument("--mariadbd", default="/usr/sbin/mariadbd")
+    ap.add_argument("--install-db", default="/usr/bin/mariadb-install-db")
+    ap.add_argument("--time", type=int, default=15, help="seconds per run")
+    ap.add_argument("--threads", default="1,4,16")
+    ap.add_argument("--prepare-rows", type=int, default=1_000_000)
+    ap.add_argument("--skip-prepare", action="store_true")
+    ap.add_argument("--out", default="BENCHMARKS.md")
+    a = ap.parse_args()
+
+    srv = Server(a.mariadbd, a.install_db, "2G")
+    conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest", "--mysql-password=sbpass",
+            "--mysql-db=sbtest"]
+    tools = {"sysbench": [a.sysbench], "versus": [a.versus, "sysbench"]}
+    results = []
+    prepare_rows = []
+    try:
+        # Prepare speed: 2 tables x N rows at 2 threads, A B A B, table shapes compared.
+        if not a.skip_prepare:
+            popts = conn + ["--tables=2", f"--table-size={a.prepare_rows}", "--threads=2"]
+            for rnd in range(2):
+                for tool in ("sysbench", "versus"):
+                    wall, cpu, _ = run_client(tools[tool] + ["oltp_read_write"] + popts + ["prepare"])
+                    shape = table_shape(srv, 2)
+                    run_client(tools[tool] + ["oltp_read_write"] + popts + ["cleanup"])
+                    prepare_rows.append((tool, rnd, wall, cpu, shape))
+                    print(f"prepare {tool}: {wall:.2f}s wall, {cpu:.2f}s client CPU, {shape}", flush=True)
+
+        # Run phase: 4 tables x 100k rows, prepared once by sysbench.
+        ropts = conn + ["--tables=4", "--table-size=100000"]
+        run_client(tools["sysbench"] + ["oltp_read_write"] + ropts + ["--threads=4", "prepare"])
+        run_client(tools["sysbench"] + ["oltp_read_write"] + ropts + ["--threads=4", "prewarm"])
+        configs = []
+        for test in ("oltp_point_select", "oltp_read_write"):
+            for th in [int(x) for x in a.threads.split(",")]:
+                configs.append((test, th, 0))
+        configs += [("oltp_point_select", 4, 5000), ("oltp_read_write", 4, 300)]
+        for test, th, rate in configs:
+            for rnd in range(2):
+                for tool in ("sysbench", "versus"):
+                    extra = [f"--threads={th}", f"--time={a.time}", "--rand-type=uniform"]
+                    if rate:
+                        extra.append(f"--rate={rate}")
+                    s0 = srv.cpu()
+                    wall, cpu, text = run_client(tools[tool] + [test] + ropts + extra + ["run"])
+                    s1 = srv.cpu()
+                    events, tps = tps_of(text)
+                    results.append(dict(test=test, threads=th, rate=rate, tool=tool, round=rnd, tps=tps, events=events,
+                                         cpu=cpu, wall=wall, server_cpu=s1 - s0))
+                    print(f"{test} t={th} rate={rate} {tool}: {tps:.1f} tps, {cpu / events * 1e6:.1f} us CPU/txn, "
+                          f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU", flush=True)
+    finally:
+        srv.stop()
+    write_report(a, results, prepare_rows)
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def write_report(a, results, prepare_rows):
+    def pick(test, th, rate, tool):
+        return [r for r in results if (r["test"], r["threads"], r["rate"], r["tool"]) == (test, th, rate, tool)]
+
+    lines = [
+        "# Benchmarks",
+        "",
+        "## versus sysbench vs sysbench 1.0.20 (side by side)",
+        "",
+        f"Produced by `bench/sysbench_compare.py` on {time.strftime('%Y-%m-%d')}: {os.cpu_count()} cores, one sandboxed "
+        "MariaDB (system mariadbd, buffer pool 2G, innodb_flush_log_at_trx_commit=2), both clients on the same host, "
+        f"runs of {a.time} s in the order sysbench, versus, sysbench, versus (means of the two rounds). Run phase: "
+        "4 tables x 100k rows, `--rand-type=uniform`. CPU is the client process's user+sys time (wait4).",
+        "",
+        "| test | threads | rate | sysbench tps | versus tps | tps ratio | sysbench CPU µs/txn | versus CPU µs/txn | CPU ratio | sysbench client CPU share | versus client CPU share |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    seen = []
+    for r in results:
+        key = (r["test"], r["threads"], r["rate"])
+        if key in seen:
+            continue
+        seen.append(key)
+        sb, vs = pick(*key, "sysbench"), pick(*key, "versus")
+        tps_s, tps_v = mean([x["tps"] for x in sb]), mean([x["tps"] for x in vs])
+        cpu_s = mean([x["cpu"] / x["events"] * 1e6 for x in sb])
+        cpu_v = mean([x["cpu"] / x["events"] * 1e6 for x in vs])
+        share_s = mean([x["cpu"] / x["wall"] / os.cpu_count() * 100 for x in sb])
+        share_v = mean([x["cpu"] / x["wall"] / os.cpu_count() * 100 for x in vs])
+        lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {tps_s:.0f} | {tps_v:.0f} | {tps_v / tps_s:.2f} | "
+                     f"{cpu_s:.1f} | {cpu_v:.1f} | {cpu_v / cpu_s:.2f} | {share_s:.0f} % | {share_v:.0f} % |")
+    if prepare_rows:
+        ws = mean([w for t, _, w, _, _ in prepare_rows if t == "sysbench"])
+        wv = mean([w for t, _, w, _, _ in prepare_rows if t == "versus"])
+        shapes = {t: s for t, _, _, _, s in prepare_rows}
+        lines += [
+            "",
+            f"Prepare, 2 tables x {a.prepare_rows} rows, `--threads=2` (mean of 2 rounds): sysbench {ws:.2f} s, versus "
+            f"{wv:.2f} s wall: **{ws / wv:.2f}x faster**.",
+            "",
+            "Table shape after prepare (rows, min id, max id, total length of c, total length of pad, k set) — "
+            f"sysbench: `{shapes.get('sysbench')}`, versus: `{shapes.get('versus')}`.",
+        ]
+    lines.append("")
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+//! `versus sysbench TEST [options] COMMAND`: the sysbench 1.0.20 OLTP tests with the same statements,
+//! options and report, on a lean Rust load generator.
+//!
+//! Library use (no text involved): build [`Options`] (e.g. with [`options::parse`] or
+//! `Options::default()`), then call [`runner::run`] with a [`crate::driver::Driver`] and get a
+//! [`RunResult`] with counts, exact latency figures, the HDR histogram and the per-interval series.
+
+pub mod json;
+pub mod legacy;
+pub mod oltp;
+pub mod options;
+pub mod prepare;
+pub mod report;
+pub mod rng;
+pub mod runner;
+pub mod session;
+pub mod spec;
+pub mod stats;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use options::{Command, Format, Options, Test};
+pub use runner::{Observer, run};
+pub use stats::{Interval, RunResult};
+
+use crate::driver::Driver;
+use crate::driver::mysql::MysqlDriver;
+use crate::error::{Error, Result};
+
+/// Exit code of a run stopped by Ctrl-C (the report of what was measured is still printed).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Ctrl-C stops the run through the process-wide flag of [`crate::interrupt`]; the report for what was
+/// measured is printed and the exit code is 130. A second Ctrl-C exits at once.
+fn stop_flag() -> Arc<AtomicBool> {
+    crate::interrupt::install();
+    crate::interrupt::flag()
+}
+
+struct TextObserver {
+    pct: u32,
+    warmup: u64,
+}
+
+impl Observer for TextObserver {
+    fn started(&mut self) {
+        let mut s = String::from("Threads started!\n\n");
+        if self.warmup > 0 {
+            s.push_str(&format!("Warming up for {} seconds...\n\n", self.warmup));
+        }
+        out(&s);
+    }
+
+    fn interval(&mut self, i: &Interval) {
+        out(&report::interval_line(i, self.pct));
+    }
+
+    fn checkpoint(&mut self, r: &RunResult) {
+        let o = Options { percentile: self.pct, ..Options::default() };
+        out(&format!("\n[ {:.0}s ] Checkpoint report:\n{}", r.total_time.as_secs_f64(), report::final_report(r, &o)));
+    }
+}
+
+fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(s.as_bytes());
+    let _ = o.flush();
+}
+
+/// General help (`versus sysbench --help`).
+pub fn general_help() -> String {
+    use spec::Group;
+    let mut s = String::from(
+        "Usage:\n  versus sysbench [options]... TEST COMMAND\n\nCommands: prepare prewarm run cleanup help\n\nTests: ",
+    );
+    s.push_str(&Test::ALL[..11].iter().map(|(n, _)| *n).collect::<Vec<_>>().join(" "));
+    s.push('\n');
+    for (g, title) in [
+        (Group::General, "General options:"),
+        (Group::Rand, "Pseudo-Random Numbers Generator options:"),
+        (Group::Log, "Log options:"),
+        (Group::Db, "General database options:"),
+        (Group::Mysql, "mysql options:"),
+        (Group::Versus, "versus options:"),
+    ] {
+        let specs: Vec<&spec::Spec> = spec::SPECS.iter().filter(|s| s.group == g).collect();
+        s.push_str(&format!("\n{title}\n{}", spec::help_lines(&specs)));
+    }
+    s.push_str("\nSee 'versus sysbench <testname> help' for a list of options for each test.\n");
+    s
+}
+
+/// The options of one test (`versus sysbench TEST help`), alphabetically, in sysbench's layout.
+pub fn test_help(test: Test) -> String {
+    let mut specs: Vec<&spec::Spec> = spec::SPECS
+        .iter()
+        .filter(|s| s.group == spec::Group::Script)
+        .filter(|s| match s.scope {
+            spec::Scope::All => true,
+            spec::Scope::Oltp => test != Test::BulkInsert,
+            spec::Scope::RandomPoints => test == Test::SelectRandomPoints,
+            spec::Scope::RandomRanges => test == Test::SelectRandomRanges,
+        })
+        .collect();
+    specs.sort_by_key(|s| s.name);
+    format!("{}.lua options:\n{}", test.name(), spec::help_lines(&specs))
+}
+
+/// Entry point of `versus sysbench ARGS...`; returns the process exit code.
+pub fn main(args: Vec<String>) -> Result<i32> {
+    let args = match legacy::translate(&args)? {
+        Some(t) => {
+            eprintln!("versus: {}", t.note);
+            t.args
+        }
+        None => args,
+    };
+    let inv = options::parse(&args)?;
+    for w in &inv.warnings {
+        eprintln!("{w}");
+    }
+    if inv.version {
+        out(&report::version_line());
+        return Ok(0);
+    }
+    if inv.help || inv.test.is_none() {
+        out(&general_help());
+        return Ok(if inv.help { 0 } else { 1 });
+    }
+    let test = inv.test.expect("checked");
+    let Some(command) = inv.command else {
+        return Err(Error::Other(format!(
+            "{}: a command is required; supported commands: prepare, prewarm, run, cleanup, help",
+            test.name()
+        )));
+    };
+    let o = inv.options;
+    let text = o.format == Format::Text;
+    let driver: Arc<dyn Driver> = if o.dry_run {
+        Arc::new(crate::driver::mock::MockDriver::new().all_other())
+    } else {
+        Arc::new(MysqlDriver::new(o.connect.clone()))
+    };
+    let log = |line: &str| {
+        if text {
+            out(&format!("{line}\n"));
+        } else {
+            eprintln!("{line}");
+        }
+    };
+    match command {
+        Command::Help => {
+            out(&test_help(test));
+            Ok(0)
+        }
+        Command::Prepare | Command::Prewarm | Command::Cleanup => {
+            if text {
+                out(&format!("{}\n", report::version_line()));
+            }
+            match command {
+                Command::Prepare => prepare::prepare(test, &o, driver.as_ref(), &log)?,
+                Command::Prewarm => prepare::prewarm(&o, driver.as_ref(), &log)?,
+                _ => prepare::cleanup(test, &o, driver.as_ref(), &log)?,
+            }
+            Ok(0)
+        }
+        Command::Run => run_command(test, &o, driver),
+    }
+}
+
+fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> {
+    let text = o.format == Format::Text;
+    if o.time == 0 && o.events == 0 {
+        eprintln!("WARNING: Both event and time limits are disabled, running an endless test");
+    }
+    if text {
+        out(&report::preamble(o));
+        out("Initializing worker threads...\n\n");
+    }
+    let stop = stop_flag();
+    let result = if text {
+        let mut obs = TextObserver { pct: o.percentile, warmup: o.warmup_time };
+        run(test, o, driver, stop, &mut obs)?
+    } else {
+        run(test, o, driver, stop, &mut runner::Quiet)?
+    };
+    if let Some(n) = result.forced_unfinished {
+        out("FATAL: The --max-time limit has expired, forcing shutdown...\n");
+        out(&format!("Number of unfinished transactions on forced shutdown: {n}\n"));
+    }
+    if text {
+        out(&report::final_report(&result, o));
+    } else {
+        let doc = json::report(test, o, &result);
+        out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
+    }
+    Ok(if result.forced_unfinished.is_some() {
+        2
+    } else if result.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        0
+    })
+}

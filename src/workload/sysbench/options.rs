@@ -1,0 +1,648 @@
+//! Command-line parsing with sysbench's rules (options anywhere, `--name=value`, dashes and underscores
+//! interchangeable, `on|off` booleans, `--config-file`) into typed, validated [`Options`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::spec::{self, Kind, Scope};
+use crate::driver::{ConnectOptions, PsMode};
+use crate::error::{Error, Result};
+
+/// The eleven sysbench OLTP tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Test {
+    /// Reads, writes, BEGIN/COMMIT (20 statements by default).
+    OltpReadWrite,
+    /// Point and range selects in a transaction.
+    OltpReadOnly,
+    /// Updates, delete+insert in a transaction.
+    OltpWriteOnly,
+    /// One point select.
+    OltpPointSelect,
+    /// One `UPDATE … SET k=k+1`.
+    OltpUpdateIndex,
+    /// One `UPDATE … SET c=?`.
+    OltpUpdateNonIndex,
+    /// One INSERT.
+    OltpInsert,
+    /// One DELETE.
+    OltpDelete,
+    /// One `SELECT … WHERE k IN (…)`.
+    SelectRandomPoints,
+    /// One `SELECT count(k) … WHERE k BETWEEN … OR …`.
+    SelectRandomRanges,
+    /// Buffered multi-row INSERTs into per-thread tables.
+    BulkInsert,
+    /// versus addition for legacy `--oltp-test-mode=incupdate`: one `UPDATE … SET c=c+1`.
+    OltpIncUpdate,
+}
+
+impl Test {
+    /// All tests with their command-line names.
+    pub const ALL: [(&'static str, Test); 12] = [
+        ("oltp_read_write", Test::OltpReadWrite),
+        ("oltp_read_only", Test::OltpReadOnly),
+        ("oltp_write_only", Test::OltpWriteOnly),
+        ("oltp_point_select", Test::OltpPointSelect),
+        ("oltp_update_index", Test::OltpUpdateIndex),
+        ("oltp_update_non_index", Test::OltpUpdateNonIndex),
+        ("oltp_insert", Test::OltpInsert),
+        ("oltp_delete", Test::OltpDelete),
+        ("select_random_points", Test::SelectRandomPoints),
+        ("select_random_ranges", Test::SelectRandomRanges),
+        ("bulk_insert", Test::BulkInsert),
+        ("oltp_inc_update", Test::OltpIncUpdate),
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, t)| *t == self).map(|(n, _)| *n).unwrap_or("?")
+    }
+
+    /// Parses a test name, a path to `<name>.lua`, or a module name.
+    pub fn parse(word: &str) -> Result<Test> {
+        let base = word.rsplit('/').next().unwrap_or(word);
+        let base = base.strip_suffix(".lua").unwrap_or(base);
+        if let Some((_, t)) = Self::ALL.iter().find(|(n, _)| *n == base) {
+            return Ok(*t);
+        }
+        let best = Self::ALL.iter().map(|(n, _)| (spec::levenshtein(base, n), *n)).min().map(|(_, n)| n);
+        Err(Error::Other(format!(
+            "unknown test '{word}': no such test (did you mean '{}'?); tests: {}",
+            best.unwrap_or("oltp_read_write"),
+            Self::ALL[..11].iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        )))
+    }
+
+    fn accepts(self, scope: Scope) -> bool {
+        match scope {
+            Scope::All => true,
+            // bulk_insert declares no options, so sysbench accepts (and ignores) the common ones there.
+            Scope::Oltp => true,
+            Scope::RandomPoints => self == Test::SelectRandomPoints,
+            Scope::RandomRanges => self == Test::SelectRandomRanges,
+        }
+    }
+}
+
+/// What to do with the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Command {
+    /// Create and load the tables.
+    Prepare,
+    /// Load tables and indexes into the buffer pool.
+    Prewarm,
+    /// Run the benchmark.
+    Run,
+    /// Drop the tables.
+    Cleanup,
+    /// Print the test's options.
+    Help,
+}
+
+impl Command {
+    fn parse(word: &str) -> Result<Command> {
+        Ok(match word {
+            "prepare" => Command::Prepare,
+            "prewarm" | "warmup" => Command::Prewarm,
+            "run" => Command::Run,
+            "cleanup" => Command::Cleanup,
+            "help" => Command::Help,
+            _ => {
+                return Err(Error::Other(format!(
+                    "unknown command '{word}'; supported commands: prepare, prewarm, run, cleanup, help"
+                )));
+            }
+        })
+    }
+}
+
+/// The `--rand-type` distributions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RandType {
+    /// Uniform over the range.
+    Uniform,
+    /// Irwin–Hall approximation of a normal around the middle.
+    Gaussian,
+    /// sysbench 1.0's default: a hot window around the middle.
+    Special,
+    /// Pareto with `--rand-pareto-h`.
+    Pareto,
+    /// Bounded Zipf with `--rand-zipfian-exp`.
+    Zipfian,
+}
+
+/// Random-number options.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RandOptions {
+    /// Distribution of ids and k values.
+    pub rand_type: RandType,
+    /// Iterations of gaussian and of special's gaussian part.
+    pub spec_iter: u32,
+    /// Percentage of the range that is special.
+    pub spec_pct: u32,
+    /// Percentage of draws that hit the special values.
+    pub spec_res: u32,
+    /// Seed; 0 means from the clock.
+    pub seed: u64,
+    /// Pareto h.
+    pub pareto_h: f64,
+    /// Zipfian exponent.
+    pub zipfian_exp: f64,
+}
+
+/// Which errors are retried instead of stopping the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IgnoreErrors {
+    /// Every server error.
+    All,
+    /// These codes.
+    Codes(Vec<u16>),
+}
+
+impl IgnoreErrors {
+    /// True if `code` is ignorable.
+    pub fn contains(&self, code: u16) -> bool {
+        match self {
+            IgnoreErrors::All => true,
+            IgnoreErrors::Codes(c) => c.contains(&code),
+        }
+    }
+}
+
+/// Report format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// sysbench's text layout.
+    Text,
+    /// One JSON document (see schemas/sysbench-report.schema.json).
+    Json,
+}
+
+/// How `prepare` loads rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrepareMethod {
+    /// LOAD DATA LOCAL INFILE when the server allows it, else INSERT.
+    Auto,
+    /// sysbench's 512 KiB multi-row INSERTs.
+    Insert,
+    /// LOAD DATA LOCAL INFILE only.
+    Load,
+}
+
+/// Options of the OLTP scripts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OltpOptions {
+    /// Number of tables sbtest1..N.
+    pub tables: u32,
+    /// Rows per table.
+    pub table_size: u32,
+    /// Width of range selects.
+    pub range_size: u32,
+    /// Point selects per transaction.
+    pub point_selects: u32,
+    /// Simple ranges per transaction.
+    pub simple_ranges: u32,
+    /// SUM ranges per transaction.
+    pub sum_ranges: u32,
+    /// ORDER BY ranges per transaction.
+    pub order_ranges: u32,
+    /// DISTINCT ranges per transaction.
+    pub distinct_ranges: u32,
+    /// Index updates per transaction.
+    pub index_updates: u32,
+    /// Non-index updates per transaction.
+    pub non_index_updates: u32,
+    /// DELETE+INSERT pairs per transaction.
+    pub delete_inserts: u32,
+    /// Run the four range kinds.
+    pub range_selects: bool,
+    /// AUTO_INCREMENT ids.
+    pub auto_inc: bool,
+    /// No BEGIN/COMMIT.
+    pub skip_trx: bool,
+    /// `KEY xid (id)` instead of a primary key.
+    pub secondary: bool,
+    /// Build `k_<i>` after loading.
+    pub create_secondary: bool,
+    /// Storage engine.
+    pub storage_engine: String,
+    /// Appended to CREATE TABLE.
+    pub create_table_options: String,
+    /// Reconnect every N events (0 = never).
+    pub reconnect: u64,
+    /// select_random_points: points per SELECT.
+    pub random_points: u32,
+    /// select_random_ranges: ranges per SELECT.
+    pub number_of_ranges: u32,
+    /// select_random_ranges: width of each range.
+    pub delta: u32,
+}
+
+/// Every option of a `versus sysbench` invocation, typed and validated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Options {
+    /// Worker threads.
+    pub threads: u32,
+    /// Event limit (0 = none).
+    pub events: u64,
+    /// Time limit in seconds (0 = none).
+    pub time: u64,
+    /// Warmup seconds before measuring.
+    pub warmup_time: u64,
+    /// Target events per second (0 = closed loop).
+    pub rate: u64,
+    /// Seconds between intermediate reports (0 = none).
+    pub report_interval: u64,
+    /// Seconds at which a cumulative report is printed and stats reset.
+    pub report_checkpoints: Vec<u64>,
+    /// Seconds after the time limit before a forced exit (None = off).
+    pub forced_shutdown: Option<u64>,
+    /// Debug output.
+    pub debug: bool,
+    /// Log verbosity 0..5.
+    pub verbosity: u32,
+    /// Percentile of the latency statistics (0 = off).
+    pub percentile: u32,
+    /// Print the latency histogram.
+    pub histogram: bool,
+    /// Random numbers.
+    pub rand: RandOptions,
+    /// Connection.
+    pub connect: ConnectOptions,
+    /// Ignorable errors.
+    pub ignore_errors: IgnoreErrors,
+    /// Pretend every statement succeeds without sending it.
+    pub dry_run: bool,
+    /// Workload.
+    pub oltp: OltpOptions,
+    /// Report format.
+    pub format: Format,
+    /// How prepare loads rows (same table contents either way).
+    pub prepare_method: PrepareMethod,
+}
+
+/// A parsed command line.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The test, if one was named.
+    pub test: Option<Test>,
+    /// The command, if one was named.
+    pub command: Option<Command>,
+    /// Typed options.
+    pub options: Options,
+    /// `--help` was given.
+    pub help: bool,
+    /// `--version` was given.
+    pub version: bool,
+    /// Deprecation warnings to print on stderr.
+    pub warnings: Vec<String>,
+    /// Options set explicitly (underscore names), for the JSON report.
+    pub explicit: BTreeMap<String, String>,
+}
+
+/// Parses everything after `versus sysbench` (already translated from legacy forms).
+pub fn parse(args: &[String]) -> Result<Invocation> {
+    let mut values: BTreeMap<String, String> = BTreeMap::new();
+    let mut words = Vec::new();
+    for arg in args {
+        if let Some(body) = arg.strip_prefix("--") {
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            let name = name.replace('-', "_");
+            let spec = spec::find(&name).ok_or_else(|| unknown_option(&name))?;
+            let value = match (value, spec.kind) {
+                (Some(v), _) => v.to_string(),
+                (None, Kind::Bool) => "on".to_string(),
+                (None, _) if name == "forced_shutdown" => "5%".to_string(),
+                (None, _) => {
+                    return Err(Error::option(
+                        format!("--{}", dashed(&name)),
+                        format!("needs a value: --{}{}", dashed(&name), spec::format_of(spec.kind)),
+                    ));
+                }
+            };
+            values.insert(name, value);
+        } else if arg.starts_with('-') && arg.len() > 1 {
+            return Err(Error::option(arg.clone(), "invalid option; options are written --name=value"));
+        } else {
+            words.push(arg.clone());
+        }
+    }
+    if let Some(file) = values.get("config_file").cloned() {
+        for (k, v) in read_config_file(&file)? {
+            values.entry(k).or_insert(v);
+        }
+    }
+    if words.len() > 2 {
+        return Err(Error::Other(format!("unrecognized command line argument: {}", words[2])));
+    }
+    let test = words.first().map(|w| Test::parse(w)).transpose()?;
+    let command = words.get(1).map(|w| Command::parse(w)).transpose()?;
+    if let Some(t) = test {
+        for name in values.keys() {
+            let s = spec::find(name).expect("checked above");
+            if !t.accepts(s.scope) {
+                return Err(Error::option(format!("--{}", dashed(name)), format!("is not an option of {}", t.name())));
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    let options = build(&values, test, &mut warnings)?;
+    Ok(Invocation {
+        test,
+        command,
+        options,
+        help: flag(&values, "help")?,
+        version: flag(&values, "version")?,
+        warnings,
+        explicit: values,
+    })
+}
+
+fn dashed(name: &str) -> String {
+    name.replace('_', "-")
+}
+
+fn unknown_option(name: &str) -> Error {
+    let hint = match spec::closest(name) {
+        Some(n) => format!("unknown option; did you mean --{}?", dashed(n)),
+        None => "unknown option; see 'versus sysbench --help'".to_string(),
+    };
+    Error::option(format!("--{}", dashed(name)), hint)
+}
+
+fn read_config_file(path: &str) -> Result<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (k, v) = line.split_once('=').unwrap_or((line, "on"));
+        let k = k.trim().trim_start_matches("--").replace('-', "_");
+        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+        if spec::find(&k).is_none() {
+            return Err(Error::file(path, format!("{}", unknown_option(&k))));
+        }
+        out.push((k, v.to_string()));
+    }
+    Ok(out)
+}
+
+fn raw<'a>(values: &'a BTreeMap<String, String>, name: &str) -> &'a str {
+    values.get(name).map(|s| s.as_str()).or_else(|| spec::find(name).and_then(|s| s.default)).unwrap_or("")
+}
+
+fn bad(name: &str, v: &str, what: &str) -> Error {
+    Error::option(format!("--{}", dashed(name)), format!("invalid value '{v}': {what}"))
+}
+
+/// A boolean option: `on|true|1` or `off|false|0`.
+pub fn flag(values: &BTreeMap<String, String>, name: &str) -> Result<bool> {
+    match raw(values, name).to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        v => Err(bad(name, v, "expected on or off")),
+    }
+}
+
+fn int(values: &BTreeMap<String, String>, name: &str) -> Result<u64> {
+    let v = raw(values, name);
+    v.trim().parse::<u64>().map_err(|_| {
+        if v.trim().starts_with('-') {
+            bad(name, v, "must not be negative")
+        } else {
+            bad(name, v, "expected an integer")
+        }
+    })
+}
+
+fn num(values: &BTreeMap<String, String>, name: &str) -> Result<f64> {
+    let v = raw(values, name);
+    match v.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err(bad(name, v, "must be a non-negative number")),
+        Err(_) => Err(bad(name, v, "expected a number")),
+    }
+}
+
+fn count(values: &BTreeMap<String, String>, name: &str) -> Result<u32> {
+    let x = num(values, name)?;
+    if x > u32::MAX as f64 {
+        return Err(bad(name, raw(values, name), "too large"));
+    }
+    Ok(x as u32)
+}
+
+fn list(values: &BTreeMap<String, String>, name: &str) -> Vec<String> {
+    raw(values, name).split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+fn deprecated(values: &BTreeMap<String, String>, old: &str, new: &str, w: &mut Vec<String>) -> Result<Option<u64>> {
+    if !values.contains_key(old) {
+        return Ok(None);
+    }
+    let v = int(values, old)?;
+    let used = if old == "num_threads" { v > 1 } else { v > 0 };
+    if !used {
+        return Ok(None);
+    }
+    w.push(format!("WARNING: --{} is deprecated, use --{} instead", dashed(old), dashed(new)));
+    Ok(Some(v))
+}
+
+fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<String>) -> Result<Options> {
+    let mut threads = int(values, "threads")?;
+    if let Some(t) = deprecated(values, "num_threads", "threads", w)? {
+        threads = t;
+    }
+    if threads == 0 || threads > 100_000 {
+        return Err(bad("threads", raw(values, "threads"), "must be between 1 and 100000"));
+    }
+    let mut events = int(values, "events")?;
+    if let Some(e) = deprecated(values, "max_requests", "events", w)? {
+        events = e;
+    }
+    let mut time = int(values, "time")?;
+    if let Some(t) = deprecated(values, "max_time", "time", w)? {
+        time = t;
+    }
+    let mut rate = int(values, "rate")?;
+    if let Some(r) = deprecated(values, "tx_rate", "rate", w)? {
+        rate = r;
+    }
+    let percentile = int(values, "percentile")?;
+    if percentile > 100 {
+        return Err(bad("percentile", raw(values, "percentile"), "must be between 0 and 100"));
+    }
+    let histogram = flag(values, "histogram")?;
+    if histogram && percentile == 0 {
+        return Err(Error::option("--histogram", "cannot be used with --percentile=0"));
+    }
+    let rand_type = match raw(values, "rand_type") {
+        "uniform" => RandType::Uniform,
+        "gaussian" => RandType::Gaussian,
+        "special" => RandType::Special,
+        "pareto" => RandType::Pareto,
+        "zipfian" => RandType::Zipfian,
+        v => return Err(bad("rand_type", v, "expected uniform, gaussian, special, pareto or zipfian")),
+    };
+    let spec_res = int(values, "rand_spec_res")?;
+    if spec_res >= 100 {
+        return Err(bad("rand_spec_res", raw(values, "rand_spec_res"), "must be below 100"));
+    }
+    let pareto_h = num(values, "rand_pareto_h")?;
+    if !(pareto_h > 0.0 && pareto_h < 1.0) {
+        return Err(bad("rand_pareto_h", raw(values, "rand_pareto_h"), "must be between 0 and 1 (exclusive)"));
+    }
+    let rand = RandOptions {
+        rand_type,
+        spec_iter: int(values, "rand_spec_iter")?.clamp(1, 1000) as u32,
+        spec_pct: int(values, "rand_spec_pct")?.min(100) as u32,
+        spec_res: spec_res as u32,
+        seed: int(values, "rand_seed")?,
+        pareto_h,
+        zipfian_exp: num(values, "rand_zipfian_exp")?,
+    };
+    match raw(values, "db_driver") {
+        "mysql" => {}
+        v => return Err(bad("db_driver", v, "versus supports only the mysql driver")),
+    }
+    let ps_mode = match raw(values, "db_ps_mode") {
+        "auto" => PsMode::Auto,
+        "disable" => PsMode::Disable,
+        v => return Err(bad("db_ps_mode", v, "expected auto or disable")),
+    };
+    let mut ports = Vec::new();
+    for p in list(values, "mysql_port") {
+        ports.push(p.parse::<u16>().map_err(|_| bad("mysql_port", &p, "expected a TCP port number"))?);
+    }
+    let ignore = list(values, "mysql_ignore_errors");
+    let ignore_errors = if ignore.iter().any(|c| c == "all") {
+        IgnoreErrors::All
+    } else {
+        let mut codes = Vec::new();
+        for c in &ignore {
+            codes.push(c.parse::<u16>().map_err(|_| bad("mysql_ignore_errors", c, "expected error numbers or 'all'"))?);
+        }
+        IgnoreErrors::Codes(codes)
+    };
+    let mut oltp = OltpOptions {
+        tables: count(values, "tables")?,
+        table_size: count(values, "table_size")?,
+        range_size: count(values, "range_size")?,
+        point_selects: count(values, "point_selects")?,
+        simple_ranges: count(values, "simple_ranges")?,
+        sum_ranges: count(values, "sum_ranges")?,
+        order_ranges: count(values, "order_ranges")?,
+        distinct_ranges: count(values, "distinct_ranges")?,
+        index_updates: count(values, "index_updates")?,
+        non_index_updates: count(values, "non_index_updates")?,
+        delete_inserts: count(values, "delete_inserts")?,
+        range_selects: flag(values, "range_selects")?,
+        auto_inc: flag(values, "auto_inc")?,
+        skip_trx: flag(values, "skip_trx")?,
+        secondary: flag(values, "secondary")?,
+        create_secondary: flag(values, "create_secondary")?,
+        storage_engine: raw(values, "mysql_storage_engine").to_string(),
+        create_table_options: raw(values, "create_table_options").to_string(),
+        reconnect: num(values, "reconnect")? as u64,
+        random_points: count(values, "random_points")?,
+        number_of_ranges: count(values, "number_of_ranges")?,
+        delta: count(values, "delta")?,
+    };
+    if oltp.tables == 0 && test != Some(Test::BulkInsert) {
+        return Err(bad("tables", raw(values, "tables"), "must be at least 1"));
+    }
+    if !oltp.storage_engine.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(bad("mysql_storage_engine", &oltp.storage_engine, "expected an engine name"));
+    }
+    if test == Some(Test::OltpPointSelect) {
+        oltp.point_selects = 1;
+    }
+    let forced_shutdown = match raw(values, "forced_shutdown") {
+        "off" | "" => None,
+        v if v.ends_with('%') => {
+            let pct: u64 = v[..v.len() - 1].parse().map_err(|_| bad("forced_shutdown", v, "expected N or N%"))?;
+            Some(time * pct / 100)
+        }
+        v => Some(v.parse().map_err(|_| bad("forced_shutdown", v, "expected N, N% or off"))?),
+    };
+    let mut checkpoints = Vec::new();
+    for c in list(values, "report_checkpoints") {
+        checkpoints.push(c.parse::<u64>().map_err(|_| bad("report_checkpoints", &c, "expected seconds"))?);
+    }
+    checkpoints.sort_unstable();
+    let format = match raw(values, "format") {
+        "text" => Format::Text,
+        "json" => Format::Json,
+        v => return Err(bad("format", v, "expected text or json")),
+    };
+    let prepare_method = match raw(values, "prepare_method") {
+        "auto" => PrepareMethod::Auto,
+        "insert" => PrepareMethod::Insert,
+        "load" => PrepareMethod::Load,
+        v => return Err(bad("prepare_method", v, "expected auto, insert or load")),
+    };
+    let sockets = list(values, "mysql_socket");
+    let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
+    // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
+    let init = if test == Some(Test::OltpIncUpdate) {
+        vec![
+            "SET SESSION sql_mode=REPLACE(REPLACE(@@sql_mode,'STRICT_TRANS_TABLES',''),'STRICT_ALL_TABLES','')"
+                .to_string(),
+        ]
+    } else {
+        Vec::new()
+    };
+    Ok(Options {
+        threads: threads as u32,
+        events,
+        time,
+        warmup_time: int(values, "warmup_time")?,
+        rate,
+        report_interval: int(values, "report_interval")?,
+        report_checkpoints: checkpoints,
+        forced_shutdown,
+        debug: flag(values, "debug")?,
+        verbosity: int(values, "verbosity")?.min(5) as u32,
+        percentile: percentile as u32,
+        histogram,
+        rand,
+        connect: ConnectOptions {
+            hosts: list(values, "mysql_host"),
+            ports,
+            sockets,
+            user: raw(values, "mysql_user").to_string(),
+            password: raw(values, "mysql_password").to_string(),
+            db: raw(values, "mysql_db").to_string(),
+            ssl: flag(values, "mysql_ssl")?,
+            compression: flag(values, "mysql_compression")?,
+            ps_mode,
+            stmt_cache_size,
+            init,
+        },
+        ignore_errors,
+        dry_run: flag(values, "mysql_dry_run")?,
+        oltp,
+        format,
+        prepare_method,
+    })
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        build(&BTreeMap::new(), None, &mut Vec::new()).expect("defaults are valid")
+    }
+}

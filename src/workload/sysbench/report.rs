@@ -1,0 +1,178 @@
+//! The text report in sysbench 1.0.20's exact layout and number formats (reference sysbench.md §6):
+//! the run preamble, `--report-interval` lines, the `--histogram` block and the final report.
+
+use std::fmt::Write;
+
+use hdrhistogram::Histogram;
+
+use super::options::Options;
+use super::stats::{Interval, RunResult};
+
+/// The version line every command prints first (parsers reading `sysbench ([0-9.]+)` get 1.0.20).
+pub fn version_line() -> String {
+    format!("sysbench 1.0.20 compatible (versus {})\n", env!("CARGO_PKG_VERSION"))
+}
+
+/// The `run` preamble up to (not including) `Initializing worker threads...`.
+pub fn preamble(o: &Options) -> String {
+    let mut s = version_line();
+    s.push_str("\nRunning the test with following options:\n");
+    let _ = writeln!(s, "Number of threads: {}", o.threads);
+    if o.warmup_time > 0 {
+        let _ = writeln!(s, "Warmup time: {}s", o.warmup_time);
+    }
+    if o.rate > 0 {
+        let _ = writeln!(s, "Target transaction rate: {}/sec", o.rate);
+    }
+    if o.report_interval > 0 {
+        let _ = writeln!(s, "Report intermediate results every {} second(s)", o.report_interval);
+    }
+    if !o.report_checkpoints.is_empty() {
+        let list: Vec<String> = o.report_checkpoints.iter().map(|c| c.to_string()).collect();
+        let _ = writeln!(s, "Report checkpoint(s) at {} seconds", list.join(", "));
+    }
+    if o.debug {
+        s.push_str("Debug mode enabled.\n\n");
+    }
+    if o.rand.seed != 0 {
+        let _ = writeln!(s, "Initializing random number generator from seed ({}).", o.rand.seed);
+    } else {
+        s.push_str("Initializing random number generator from current time\n");
+    }
+    s.push_str("\n\n");
+    s
+}
+
+/// One intermediate report line (plus the queue line under `--rate`), newline-terminated.
+pub fn interval_line(iv: &Interval, pct: u32) -> String {
+    let c = &iv.counts;
+    let mut s = format!(
+        "[ {:.0}s ] thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) lat (ms,{}%): {:4.2} err/s: {:4.2} reconn/s: {:4.2}\n",
+        iv.time,
+        iv.threads,
+        iv.rate(c.events),
+        iv.rate(c.queries()),
+        iv.rate(c.reads),
+        iv.rate(c.writes),
+        iv.rate(c.other),
+        pct,
+        iv.latency_pct_ms,
+        iv.rate(c.errors),
+        iv.rate(c.reconnects),
+    );
+    if let Some((q, conc)) = iv.queue {
+        let _ = writeln!(s, "[ {:.0}s ] queue length: {q}, concurrency: {conc}", iv.time);
+    }
+    s
+}
+
+const HIST_BUCKETS: usize = 1024;
+
+/// Index of sysbench's log-spaced bucket (0.001 ms … 100 000 ms, 1024 buckets) holding `ms`.
+fn bucket_of(ms: f64) -> usize {
+    let m = (HIST_BUCKETS as f64 - 1.0) / (1e8f64).ln();
+    let i = ((ms.max(1e-3).ln() - (1e-3f64).ln()) * m + 0.5).floor();
+    (i.max(0.0) as usize).min(HIST_BUCKETS - 1)
+}
+
+fn bucket_value(i: usize) -> f64 {
+    let m = (HIST_BUCKETS as f64 - 1.0) / (1e8f64).ln();
+    (i as f64 / m + (1e-3f64).ln()).exp()
+}
+
+/// The `--histogram` block: the HDR histogram shown on sysbench's 1024-bucket grid so the layout and
+/// bucket values stay those of sysbench (the exact HDR values are in `--format json`).
+pub fn histogram_text(h: &Histogram<u64>) -> String {
+    let mut buckets = vec![0u64; HIST_BUCKETS];
+    for v in h.iter_recorded() {
+        buckets[bucket_of(h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0)] += v.count_at_value();
+    }
+    let max = buckets.iter().copied().max().unwrap_or(0);
+    let mut s = String::from("Latency histogram (values are in milliseconds)\n");
+    s.push_str("       value  ------------- distribution ------------- count\n");
+    for (i, &n) in buckets.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let stars = ((n as f64 * 40.0 / max as f64) + 0.5).floor() as usize;
+        let _ = writeln!(s, "{:12.3} |{:<40} {}", bucket_value(i), "*".repeat(stars), n);
+    }
+    s.push_str(" \n");
+    s
+}
+
+fn line(s: &mut String, label: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(s, "{label:<41}{value}");
+}
+
+fn line_rate(s: &mut String, label: &str, n: u64, rate: f64) {
+    let _ = writeln!(s, "{label:<41}{n:<6} ({rate:.2} per sec.)");
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// The final report (preceded by the histogram under `--histogram`), ending with a blank line.
+pub fn final_report(r: &RunResult, o: &Options) -> String {
+    let mut s = String::new();
+    if o.histogram {
+        s.push_str(&histogram_text(&r.histogram));
+    }
+    let c = &r.counts;
+    s.push_str("SQL statistics:\n    queries performed:\n");
+    line(&mut s, "        read:", c.reads);
+    line(&mut s, "        write:", c.writes);
+    line(&mut s, "        other:", c.other);
+    line(&mut s, "        total:", c.queries());
+    line_rate(&mut s, "    transactions:", c.events, r.rate(c.events));
+    line_rate(&mut s, "    queries:", c.queries(), r.rate(c.queries()));
+    line_rate(&mut s, "    ignored errors:", c.errors, r.rate(c.errors));
+    line_rate(&mut s, "    reconnects:", c.reconnects, r.rate(c.reconnects));
+    s.push_str("\nGeneral statistics:\n");
+    line(&mut s, "    total time:", format!("{:.4}s", r.total_time.as_secs_f64()));
+    line(&mut s, "    total number of events:", c.events);
+    s.push_str("\nLatency (ms):\n");
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let l = &r.latency;
+    let _ = writeln!(s, "         min: {:39.2}", ms(l.min()));
+    let _ = writeln!(s, "         avg: {:39.2}", ms(l.avg()));
+    let _ = writeln!(s, "         max: {:39.2}", ms(l.max_ns));
+    if o.percentile > 0 {
+        let _ = writeln!(s, "        {:3}th percentile: {:27.2}", o.percentile, r.percentile_ms(o.percentile as f64));
+    } else {
+        s.push_str("         percentile stats:               disabled\n");
+    }
+    let _ = writeln!(s, "         sum: {:39.2}", ms(l.sum_ns));
+    s.push_str("\nThreads fairness:\n");
+    let events: Vec<f64> = r.per_thread.iter().map(|t| t.events as f64).collect();
+    let times: Vec<f64> = r.per_thread.iter().map(|t| t.time_ns as f64 / 1e9).collect();
+    let (em, esd) = mean_sd(&events);
+    let (tm, tsd) = mean_sd(&times);
+    let _ = writeln!(s, "    events (avg/stddev):           {em:.4}/{esd:3.2}");
+    let _ = writeln!(s, "    execution time (avg/stddev):   {tm:.4}/{tsd:3.2}");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_follow_sysbench_grid() {
+        assert_eq!(bucket_of(0.001), 0);
+        assert_eq!(bucket_of(100_000.0), 1023);
+        assert_eq!(bucket_of(1e9), 1023);
+        for ms in [0.5, 1.0, 2.0, 17.0] {
+            let v = bucket_value(bucket_of(ms));
+            assert!((v / ms - 1.0).abs() < 0.01, "{ms} -> {v}");
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! The `run` phase as a library call: options in, [`RunResult`] out (per-interval series, HDR latency
+//! histogram, counts, per-thread figures). One OS thread and one connection per worker; closed loop, or
+//! open loop under `--rate` with queue time counted in latency.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use hdrhistogram::Histogram;
+
+use super::oltp::{Abort, Workload};
+use super::options::{Options, Test};
+use super::rng::{Random, Unique, Xoroshiro};
+use super::session::{Counts, Session};
+use super::stats::{Interval, Latency, RunResult, ThreadFigures, new_histogram};
+use crate::driver::Driver;
+use crate::error::{Error, Result};
+
+/// sysbench's event queue size under `--rate` (the ring holds one fewer).
+pub const QUEUE_SIZE: usize = 131_072;
+
+/// Progress callbacks of a run. All methods have empty defaults.
+pub trait Observer {
+    /// Every worker is connected and has prepared its statements; the clock starts.
+    fn started(&mut self) {}
+    /// The warmup ended; statistics were reset.
+    fn warmup_done(&mut self) {}
+    /// One `--report-interval` line's figures.
+    fn interval(&mut self, _i: &Interval) {}
+    /// A `--report-checkpoints` report (cumulative since the previous checkpoint).
+    fn checkpoint(&mut self, _r: &RunResult) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// What one worker accumulates between two drains by the reporter.
+struct Acc {
+    counts: Counts,
+    hist: Histogram<u64>,
+    lat: Latency,
+}
+
+impl Acc {
+    fn new() -> Self {
+        Acc { counts: Counts::default(), hist: new_histogram(), lat: Latency::default() }
+    }
+}
+
+/// `--rate` arrivals: an absolute Poisson schedule served FIFO by whichever worker is free, which is
+/// sysbench's event generator thread and queue without the thread.
+struct Schedule {
+    rng: Xoroshiro,
+    mean_ns: f64,
+    next: Instant,
+    pending: VecDeque<Instant>,
+}
+
+impl Schedule {
+    fn advance(&mut self) -> Instant {
+        let t = self.next;
+        let gap = -self.mean_ns * (1.0 - self.rng.next_f64()).ln();
+        self.next += Duration::from_nanos(gap as u64);
+        t
+    }
+
+    /// Arrivals up to `now` not yet taken; errors when the queue would overflow.
+    fn fill(&mut self, now: Instant) -> std::result::Result<usize, ()> {
+        while self.next <= now {
+            let t = self.advance();
+            self.pending.push_back(t);
+            if self.pending.len() >= QUEUE_SIZE - 1 {
+                return Err(());
+            }
+        }
+        Ok(self.pending.len())
+    }
+
+    fn take(&mut self, now: Instant) -> std::result::Result<Instant, ()> {
+        self.fill(now)?;
+        Ok(match self.pending.pop_front() {
+            Some(t) => t,
+            None => self.advance(),
+        })
+    }
+}
+
+struct Shared {
+    opts: Options,
+    test: Test,
+    stop: Arc<AtomicBool>,
+    failed: AtomicBool,
+    fatal: Mutex<Option<Error>>,
+    warming: AtomicBool,
+    events_claimed: AtomicU64,
+    in_service: AtomicU64,
+    schedule: Option<Mutex<Schedule>>,
+    accs: Vec<Mutex<Acc>>,
+    unique: Arc<Unique>,
+}
+
+impl Shared {
+    fn fail(&self, e: Error) {
+        let mut g = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert(e);
+        self.failed.store(true, Ordering::SeqCst);
+    }
+
+    fn stopping(&self) -> bool {
+        self.failed.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
+    }
+}
+
+fn clock_seed() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+/// Runs `test` with `opts` against `driver` until the event or time limit, Ctrl-C (`stop`), or a fatal
+/// error (returned as `Err`, like sysbench which prints no report then).
+pub fn run(
+    test: Test,
+    opts: &Options,
+    driver: Arc<dyn Driver>,
+    stop: Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> Result<RunResult> {
+    let threads = opts.threads as usize;
+    let seed = if opts.rand.seed != 0 { opts.rand.seed } else { clock_seed() };
+    let mut seeder = Xoroshiro::seeded(seed);
+    let unique = Arc::new(Unique::new(seeder.next_u64() as u32, seeder.next_u64() as u32));
+    let shared = Arc::new(Shared {
+        opts: opts.clone(),
+        test,
+        stop,
+        failed: AtomicBool::new(false),
+        fatal: Mutex::new(None),
+        warming: AtomicBool::new(opts.warmup_time > 0),
+        events_claimed: AtomicU64::new(0),
+        in_service: AtomicU64::new(0),
+        schedule: None,
+        accs: (0..threads).map(|_| Mutex::new(Acc::new())).collect(),
+        unique,
+    });
+    let ready = Arc::new(Barrier::new(threads + 1));
+    let go = Arc::new(Barrier::new(threads + 1));
+    let start_cell: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let (done_tx, done_rx) = mpsc::channel::<usize>();
+    let mut handles = Vec::with_capacity(threads);
+    let mut shared = shared;
+    let schedule_seed = seeder.next_u64();
+    if opts.rate > 0 {
+        Arc::get_mut(&mut shared).expect("not shared yet").schedule = Some(Mutex::new(Schedule {
+            rng: Xoroshiro::seeded(schedule_seed),
+            mean_ns: 1e9 / opts.rate as f64,
+            next: Instant::now(),
+            pending: VecDeque::new(),
+        }));
+    }
+    for tid in 0..threads {
+        let (shared, driver, ready, go, start_cell, done_tx) =
+            (shared.clone(), driver.clone(), ready.clone(), go.clone(), start_cell.clone(), done_tx.clone());
+        let rnd = Random::new(&opts.rand, seeder.next_u64());
+        let h = std::thread::Builder::new()
+            .name(format!("sysbench-{tid}"))
+            .spawn(move || {
+                worker(tid, &shared, driver.as_ref(), rnd, &ready, &go, &start_cell);
+                let _ = done_tx.send(tid);
+            })
+            .map_err(|e| Error::Other(format!("cannot start worker thread: {e}")))?;
+        handles.push(h);
+    }
+    drop(done_tx);
+    ready.wait();
+    let start = Instant::now();
+    *start_cell.lock().unwrap_or_else(|p| p.into_inner()) = Some(start);
+    if let Some(s) = &shared.schedule {
+        s.lock().unwrap_or_else(|p| p.into_inner()).next = start;
+    }
+    go.wait();
+    if !shared.failed.load(Ordering::SeqCst) {
+        obs.started();
+    }
+    let result = report_loop(&shared, start, threads, done_rx, obs);
+    if result.as_ref().is_ok_and(|r| r.forced_unfinished.is_some()) {
+        // Forced shutdown: leave the stuck workers behind (they stop at their next check).
+        shared.stop.store(true, Ordering::SeqCst);
+        return result;
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    if let Some(e) = shared.fatal.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    result
+}
+
+fn worker(
+    tid: usize,
+    sh: &Shared,
+    driver: &dyn Driver,
+    rnd: Random,
+    ready: &Barrier,
+    go: &Barrier,
+    start_cell: &Mutex<Option<Instant>>,
+) {
+    let o = &sh.opts;
+    let mut wl = Workload::new(sh.test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), tid as u32, o.threads);
+    let init = driver.connect().map_err(|e| super::prepare::sql_error("connect", e)).and_then(|mut c| {
+        wl.prepare(c.as_mut()).map_err(|e| super::session::fatal("prepare statements", e))?;
+        Ok(c)
+    });
+    ready.wait();
+    go.wait();
+    let conn = match init {
+        Ok(c) => c,
+        Err(e) => {
+            sh.fail(e);
+            return;
+        }
+    };
+    let Some(start) = *start_cell.lock().unwrap_or_else(|p| p.into_inner()) else { return };
+    let deadline = (o.time > 0).then(|| start + Duration::from_secs(o.time + o.warmup_time));
+    let mut s = Session::new(conn, &o.ignore_errors, &sh.stop, deadline);
+    let mut since_reconnect = 0u64;
+    loop {
+        if sh.stopping() || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if o.events > 0
+            && !sh.warming.load(Ordering::Relaxed)
+            && sh.events_claimed.fetch_add(1, Ordering::Relaxed) >= o.events
+        {
+            break;
+        }
+        let t0 = match &sh.schedule {
+            None => Instant::now(),
+            Some(sched) => {
+                let now = Instant::now();
+                let taken = sched.lock().unwrap_or_else(|p| p.into_inner()).take(now);
+                let Ok(arrival) = taken else {
+                    sh.fail(Error::Other(
+                        "the event queue is full: the worker threads cannot keep up with --rate; lower --rate or add --threads".into(),
+                    ));
+                    break;
+                };
+                if deadline.is_some_and(|d| arrival >= d) {
+                    break;
+                }
+                if !wait_until(arrival, sh) {
+                    break;
+                }
+                arrival
+            }
+        };
+        sh.in_service.fetch_add(1, Ordering::Relaxed);
+        let outcome = loop {
+            match wl.event(&mut s) {
+                Ok(()) => break Ok(()),
+                Err(Abort::Restart) => {
+                    if sh.stopping() {
+                        break Err(None);
+                    }
+                }
+                Err(Abort::Stop) => break Err(None),
+                Err(Abort::Fatal(e)) => break Err(Some(e)),
+            }
+        };
+        sh.in_service.fetch_sub(1, Ordering::Relaxed);
+        let end = Instant::now();
+        let mut c = s.take_counts();
+        let finished = outcome.is_ok();
+        c.events = u64::from(finished);
+        {
+            let mut acc = sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
+            acc.counts.add(&c);
+            if finished {
+                let ns = end.saturating_duration_since(t0).as_nanos() as u64;
+                acc.lat.record(ns);
+                if o.percentile > 0 {
+                    let _ = acc.hist.record((ns / 1000).max(1));
+                }
+            }
+        }
+        match outcome {
+            Ok(()) => {}
+            Err(None) => break,
+            Err(Some(e)) => {
+                sh.fail(e);
+                break;
+            }
+        }
+        since_reconnect += 1;
+        if o.oltp.reconnect > 0 && since_reconnect >= o.oltp.reconnect {
+            since_reconnect = 0;
+            if s.reconnect().is_err() {
+                break;
+            }
+        }
+    }
+    // Flush a pending bulk INSERT; errors here end the thread like sysbench's thread_done.
+    if !sh.failed.load(Ordering::Relaxed) {
+        if let Err(Abort::Fatal(e)) = wl.done(&mut s) {
+            sh.fail(e);
+        }
+        let c = s.take_counts();
+        sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner()).counts.add(&c);
+    }
+}
+
+/// Sleeps until `t`, waking early when the run stops; false if it stopped.
+fn wait_until(t: Instant, sh: &Shared) -> bool {
+    loop {
+        if sh.stopping() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= t {
+            return true;
+        }
+        std::thread::sleep((t - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// The reporter: drains the workers' accumulators at each report interval, checkpoint, and at the end.
+fn report_loop(
+    sh: &Shared,
+    start: Instant,
+    threads: usize,
+    done: mpsc::Receiver<usize>,
+    obs: &mut dyn Observer,
+) -> Result<RunResult> {
+    let o = &sh.opts;
+    let interval = (o.report_interval > 0).then(|| Duration::from_secs(o.report_interval));
+    let mut next_report = interval.map(|i| start + i);
+    let mut checkpoints: VecDeque<Instant> =
+        o.report_checkpoints.iter().map(|s| start + Duration::from_secs(*s)).collect();
+    let mut warmup_end = (o.warmup_time > 0).then(|| start + Duration::from_secs(o.warmup_time));
+    let forced_at = match (o.forced_shutdown, o.time) {
+        (Some(grace), t) if t > 0 => Some(start + Duration::from_secs(o.warmup_time + t + grace)),
+        _ => None,
+    };
+    let mut total = RunResult::empty(sh.test, threads);
+    let mut measure_start = start;
+    let mut last_report = start;
+    let mut running = threads;
+    let mut scratch = new_histogram();
+    let mut interval_counts = Counts::default();
+    let mut interval_lat = Latency::default();
+    loop {
+        let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at].into_iter().flatten().min();
+        let msg = match wake {
+            Some(w) => done.recv_timeout(w.saturating_duration_since(Instant::now())),
+            None => done.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match msg {
+            Ok(_) => {
+                running -= 1;
+                if running == 0 {
+                    break;
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
+        if forced_at.is_some_and(|f| now >= f) {
+            total.forced_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
+            break;
+        }
+        if warmup_end.is_some_and(|w| now >= w) {
+            warmup_end = None;
+            total = RunResult::empty(sh.test, threads);
+            measure_start = now;
+            sh.warming.store(false, Ordering::SeqCst);
+            obs.warmup_done();
+        }
+        if let Some(nr) = next_report
+            && now >= nr
+        {
+            let step = interval.expect("set with next_report");
+            let queue = sh
+                .schedule
+                .as_ref()
+                .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).fill(now).unwrap_or(QUEUE_SIZE));
+            let iv = Interval::new(
+                now.duration_since(start),
+                now.duration_since(last_report),
+                running as u32,
+                interval_counts,
+                &scratch,
+                interval_lat,
+                o.percentile,
+                queue.map(|q| (q as u64, sh.in_service.load(Ordering::Relaxed))),
+            );
+            obs.interval(&iv);
+            total.intervals.push(iv);
+            last_report = now;
+            let mut n = nr;
+            while n <= now {
+                n += step;
+            }
+            next_report = Some(n);
+            scratch.reset();
+            interval_counts = Counts::default();
+            interval_lat = Latency::default();
+        }
+        if checkpoints.front().is_some_and(|c| now >= *c) {
+            checkpoints.pop_front();
+            total.total_time = now.duration_since(start);
+            total.time_interval = now.duration_since(measure_start);
+            obs.checkpoint(&total);
+            let intervals = std::mem::take(&mut total.intervals);
+            total = RunResult::empty(sh.test, threads);
+            total.intervals = intervals;
+            measure_start = now;
+        }
+    }
+    drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
+    let now = Instant::now();
+    total.total_time = now.duration_since(start);
+    total.time_interval = now.duration_since(measure_start);
+    total.interrupted = sh.stop.load(Ordering::SeqCst);
+    Ok(total)
+}
+
+/// Moves every worker's accumulator into the cumulative result and the current interval.
+fn drain(sh: &Shared, total: &mut RunResult, scratch: &mut Histogram<u64>, ic: &mut Counts, il: &mut Latency) {
+    for (tid, m) in sh.accs.iter().enumerate() {
+        let mut acc = m.lock().unwrap_or_else(|p| p.into_inner());
+        total.counts.add(&acc.counts);
+        ic.add(&acc.counts);
+        total.latency.merge(&acc.lat);
+        il.merge(&acc.lat);
+        let t: &mut ThreadFigures = &mut total.per_thread[tid];
+        t.events += acc.counts.events;
+        t.time_ns += acc.lat.sum_ns;
+        let _ = total.histogram.add(&acc.hist);
+        let _ = scratch.add(&acc.hist);
+        acc.counts = Counts::default();
+        acc.lat = Latency::default();
+        acc.hist.reset();
+    }
+}

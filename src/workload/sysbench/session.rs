@@ -1,0 +1,155 @@
+//! A worker's connection with sysbench's counting and error rules: reads/writes/other per statement,
+//! ignorable errors restart the event, lost connections reconnect (re-preparing statements) and are
+//! counted, anything else is fatal with a message naming the statement.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::oltp::{Abort, Exec};
+use super::options::IgnoreErrors;
+use crate::driver::{Connection, DbError, Outcome, Param, StmtId};
+use crate::error::Error;
+
+/// Statement and event counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Completed events (transactions).
+    pub events: u64,
+    /// Statements that returned a result set.
+    pub reads: u64,
+    /// Statements that changed rows.
+    pub writes: u64,
+    /// Statements that neither returned rows nor changed any.
+    pub other: u64,
+    /// Ignored (retried) errors.
+    pub errors: u64,
+    /// Reconnects after a lost connection.
+    pub reconnects: u64,
+}
+
+impl Counts {
+    /// reads + writes + other.
+    pub fn queries(&self) -> u64 {
+        self.reads + self.writes + self.other
+    }
+
+    /// Adds `o` into `self`.
+    pub fn add(&mut self, o: &Counts) {
+        self.events += o.events;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.other += o.other;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
+    }
+}
+
+/// A worker's connection plus its counters.
+pub struct Session<'a> {
+    /// The connection.
+    pub conn: Box<dyn Connection>,
+    /// Counters since the last [`Session::take_counts`].
+    pub counts: Counts,
+    ignore: &'a IgnoreErrors,
+    stop: &'a AtomicBool,
+    deadline: Option<Instant>,
+}
+
+impl<'a> Session<'a> {
+    /// A session on `conn`; reconnect attempts give up when `stop` is set or `deadline` passes.
+    pub fn new(
+        conn: Box<dyn Connection>,
+        ignore: &'a IgnoreErrors,
+        stop: &'a AtomicBool,
+        deadline: Option<Instant>,
+    ) -> Self {
+        Session { conn, counts: Counts::default(), ignore, stop, deadline }
+    }
+
+    /// Returns and resets the counters.
+    pub fn take_counts(&mut self) -> Counts {
+        std::mem::take(&mut self.counts)
+    }
+
+    fn count(&mut self, o: Outcome) {
+        match o {
+            Outcome::Read => self.counts.reads += 1,
+            Outcome::Write => self.counts.writes += 1,
+            Outcome::Other => self.counts.other += 1,
+        }
+    }
+
+    /// Reconnects until it works, `stop` is set or the deadline passes; counts one reconnect.
+    pub fn reconnect(&mut self) -> Result<(), Abort> {
+        loop {
+            if self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Abort::Stop);
+            }
+            match self.conn.reconnect() {
+                Ok(()) => {
+                    self.counts.reconnects += 1;
+                    return Ok(());
+                }
+                Err(e) if e.code == Some(1146) => return Err(Abort::Fatal(fatal("reconnect", e))),
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    }
+
+    fn handle(&mut self, e: DbError, sql: &str) -> Abort {
+        if e.is_connection_lost() {
+            return match self.reconnect() {
+                Ok(()) => Abort::Restart,
+                Err(a) => a,
+            };
+        }
+        if let Some(code) = e.code
+            && self.ignore.contains(code)
+        {
+            self.counts.errors += 1;
+            return Abort::Restart;
+        }
+        Abort::Fatal(fatal(&format!("query '{sql}'"), e))
+    }
+}
+
+/// The fatal error for a failed statement.
+pub fn fatal(context: &str, e: DbError) -> Error {
+    let hint = match e.code {
+        Some(1146) => "; run prepare first",
+        Some(1062) => "; add 1062 to --mysql-ignore-errors to retry duplicate keys",
+        _ => "",
+    };
+    Error::Sql { context: context.to_string(), code: e.code, message: format!("{e}{hint}") }
+}
+
+impl Exec for Session<'_> {
+    #[inline]
+    fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), Abort> {
+        match self.conn.execute(stmt, params) {
+            Ok(o) => {
+                self.count(o);
+                Ok(())
+            }
+            Err(e) => {
+                let sql = self.conn.sql(stmt).to_string();
+                Err(self.handle(e, &sql))
+            }
+        }
+    }
+
+    fn query(&mut self, sql: &str) -> Result<(), Abort> {
+        match self.conn.query(sql) {
+            Ok(o) => {
+                self.count(o);
+                Ok(())
+            }
+            Err(e) => {
+                let short: String = sql.chars().take(200).collect();
+                Err(self.handle(e, &short))
+            }
+        }
+    }
+}

@@ -1,0 +1,596 @@
+//! `versus sysbench`: same work as sysbench 1.0.20 (server counters per transaction), options and their
+//! errors, the report layout, JSON output, legacy command lines, Ctrl-C and lost connections.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Output;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use common::{TestServer, start_server};
+use mysql::prelude::Queryable;
+use versus::driver::DbError;
+use versus::driver::mock::MockDriver;
+use versus::workload::sysbench::options::{self, Test};
+use versus::workload::sysbench::runner::{self, Quiet};
+use versus::workload::sysbench::stats::{Latency, RunResult, ThreadFigures};
+use versus::workload::sysbench::{json, report};
+
+fn versus(args: &[&str]) -> Output {
+    let mut c = Command::cargo_bin("versus").expect("versus binary");
+    c.arg("sysbench").args(args).timeout(Duration::from_secs(300));
+    c.output().expect("run versus")
+}
+
+fn sysbench(args: &[&str]) -> Output {
+    std::process::Command::new("/usr/bin/sysbench").args(args).output().expect("run /usr/bin/sysbench")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn conn_args(s: &TestServer) -> Vec<String> {
+    vec![
+        "--mysql-host=127.0.0.1".into(),
+        format!("--mysql-port={}", s.port),
+        format!("--mysql-user={}", s.user),
+        format!("--mysql-password={}", s.password),
+        format!("--mysql-db={}", s.db),
+    ]
+}
+
+fn status(c: &mut mysql::Conn) -> BTreeMap<String, i64> {
+    let rows: Vec<(String, String)> = c.query("SHOW GLOBAL STATUS").expect("SHOW GLOBAL STATUS");
+    rows.into_iter()
+        .filter(|(k, _)| k.starts_with("Com_") || k.starts_with("Handler_"))
+        .filter_map(|(k, v)| v.parse::<i64>().ok().map(|v| (k, v)))
+        .collect()
+}
+
+fn delta(a: &BTreeMap<String, i64>, b: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    b.iter().map(|(k, v)| (k.clone(), v - a.get(k).copied().unwrap_or(0))).filter(|(_, v)| *v != 0).collect()
+}
+
+/// Counters that differ by construction, not by workload: statement preparation and closing happen per
+/// connection (sysbench closes its statements at exit, the mysql crate does not).
+const PER_CONNECTION: &[&str] = &["Com_stmt_prepare", "Com_stmt_close", "Com_stmt_reprepare"];
+
+type Phase = (BTreeMap<String, i64>, BTreeMap<String, i64>);
+
+/// Runs prepare, run and cleanup with one tool; returns the counter deltas of prepare and of run.
+fn phases(root: &mut mysql::Conn, tool: &dyn Fn(&[String]) -> Output, args: &[String], run_extra: &[String]) -> Phase {
+    let with = |cmd: &str, extra: &[String]| {
+        let mut a = args.to_vec();
+        a.extend_from_slice(extra);
+        a.push(cmd.into());
+        let o = tool(&a);
+        assert!(o.status.success(), "{a:?} failed:\n{}", text(&o));
+        o
+    };
+    let s0 = status(root);
+    with("prepare", &[]);
+    let s1 = status(root);
+    let out = with("run", run_extra);
+    let s2 = status(root);
+    with("cleanup", &[]);
+    let t = text(&out);
+    assert!(t.contains("SQL statistics:"), "{t}");
+    (delta(&s0, &s1), delta(&s1, &s2))
+}
+
+fn compare(what: &str, a: &BTreeMap<String, i64>, b: &BTreeMap<String, i64>, per: f64, failures: &mut Vec<String>) {
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for k in keys {
+        if PER_CONNECTION.contains(&k.as_str()) {
+            continue;
+        }
+        let (x, y) = (*a.get(k).unwrap_or(&0) as f64 / per, *b.get(k).unwrap_or(&0) as f64 / per);
+        let tol = 0.01 * x.abs().max(y.abs());
+        // Counters below one per 100 transactions are connection or snapshot noise, not workload.
+        if (x - y).abs() > tol && (x - y).abs() * per > 2.0 && x.max(y) >= 0.01 {
+            failures.push(format!("{what}: {k} sysbench {x:.4} vs versus {y:.4} per transaction"));
+        }
+    }
+}
+
+#[test]
+fn same_work_as_sysbench_per_transaction() {
+    let s = start_server();
+    let mut root = s.root_conn();
+    let base: Vec<String> =
+        conn_args(&s).into_iter().chain(["--tables=2".to_string(), "--threads=1".to_string()]).collect();
+    let cases: &[(&str, u64, &[&str])] = &[
+        ("oltp_read_write", 500, &["--table-size=5000"]),
+        ("oltp_read_only", 500, &["--table-size=5000"]),
+        ("oltp_write_only", 1000, &["--table-size=5000"]),
+        ("oltp_point_select", 5000, &["--table-size=5000"]),
+        ("oltp_update_index", 3000, &["--table-size=5000"]),
+        ("oltp_update_non_index", 3000, &["--table-size=5000"]),
+        ("oltp_insert", 3000, &["--table-size=5000"]),
+        ("oltp_delete", 1000, &["--table-size=50000", "--rand-type=uniform", "--tables=1"]),
+        ("select_random_points", 5000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"]),
+        ("select_random_ranges", 5000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"]),
+        ("bulk_insert", 200_000, &[]),
+        ("oltp_read_write", 300, &["--table-size=5000", "--db-ps-mode=disable", "--skip-trx", "--rand-type=pareto"]),
+        (
+            "oltp_read_only",
+            300,
+            &["--table-size=5000", "--range-selects=off", "--point-selects=3", "--rand-type=gaussian"],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (test, events, extra) in cases {
+        let mut args = vec![test.to_string()];
+        args.extend(base.iter().cloned());
+        args.extend(extra.iter().map(|x| x.to_string()));
+        let run_extra = vec![format!("--events={events}"), "--time=0".to_string()];
+        let sb = phases(&mut root, &|a| sysbench(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>()), &args, &run_extra);
+        // sysbench's INSERT batches, so that prepare's counters can be compared too (the default LOAD DATA
+        // path gives the same table contents, see prepare_methods_give_identical_tables).
+        let vs_prepare = |a: &[String]| {
+            let mut a: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+            a.insert(1, "--prepare-method=insert");
+            versus(&a)
+        };
+        let vs = phases(&mut root, &vs_prepare, &args, &run_extra);
+        compare(&format!("{test} prepare"), &sb.0, &vs.0, 1.0, &mut failures);
+        compare(&format!("{test} run"), &sb.1, &vs.1, *events as f64, &mut failures);
+        eprintln!("{test}: sysbench run {:?}\n{test}: versus  run {:?}", sb.1, vs.1);
+    }
+    assert!(failures.is_empty(), "counters differ:\n{}", failures.join("\n"));
+}
+
+// ---------- options and bad input (no server) ----------
+
+fn fails_with(args: &[&str], needle: &str) {
+    let o = versus(args);
+    let t = text(&o);
+    assert!(!o.status.success(), "{args:?} should fail:\n{t}");
+    assert!(t.contains(needle), "{args:?}: expected '{needle}' in:\n{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1, "one-line error expected:\n{t}");
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    fails_with(&["oltp_read_write", "--threads=0", "run"], "--threads");
+    fails_with(&["oltp_read_write", "--rand-type=foo", "run"], "--rand-type");
+    fails_with(&["oltp_read_write", "--time=-1", "run"], "--time");
+    fails_with(&["oltp_read_write", "--tabels=3", "run"], "did you mean --tables?");
+    fails_with(&["oltp_read_wirte", "run"], "did you mean 'oltp_read_write'");
+    fails_with(&["oltp_read_write"], "command is required");
+    fails_with(&["oltp_read_write", "frobnicate"], "unknown command");
+    fails_with(&["oltp_read_write", "--histogram", "--percentile=0", "run"], "--histogram");
+    fails_with(&["oltp_read_write", "--db-ps-mode=sometimes", "run"], "--db-ps-mode");
+    fails_with(&["oltp_read_write", "--skip-trx=maybe", "run"], "--skip-trx");
+    fails_with(&["oltp_read_write", "--random-points=3", "run"], "not an option of oltp_read_write");
+    fails_with(&["oltp_read_write", "--mysql-port=99999", "run"], "--mysql-port");
+}
+
+#[test]
+fn options_take_both_spellings_and_sysbench_defaults() {
+    let p = |s: &str| options::parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>()).unwrap();
+    let a = p("oltp_read_write --table-size=500 --mysql_storage_engine=myisam --skip_trx --range-selects=off run");
+    let b = p("oltp_read_write --table_size=5e2 --mysql-storage-engine=myisam --skip-trx=on --range_selects=0 run");
+    assert_eq!(a.options, b.options);
+    let o = &a.options;
+    assert_eq!(
+        (o.oltp.table_size, o.oltp.storage_engine.as_str(), o.oltp.skip_trx, o.oltp.range_selects),
+        (500, "myisam", true, false)
+    );
+    let d = p("oltp_point_select run").options;
+    assert_eq!(
+        (d.threads, d.time, d.events, d.percentile, d.oltp.tables, d.oltp.table_size),
+        (1, 10, 0, 95, 1, 10_000)
+    );
+    assert_eq!(d.rand.rand_type, options::RandType::Special);
+    assert_eq!(d.oltp.point_selects, 1, "oltp_point_select forces one point select");
+    assert_eq!(d.ignore_errors, options::IgnoreErrors::Codes(vec![1213, 1020, 1205]));
+    let dep = p("oltp_read_write --max-time=7 --num-threads=3 --max-requests=9 run");
+    assert_eq!((dep.options.time, dep.options.threads, dep.options.events), (7, 3, 9));
+    assert_eq!(dep.warnings.len(), 3);
+    let all = p("oltp_read_write --mysql-ignore-errors=all run");
+    assert!(all.options.ignore_errors.contains(1062));
+    let none = p("oltp_read_write --mysql-ignore-errors= run");
+    assert!(!none.options.ignore_errors.contains(1213));
+}
+
+#[test]
+fn help_lists_test_options_in_sysbench_layout() {
+    let o = versus(&["oltp_read_write", "help"]);
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success());
+    assert!(t.starts_with("oltp_read_write.lua options:\n  --auto_inc[=on|off] "), "{t}");
+    assert!(t.contains("  --tables=N") && t.contains("Number of tables [1]"), "{t}");
+    let o = versus(&["select_random_points", "help"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--random_points=N"));
+}
+
+// ---------- report format (deterministic result) ----------
+
+fn fixed_result() -> RunResult {
+    let mut r = RunResult::empty(Test::OltpReadWrite, 2);
+    r.total_time = Duration::from_millis(1233);
+    r.time_interval = Duration::from_micros(1_234_500);
+    r.counts = versus::workload::sysbench::session::Counts {
+        events: 100,
+        reads: 1400,
+        writes: 400,
+        other: 200,
+        errors: 1,
+        reconnects: 0,
+    };
+    let mut lat = Latency::default();
+    for i in 0..100u64 {
+        let ns = 8_610_000 + i * i * 1_300;
+        lat.record(ns);
+        r.histogram.record(ns / 1000).unwrap();
+    }
+    r.latency = lat;
+    r.per_thread = vec![
+        ThreadFigures { events: 55, time_ns: lat.sum_ns / 2 + 10_000_000 },
+        ThreadFigures { events: 45, time_ns: lat.sum_ns / 2 - 10_000_000 },
+    ];
+    r
+}
+
+#[test]
+fn final_report_has_sysbench_layout() {
+    let o = options::Options::default();
+    insta::assert_snapshot!(report::final_report(&fixed_result(), &o), @r"
+    SQL statistics:
+        queries performed:
+            read:                            1400
+            write:                           400
+            other:                           200
+            total:                           2000
+        transactions:                        100    (81.00 per sec.)
+        queries:                             2000   (1620.09 per sec.)
+        ignored errors:                      1      (0.81 per sec.)
+        reconnects:                          0      (0.00 per sec.)
+
+    General statistics:
+        total time:                          1.2330s
+        total number of events:              100
+
+    Latency (ms):
+             min:                                    8.61
+             avg:                                   12.88
+             max:                                   21.35
+             95th percentile:                       20.11
+             sum:                                 1287.86
+
+    Threads fairness:
+        events (avg/stddev):           50.0000/5.00
+        execution time (avg/stddev):   0.6439/0.01
+    ");
+}
+
+#[test]
+fn histogram_and_percentile_off_layout() {
+    let mut o = options::Options { histogram: true, ..Default::default() };
+    let t = report::final_report(&fixed_result(), &o);
+    assert!(t.starts_with(
+        "Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n"
+    ));
+    let bars: Vec<&str> = t.lines().skip(2).take_while(|l| *l != " ").collect();
+    assert!(bars.iter().all(|l| l.len() >= 54 && &l[12..14] == " |"), "{bars:?}");
+    let total: u64 = bars.iter().map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
+    assert_eq!(total, 100);
+    o.histogram = false;
+    o.percentile = 0;
+    assert!(report::final_report(&fixed_result(), &o).contains("         percentile stats:               disabled\n"));
+    o.percentile = 99;
+    assert!(report::final_report(&fixed_result(), &o).contains("         99th percentile:"));
+}
+
+// ---------- the run loop on the mock driver ----------
+
+fn mock_run(test: Test, extra: &str, driver: MockDriver) -> versus::Result<RunResult> {
+    let mut args: Vec<String> = vec![test.name().to_string()];
+    args.extend(extra.split_whitespace().map(String::from));
+    args.push("run".into());
+    let inv = options::parse(&args)?;
+    runner::run(test, &inv.options, Arc::new(driver), Arc::new(AtomicBool::new(false)), &mut Quiet)
+}
+
+#[test]
+fn event_counts_match_sysbench_regression_numbers() {
+    let r = mock_run(Test::OltpReadWrite, "--events=100 --time=0 --threads=3", MockDriver::new()).unwrap();
+    assert_eq!((r.counts.events, r.counts.reads, r.counts.writes, r.counts.other), (100, 1400, 400, 200));
+    assert_eq!(r.per_thread.iter().map(|t| t.events).sum::<u64>(), 100);
+    let r = mock_run(Test::OltpReadOnly, "--events=10 --time=0 --skip-trx", MockDriver::new()).unwrap();
+    assert_eq!((r.counts.reads, r.counts.other), (140, 0));
+    let r = mock_run(Test::OltpPointSelect, "--events=100 --time=0", MockDriver::new()).unwrap();
+    assert_eq!(r.counts.queries(), 100);
+}
+
+#[test]
+fn read_write_statement_sequence() {
+    let d = MockDriver::new().recording();
+    mock_run(Test::OltpReadWrite, "--events=1 --time=0 --tables=4 --table-size=1000", d.clone()).unwrap();
+    let log = d.log();
+    let shape: Vec<String> =
+        log.iter().map(|s| s.split(|c: char| c.is_ascii_digit()).next().unwrap().to_string()).collect();
+    let mut expected = vec!["BEGIN".to_string()];
+    expected.extend(std::iter::repeat_n("SELECT c FROM sbtest".to_string(), 14));
+    expected.extend(
+        ["UPDATE sbtest", "UPDATE sbtest", "DELETE FROM sbtest", "INSERT INTO sbtest", "COMMIT"].map(String::from),
+    );
+    assert_eq!(shape.len(), 20, "{log:#?}");
+    assert_eq!(shape[0], "BEGIN");
+    assert_eq!(shape[19], "COMMIT");
+    assert!(log[1..11].iter().all(|s| s.contains(" WHERE id=")));
+    assert!(log[11].contains("BETWEEN") && log[12].starts_with("SELECT SUM(k)") && log[13].ends_with("ORDER BY c"));
+    assert!(log[14].starts_with("SELECT DISTINCT c"));
+    assert!(log[15].contains("SET k=k+1") && log[16].contains("SET c='"));
+    let del_id = log[17].rsplit('=').next().unwrap();
+    assert!(log[18].contains(&format!("VALUES ({del_id}, ")), "insert reuses the deleted id: {}", log[18]);
+    // One table per statement group: all ten point selects use the same table.
+    let table = |s: &str| s.split("sbtest").nth(1).unwrap().split(' ').next().unwrap().to_string();
+    assert!(log[1..11].iter().all(|s| table(s) == table(&log[1])));
+    let _ = expected;
+}
+
+#[test]
+fn deadlocks_are_retried_and_counted_other_errors_stop_the_run() {
+    // Execution 5 (a point select of the first event) fails with a deadlock: the event restarts.
+    let d = MockDriver::new().fail_at(5, DbError::server(1213, "Deadlock found"));
+    let r = mock_run(Test::OltpReadWrite, "--events=10 --time=0", d.clone()).unwrap();
+    assert_eq!((r.counts.events, r.counts.errors), (10, 1));
+    assert_eq!(d.executions(), 10 * 20 + 5 + 1, "the failed attempt's statements stay sent");
+    let d = MockDriver::new().fail_at(3, DbError::lost("gone"));
+    let r = mock_run(Test::OltpPointSelect, "--events=10 --time=0", d.clone()).unwrap();
+    assert_eq!((r.counts.events, r.counts.reconnects, r.counts.errors), (10, 1, 0));
+    assert_eq!(d.reconnects(), 1);
+    let d = MockDriver::new().fail_at(2, DbError::server(1062, "Duplicate entry '5' for key 'PRIMARY'"));
+    let e = mock_run(Test::OltpWriteOnly, "--events=10 --time=0", d).unwrap_err().to_string();
+    assert!(e.contains("DELETE FROM sbtest1 WHERE id=?") || e.contains("UPDATE sbtest1"), "{e}");
+    assert!(e.contains("1062") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn rate_limit_counts_queue_time_and_reports_intervals() {
+    // 5 ms per statement, one thread, 400 events/s offered: the queue grows, latency includes it.
+    let d = MockDriver::new().with_delay(Duration::from_millis(5));
+    let r = mock_run(Test::OltpPointSelect, "--time=2 --rate=400 --report-interval=1", d).unwrap();
+    assert!(r.counts.events > 200 && r.counts.events < 420, "{}", r.counts.events);
+    assert!(r.latency.max_ns > 100_000_000, "queue time must be in latency: max {}", r.latency.max_ns);
+    assert!(!r.intervals.is_empty());
+    assert!(r.intervals[0].queue.is_some_and(|(q, _)| q > 10), "{:?}", r.intervals[0].queue);
+    let line = report::interval_line(&r.intervals[0], 95);
+    assert!(line.starts_with("[ 1s ] thds: 1 tps: ") && line.contains("\n[ 1s ] queue length: "), "{line}");
+}
+
+#[test]
+fn json_report_validates_against_schema() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let o =
+        options::parse(&["oltp_read_write".into(), "--report-interval=1".into(), "--rate=100".into(), "run".into()])
+            .unwrap()
+            .options;
+    let mut r = mock_run(Test::OltpReadWrite, "--time=2 --report-interval=1 --rate=200", MockDriver::new()).unwrap();
+    r.interrupted = false;
+    let doc = json::report(Test::OltpReadWrite, &o, &r);
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert!(!doc["intervals"].as_array().unwrap().is_empty());
+    assert!(!doc["histogram"]["buckets"].as_array().unwrap().is_empty());
+    let fixed = json::report(Test::OltpReadWrite, &o, &fixed_result());
+    assert!(validator.is_valid(&fixed));
+    assert_eq!(fixed["totals"]["reads"], 1400);
+    let mut broken = fixed.clone();
+    broken["totals"]["tps"] = serde_json::json!("fast");
+    assert!(!validator.is_valid(&broken), "the schema must reject a string tps");
+}
+
+// ---------- against a real server ----------
+
+#[test]
+fn server_errors_are_one_line() {
+    let s = start_server();
+    let port = format!("--mysql-port={}", s.port);
+    let base = ["oltp_point_select", "--mysql-host=127.0.0.1", &port, "--mysql-user=sbtest"];
+    let with = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
+    let f = |a: Vec<String>, needle: &str| fails_with(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>(), needle);
+    f(with(&["--mysql-password=wrong", "--time=1", "run"]), "1045");
+    f(with(&["--mysql-password=sbpass", "--mysql-db=nope", "--time=1", "run"]), "create the database");
+    f(with(&["--mysql-password=sbpass", "--time=1", "run"]), "run prepare first");
+    f(
+        vec![
+            "oltp_point_select".into(),
+            "--mysql-host=127.0.0.1".into(),
+            "--mysql-port=1".into(),
+            "--time=1".into(),
+            "run".into(),
+        ],
+        "unable to connect",
+    );
+    let ok = versus(
+        &with(&["--mysql-password=sbpass", "--table-size=100", "prepare"])
+            .iter()
+            .map(|x| x.as_str())
+            .collect::<Vec<_>>(),
+    );
+    assert!(ok.status.success(), "{}", text(&ok));
+    f(with(&["--mysql-password=sbpass", "--table-size=100", "prepare"]), "run cleanup first");
+}
+
+#[test]
+fn socket_json_ctrl_c_and_lost_connections() {
+    let s = start_server();
+    let sock = format!("--mysql-socket={}", s.socket.display());
+    let base = [
+        "oltp_read_write",
+        sock.as_str(),
+        "--mysql-user=sbtest",
+        "--mysql-password=sbpass",
+        "--table-size=1000",
+        "--tables=2",
+    ];
+    let args = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
+    let run = |a: Vec<String>| versus(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>());
+    assert!(run(args(&["--threads=2", "prepare"])).status.success());
+
+    // JSON over the unix socket, validated against the schema.
+    let o = run(args(&["--time=2", "--threads=2", "--report-interval=1", "--format=json", "run"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+    assert!(doc["totals"]["events"].as_u64().unwrap() > 0);
+
+    // Ctrl-C: the report of what was measured, and a non-zero exit.
+    let bin = assert_cmd::cargo::cargo_bin("versus");
+    let child = std::process::Command::new(&bin)
+        .arg("sysbench")
+        .args(args(&["--time=60", "run"]))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{t}");
+    assert!(t.contains("SQL statistics:") && t.contains("Threads fairness:"), "{t}");
+
+    // Lost connections: kill the workers' connections mid-run; they reconnect and are counted.
+    let child = std::process::Command::new(&bin)
+        .arg("sysbench")
+        .args(args(&["--time=4", "--threads=2", "run"]))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut root = s.root_conn();
+    let ids: Vec<u64> = root.query("SELECT id FROM information_schema.processlist WHERE user='sbtest'").unwrap();
+    assert!(!ids.is_empty());
+    for id in &ids {
+        let _ = root.query_drop(format!("KILL {id}"));
+    }
+    let out = child.wait_with_output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{t}");
+    let reconnects: u64 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("reconnects:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .expect("reconnects line");
+    assert!(reconnects >= 1, "{t}");
+    assert!(run(args(&["cleanup"])).status.success());
+}
+
+// ---------- legacy command lines from the field (issue appendix), with small tables ----------
+
+#[test]
+fn appendix_command_lines_run() {
+    let s = start_server();
+    let sock = s.socket.display().to_string();
+    let port = s.port.to_string();
+    let run = |line: &str| -> Output {
+        let line = line.replace("SOCK", &sock).replace("PORT", &port);
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let o = versus(&args);
+        assert!(o.status.success(), "{line}\n{}", text(&o));
+        o
+    };
+    // 1: 1.0 style over a socket as root (tables prepared first).
+    let l1 = "oltp_read_write --report-interval=1 --time=2 --threads=24 --tables=10 --table-size=100 --mysql-user=root --mysql-socket=SOCK --mysql-db=sbtest";
+    run(&format!("{l1} prepare"));
+    let o = run(&format!("{l1} run"));
+    let t = text(&o);
+    assert!(
+        t.contains("Number of threads: 24") && t.contains("[ 1s ] thds: 24 tps: ") && t.contains("SQL statistics:"),
+        "{t}"
+    );
+    run(&format!("{l1} cleanup"));
+
+    // 2: a script path as the test name, storage engine with underscores.
+    let l2 = "--db-driver=mysql --mysql-user=sbtest --mysql-password=sbpass --mysql-db=sbtest --mysql-host=127.0.0.1 --mysql-port=PORT --mysql_storage_engine=innodb --table_size=1000 --tables=2 --threads=2 /usr/share/sysbench/oltp_read_write.lua";
+    let o = run(&format!("{l2} prepare"));
+    assert!(text(&o).contains("Inserting 1000 records into 'sbtest2'"));
+    run(&format!("{l2} cleanup"));
+
+    // 3: sysbench 0.4, incupdate, batch mode.
+    let l3 = "--batch --batch-delay=1 --test=oltp --mysql-host=127.0.0.1 --mysql-port=PORT --mysql-user=sbtest --mysql-password=sbpass --mysql-db=sbtest --oltp-table-size=1000 --max-time=2 --max-requests=0 --mysql-table-engine=innodb --db-ps-mode=disable --mysql-engine-trx=yes --oltp-table-name=sbtest1 --oltp-skip-trx --oltp-test-mode=incupdate --oltp-dist-type=uniform --oltp-range-size=10 --oltp-connect-delay=0 --percentile=99 --num-threads=1 --seed-rng=1413171854";
+    run(&format!("{l3} prepare"));
+    let o = run(&format!("{l3} run"));
+    let t = text(&o);
+    assert!(t.contains("legacy command line mapped to: versus sysbench oltp_inc_update "), "{t}");
+    assert!(t.contains("99th percentile:") && t.contains("[ 1s ] thds: 1"), "{t}");
+    let writes: u64 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("write:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(writes > 0, "{t}");
+    let mut root = s.root_conn();
+    let numeric: u64 = root.query_first("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE c NOT LIKE '%-%'").unwrap().unwrap();
+    assert!(numeric > 0, "incupdate must have incremented c");
+    run(&format!("{l3} cleanup"));
+
+    // 4: sysbench 0.5 oltp.lua with client-side ids.
+    let l4 = "--report-interval=1 --oltp-auto-inc=off --max-time=2 --max-requests=0 --mysql-engine-trx=yes --test=/usr/share/doc/sysbench/tests/db/oltp.lua --init-rng=on --oltp_index_updates=10 --oltp_non_index_updates=10 --oltp_distinct_ranges=15 --oltp_order_ranges=15 --oltp_tables_count=1 --num-threads=4 --oltp_table_size=1000 --mysql-db=sbtest --mysql-user=root --db-driver=mysql --mysql-socket=SOCK";
+    run(&format!("{l4} prepare"));
+    let o = run(&format!("{l4} run"));
+    let t = text(&o);
+    assert!(t.contains("mapped to: versus sysbench oltp_read_write ") && t.contains(" --auto-inc=off "), "{t}");
+    assert!(t.contains("--index-updates=10") && t.contains("Number of threads: 4"), "{t}");
+    run(&format!("{l4} cleanup"));
+}
+
+#[test]
+fn forced_shutdown_and_dry_run() {
+    let t0 = std::time::Instant::now();
+    let d = MockDriver::new().with_delay(Duration::from_secs(4));
+    let r = mock_run(Test::OltpPointSelect, "--time=1 --forced-shutdown=1", d).unwrap();
+    assert_eq!(r.forced_unfinished, Some(1));
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    // --mysql-dry-run sends nothing and counts every statement as other, as sysbench does.
+    let o = versus(&["oltp_read_write", "--mysql-dry-run", "--events=100", "--time=0", "--mysql-port=1", "run"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("        other:                           2000\n"), "{t}");
+}
+
+#[test]
+fn prepare_methods_give_identical_tables() {
+    let s = start_server();
+    let mut root = s.root_conn();
+    let conn: Vec<String> = conn_args(&s);
+    let checksum = |root: &mut mysql::Conn| -> Vec<(String, u64)> {
+        root.query("CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2").unwrap()
+    };
+    for auto_inc in ["--auto-inc=on", "--auto-inc=off"] {
+        let mut sums = Vec::new();
+        for method in ["--prepare-method=insert", "--prepare-method=load", "--prepare-method=auto"] {
+            let mut a: Vec<String> =
+                vec!["oltp_read_write".into(), "--tables=2".into(), "--table-size=20000".into(), "--threads=2".into()];
+            a.extend(conn.iter().cloned());
+            a.push(auto_inc.into());
+            a.push(method.into());
+            let args = |cmd: &str| -> Vec<String> { a.iter().cloned().chain([cmd.to_string()]).collect() };
+            let o = versus(&args("prepare").iter().map(|x| x.as_str()).collect::<Vec<_>>());
+            assert!(o.status.success(), "{}", text(&o));
+            let count: u64 = root.query_first("SELECT COUNT(*) FROM sbtest.sbtest2").unwrap().unwrap();
+            assert_eq!(count, 20_000);
+            sums.push(checksum(&mut root));
+            assert!(versus(&args("cleanup").iter().map(|x| x.as_str()).collect::<Vec<_>>()).status.success());
+        }
+        assert_eq!(sums[0], sums[1], "{auto_inc}: LOAD DATA and INSERT must give identical tables");
+        assert_eq!(sums[0], sums[2]);
+    }
+}
