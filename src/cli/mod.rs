@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. Each command's work lives in the library modules;
 //! this layer only turns flags into calls and results into text.
 
+mod experiment;
 mod server;
 
 use std::path::PathBuf;
@@ -27,6 +28,12 @@ enum Command {
     /// Obtain, start and stop MySQL-family servers in sandboxes.
     #[command(subcommand)]
     Server(server::ServerCommand),
+    /// Run an experiment file: builds × configs × workloads × threads, repeated, every result stored.
+    Run(experiment::RunArgs),
+    /// List stored experiments, or the runs of one.
+    Runs(experiment::RunsArgs),
+    /// Print one stored run as a sysbench report.
+    Show(experiment::ShowArgs),
     /// Start a sandbox of the distribution's MariaDB, show what it is and stop it (the quick start).
     Quickstart(server::QuickstartArgs),
     /// sysbench-compatible OLTP workloads: `versus sysbench [options] TEST COMMAND` with sysbench 1.0's
@@ -57,6 +64,9 @@ pub fn run(args: Vec<String>) -> Result<i32> {
     match cli.command {
         Command::Server(cmd) => server::run(&home, cmd),
         Command::Quickstart(args) => server::quickstart(&home, args),
+        Command::Run(args) => experiment::run(&home, args),
+        Command::Runs(args) => experiment::runs(&home, args),
+        Command::Show(args) => experiment::show(&home, args),
         Command::Sysbench { args } => crate::workload::sysbench::main(args),
     }
 }

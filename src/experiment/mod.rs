@@ -4,6 +4,7 @@
 pub mod plan;
 pub mod progress;
 pub mod run;
+pub mod sandbox_executor;
 pub mod spec;
 
 pub use plan::{Cell, Plan, PlannedRun, Preparation, Target, TargetKind};

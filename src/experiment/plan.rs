@@ -294,13 +294,7 @@ fn preparation_key(t: &Target, w: &WorkloadDef) -> String {
     shape.sort();
     let server = match &t.kind {
         TargetKind::Sandbox { build, overrides, .. } => {
-            let mut init: Vec<&String> = overrides
-                .iter()
-                .filter(|o| {
-                    let name = o.split('=').next().unwrap_or("").replace('-', "_");
-                    INIT_TIME_OPTIONS.contains(&name.as_str())
-                })
-                .collect();
+            let mut init = init_time_overrides(overrides);
             init.sort();
             let init: Vec<&str> = init.iter().map(|s| s.as_str()).collect();
             if init.is_empty() { format!("build={build}") } else { format!("build={build};{}", init.join(";")) }
@@ -308,6 +302,18 @@ fn preparation_key(t: &Target, w: &WorkloadDef) -> String {
         TargetKind::External { .. } => format!("target={}", t.label),
     };
     format!("{server};{family};{}", shape.join(";"))
+}
+
+/// The overrides among `overrides` that fix the on-disk format of a datadir (see [`INIT_TIME_OPTIONS`]);
+/// data is prepared with them.
+pub fn init_time_overrides(overrides: &[String]) -> Vec<&String> {
+    overrides
+        .iter()
+        .filter(|o| {
+            let name = crate::server::mycnf::normalize_key(o.split('=').next().unwrap_or(""));
+            INIT_TIME_OPTIONS.contains(&name.as_str())
+        })
+        .collect()
 }
 
 /// Runs in rounds of every cell (shuffled per round, or in order), or cell by cell.

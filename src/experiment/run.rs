@@ -42,7 +42,7 @@ pub trait Executor {
     /// start, with the server version and the exact command; it marks the run as running in the store.
     fn run(
         &mut self,
-        plan: &Plan,
+        _plan: &Plan,
         run: &PlannedRun,
         started: &mut dyn FnMut(StartRun) -> Result<()>,
         progress: &mut Progress,
@@ -71,7 +71,6 @@ pub struct Outcome {
 
 /// Runs (or resumes) the experiment in `file` with `text` as its definition.
 pub fn run_experiment(
-    file: &ExperimentFile,
     text: &str,
     path: Option<&Path>,
     plan: &Plan,
@@ -80,6 +79,7 @@ pub fn run_experiment(
     opts: &RunOptions,
     progress: &mut Progress,
 ) -> Result<Outcome> {
+    let file = &plan.file;
     let experiment_id = if opts.resume { find_resumable(file, store)? } else { create(file, text, path, plan, store)? };
     let stored = store.runs(experiment_id)?;
     let pending = store.pending_runs(experiment_id)?;
@@ -296,11 +296,13 @@ test = "oltp_point_select"
         store: &mut Store,
         file: &ExperimentFile,
         text: &str,
-        plan: &Plan,
+        _plan: &Plan,
         ex: &mut Script,
         resume: bool,
     ) -> Result<Outcome> {
-        run_experiment(file, text, None, plan, store, ex, &RunOptions { resume }, &mut Progress::quiet())
+        // The plan of `file` itself, so that a changed file is what the store sees.
+        let own = Plan::new(file, Path::new("/")).unwrap();
+        run_experiment(text, None, &own, store, ex, &RunOptions { resume }, &mut Progress::quiet())
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use hdrhistogram::Histogram;
 
 use super::options::Options;
+use super::session::Counts;
 use super::stats::{Interval, RunResult};
 
 /// The version line every command prints first (parsers reading `sysbench ([0-9.]+)` get 1.0.20).
@@ -109,7 +110,8 @@ fn line_rate(s: &mut String, label: &str, n: u64, rate: f64) {
     let _ = writeln!(s, "{label:<41}{n:<6} ({rate:.2} per sec.)");
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
+/// Mean and population standard deviation, as sysbench reports thread fairness.
+pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     if v.is_empty() {
         return (0.0, 0.0);
     }
@@ -119,42 +121,119 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// The numbers of sysbench's final report, whether measured now or read back from the results store.
+pub struct Figures<'a> {
+    /// Counts over the measured time.
+    pub counts: Counts,
+    /// sysbench's "total time" in seconds.
+    pub total_time_s: f64,
+    /// The time the counts cover, the denominator of every rate, in seconds.
+    pub interval_s: f64,
+    /// Minimum, average, maximum and sum of event latencies, in ns.
+    pub latency_ns: [u64; 4],
+    /// The `--percentile` and its latency in ms; `None` when percentiles are disabled.
+    pub percentile: Option<(u32, f64)>,
+    /// Thread fairness: events mean/stddev, execution time mean/stddev (s).
+    pub fairness: [f64; 4],
+    /// The histogram to print first (`--histogram`).
+    pub histogram: Option<&'a Histogram<u64>>,
+}
+
 /// The final report (preceded by the histogram under `--histogram`), ending with a blank line.
 pub fn final_report(r: &RunResult, o: &Options) -> String {
+    let events: Vec<f64> = r.per_thread.iter().map(|t| t.events as f64).collect();
+    let times: Vec<f64> = r.per_thread.iter().map(|t| t.time_ns as f64 / 1e9).collect();
+    let (em, esd) = mean_sd(&events);
+    let (tm, tsd) = mean_sd(&times);
+    render_final(&Figures {
+        counts: r.counts,
+        total_time_s: r.total_time.as_secs_f64(),
+        interval_s: r.time_interval.as_secs_f64(),
+        latency_ns: [r.latency.min(), r.latency.avg(), r.latency.max_ns, r.latency.sum_ns],
+        percentile: (o.percentile > 0).then(|| (o.percentile, r.percentile_ms(o.percentile as f64))),
+        fairness: [em, esd, tm, tsd],
+        histogram: o.histogram.then_some(&r.histogram),
+    })
+}
+
+/// The final report of a run read back from the results store (95th percentile, as versus runs it).
+pub fn stored_final_report(s: &crate::store::Summary, histogram: Option<&Histogram<u64>>) -> String {
+    let ns = |us: f64| (us * 1000.0).round() as u64;
+    render_final(&Figures {
+        counts: Counts {
+            events: s.events,
+            reads: s.reads,
+            writes: s.writes,
+            other: s.other,
+            errors: s.errors,
+            reconnects: s.reconnects,
+        },
+        total_time_s: s.duration_s,
+        interval_s: s.duration_s,
+        latency_ns: [ns(s.latency_min_us), ns(s.latency_avg_us), ns(s.latency_max_us), ns(s.latency_sum_us)],
+        percentile: Some((95, s.latency_p95_us / 1000.0)),
+        fairness: [
+            s.fairness_events_avg.unwrap_or(0.0),
+            s.fairness_events_stddev.unwrap_or(0.0),
+            s.fairness_time_avg_s.unwrap_or(0.0),
+            s.fairness_time_stddev_s.unwrap_or(0.0),
+        ],
+        histogram,
+    })
+}
+
+/// One intermediate report line of a run read back from the results store (95th percentile).
+pub fn stored_interval_line(i: &crate::store::Interval) -> String {
+    format!(
+        "[ {:.0}s ] thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) lat (ms,95%): {:4.2} err/s: {:4.2} reconn/s: {:4.2}",
+        i.t_s,
+        i.threads.unwrap_or(0),
+        i.tps,
+        i.qps,
+        i.reads_ps,
+        i.writes_ps,
+        i.other_ps,
+        i.latency_p95_us.unwrap_or(0.0) / 1000.0,
+        i.errors_ps,
+        i.reconnects_ps
+    )
+}
+
+/// Renders [`Figures`] in sysbench's layout.
+pub fn render_final(f: &Figures<'_>) -> String {
     let mut s = String::new();
-    if o.histogram {
-        s.push_str(&histogram_text(&r.histogram));
+    if let Some(h) = f.histogram {
+        s.push_str(&histogram_text(h));
     }
-    let c = &r.counts;
+    let rate = |n: u64| if f.interval_s > 0.0 { n as f64 / f.interval_s } else { 0.0 };
+    let c = &f.counts;
     s.push_str("SQL statistics:\n    queries performed:\n");
     line(&mut s, "        read:", c.reads);
     line(&mut s, "        write:", c.writes);
     line(&mut s, "        other:", c.other);
     line(&mut s, "        total:", c.queries());
-    line_rate(&mut s, "    transactions:", c.events, r.rate(c.events));
-    line_rate(&mut s, "    queries:", c.queries(), r.rate(c.queries()));
-    line_rate(&mut s, "    ignored errors:", c.errors, r.rate(c.errors));
-    line_rate(&mut s, "    reconnects:", c.reconnects, r.rate(c.reconnects));
+    line_rate(&mut s, "    transactions:", c.events, rate(c.events));
+    line_rate(&mut s, "    queries:", c.queries(), rate(c.queries()));
+    line_rate(&mut s, "    ignored errors:", c.errors, rate(c.errors));
+    line_rate(&mut s, "    reconnects:", c.reconnects, rate(c.reconnects));
     s.push_str("\nGeneral statistics:\n");
-    line(&mut s, "    total time:", format!("{:.4}s", r.total_time.as_secs_f64()));
+    line(&mut s, "    total time:", format!("{:.4}s", f.total_time_s));
     line(&mut s, "    total number of events:", c.events);
     s.push_str("\nLatency (ms):\n");
     let ms = |ns: u64| ns as f64 / 1e6;
-    let l = &r.latency;
-    let _ = writeln!(s, "         min: {:39.2}", ms(l.min()));
-    let _ = writeln!(s, "         avg: {:39.2}", ms(l.avg()));
-    let _ = writeln!(s, "         max: {:39.2}", ms(l.max_ns));
-    if o.percentile > 0 {
-        let _ = writeln!(s, "        {:3}th percentile: {:27.2}", o.percentile, r.percentile_ms(o.percentile as f64));
-    } else {
-        s.push_str("         percentile stats:               disabled\n");
+    let [min, avg, max, sum] = f.latency_ns;
+    let _ = writeln!(s, "         min: {:39.2}", ms(min));
+    let _ = writeln!(s, "         avg: {:39.2}", ms(avg));
+    let _ = writeln!(s, "         max: {:39.2}", ms(max));
+    match f.percentile {
+        Some((p, v)) => {
+            let _ = writeln!(s, "        {p:3}th percentile: {v:27.2}");
+        }
+        None => s.push_str("         percentile stats:               disabled\n"),
     }
-    let _ = writeln!(s, "         sum: {:39.2}", ms(l.sum_ns));
+    let _ = writeln!(s, "         sum: {:39.2}", ms(sum));
     s.push_str("\nThreads fairness:\n");
-    let events: Vec<f64> = r.per_thread.iter().map(|t| t.events as f64).collect();
-    let times: Vec<f64> = r.per_thread.iter().map(|t| t.time_ns as f64 / 1e9).collect();
-    let (em, esd) = mean_sd(&events);
-    let (tm, tsd) = mean_sd(&times);
+    let [em, esd, tm, tsd] = f.fairness;
     let _ = writeln!(s, "    events (avg/stddev):           {em:.4}/{esd:3.2}");
     let _ = writeln!(s, "    execution time (avg/stddev):   {tm:.4}/{tsd:3.2}");
     s.push('\n');

@@ -1,0 +1,245 @@
+//! `versus run`, `versus runs` and `versus show`: experiments and their stored runs.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use comfy_table::{Table, presets::NOTHING};
+
+use crate::error::{Error, Result};
+use crate::experiment::sandbox_executor::SandboxExecutor;
+use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, TargetKind, run_experiment};
+use crate::server::Home;
+use crate::store::{Status, Store};
+
+/// Environment variable naming the results store.
+pub const DB_ENV: &str = "VERSUS_DB";
+
+/// Where results are stored.
+#[derive(Debug, Args, Clone)]
+pub(super) struct DbArg {
+    /// The results store (SQLite) [default: $VERSUS_DB, else results.db in the versus home].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArg {
+    /// The store path this invocation uses.
+    pub fn path(&self, home: &Home) -> PathBuf {
+        self.db
+            .clone()
+            .or_else(|| std::env::var_os(DB_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
+            .unwrap_or_else(|| home.root().join("results.db"))
+    }
+
+    /// Opens the store.
+    pub fn open(&self, home: &Home) -> Result<Store> {
+        Store::open(self.path(home))
+    }
+}
+
+#[derive(Debug, Args)]
+pub(super) struct RunArgs {
+    /// The experiment file (TOML; see docs/experiments.md).
+    file: PathBuf,
+    /// Print the plan and the estimated duration, run nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Continue the latest experiment of the same name: run only what is missing.
+    #[arg(long)]
+    resume: bool,
+    /// Keep the prepared data snapshots after the experiment has finished.
+    #[arg(long)]
+    keep_data: bool,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct RunsArgs {
+    /// An experiment id or name: list its runs (default: list experiments).
+    experiment: Option<String>,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ShowArgs {
+    /// The run id (see `versus runs EXPERIMENT`).
+    run: i64,
+    /// Also print the latency histogram (sysbench's --histogram layout).
+    #[arg(long)]
+    histogram: bool,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// `versus run FILE`.
+pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
+    let (file, text) = ExperimentFile::load(&a.file)?;
+    let base = a.file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let plan = Plan::new(&file, &base).map_err(|m| Error::file(&a.file, m))?;
+    if a.dry_run {
+        print!("{}", plan.describe());
+        return Ok(0);
+    }
+    check_targets(home, &plan, &a.file)?;
+    let mut store = a.db.open(home)?;
+    let mut executor = SandboxExecutor::new(home, &file.name);
+    let mut progress = Progress::stderr();
+    let path = std::path::absolute(&a.file).unwrap_or(a.file.clone());
+    let outcome =
+        run_experiment(&text, Some(&path), &plan, &mut store, &mut executor, &RunOptions { resume: a.resume }, &mut progress)?;
+    let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
+    if finished && !a.keep_data {
+        let _ = crate::server::snapshot::remove_tree(executor.work_dir());
+    }
+    println!("experiment {} stored in {}", outcome.experiment_id, store.path().display());
+    if outcome.interrupted {
+        println!("interrupted; continue with: versus run {} --resume", a.file.display());
+        return Err(Error::Interrupted);
+    }
+    Ok(if outcome.failed > 0 { 1 } else { 0 })
+}
+
+/// Every build a plan names must be registered before anything runs.
+fn check_targets(home: &Home, plan: &Plan, file: &Path) -> Result<()> {
+    for t in &plan.targets {
+        if let TargetKind::Sandbox { build, base_file, .. } = &t.kind {
+            home.build(build).map_err(|e| Error::file(file, format!("target {}: {e}", t.label)))?;
+            if let Some(b) = base_file.as_ref().filter(|b| !b.is_file()) {
+                return Err(Error::file(file, format!("target {}: config file {} does not exist", t.label, b.display())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `versus runs [EXPERIMENT]`.
+pub(super) fn runs(home: &Home, a: RunsArgs) -> Result<i32> {
+    let store = a.db.open(home)?;
+    let Some(which) = a.experiment else {
+        let mut t = table(&["ID", "NAME", "CREATED", "STATUS", "RUNS", "DONE", "FAILED", "FILE"]);
+        for e in store.list_experiments()? {
+            t.add_row(vec![
+                e.id.to_string(),
+                e.name,
+                timestamp(e.created_at),
+                e.status.to_string(),
+                e.runs.to_string(),
+                e.done.to_string(),
+                e.failed.to_string(),
+                e.file.unwrap_or_default(),
+            ]);
+        }
+        println!("{t}");
+        return Ok(0);
+    };
+    let id = resolve_experiment(&store, &which)?;
+    let mut t = table(&["RUN", "#", "TARGET", "WORKLOAD", "THREADS", "REP", "STATUS", "TPS", "P95 MS", "VERSION", "ERROR"]);
+    for r in store.runs(id)? {
+        let (tps, p95) = match &r.summary {
+            Some(s) => (format!("{:.2}", s.tps), format!("{:.2}", s.latency_p95_us / 1000.0)),
+            None => ("-".into(), "-".into()),
+        };
+        t.add_row(vec![
+            r.id.to_string(),
+            (r.order_index + 1).to_string(),
+            r.cell.target,
+            r.cell.workload,
+            r.cell.threads.to_string(),
+            r.repetition.to_string(),
+            r.status.to_string(),
+            tps,
+            p95,
+            r.server_version.unwrap_or_default(),
+            r.error.unwrap_or_default(),
+        ]);
+    }
+    println!("{t}");
+    Ok(0)
+}
+
+/// Finds an experiment by id or by name (the latest of that name).
+pub(super) fn resolve_experiment(store: &Store, which: &str) -> Result<i64> {
+    if let Ok(id) = which.parse::<i64>() {
+        if store.experiment(id)?.is_some() {
+            return Ok(id);
+        }
+    } else if let Some(e) = store.latest_experiment_named(which)? {
+        return Ok(e.id);
+    }
+    Err(Error::Other(format!(
+        "no experiment '{which}' in {}; `versus runs` lists the stored ones",
+        store.path().display()
+    )))
+}
+
+/// `versus show RUN`: the run's sysbench-style report, rebuilt from the store.
+pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
+    let store = a.db.open(home)?;
+    let Some(d) = store.run(a.run)? else {
+        return Err(Error::Other(format!("no run {} in {}; `versus runs EXPERIMENT` lists them", a.run, store.path().display())));
+    };
+    let r = &d.run;
+    println!(
+        "run {} of experiment {}: {} / {} / {} threads / repetition {} — {}",
+        r.id, r.experiment_id, r.cell.target, r.cell.workload, r.cell.threads, r.repetition, r.status
+    );
+    if let Some(v) = &r.server_version {
+        println!("server: {v}");
+    }
+    if let Some(cmd) = d.command.as_ref().and_then(|c| c.get("sysbench")).and_then(|c| c.as_array()) {
+        let words: Vec<&str> = cmd.iter().filter_map(|w| w.as_str()).collect();
+        println!("command: versus sysbench {}", words.join(" "));
+    }
+    if let Some(e) = &r.error {
+        println!("error: {e}");
+    }
+    println!();
+    for i in &d.intervals {
+        println!("{}", crate::workload::sysbench::report::stored_interval_line(i));
+    }
+    if !d.intervals.is_empty() {
+        println!();
+    }
+    match &r.summary {
+        Some(s) => {
+            let hist = d.histograms.iter().filter(|_| a.histogram).find(|h| h.kind == "total").map(|h| crate::store::decode_histogram(&h.data)).transpose()?;
+            print!("{}", crate::workload::sysbench::report::stored_final_report(s, hist.as_ref()));
+        }
+        None => println!("(no final figures: the run did not finish)"),
+    }
+    Ok(0)
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(NOTHING).set_header(header.to_vec());
+    t
+}
+
+fn timestamp(unix: i64) -> String {
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3600, secs % 3600 / 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamps_are_civil_utc() {
+        assert_eq!(super::timestamp(0), "1970-01-01 00:00");
+        assert_eq!(super::timestamp(1_795_997_328), "2026-11-30 00:08");
+        assert_eq!(super::timestamp(951_782_400), "2000-02-29 00:00");
+    }
+}
