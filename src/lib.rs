@@ -7,6 +7,7 @@ pub mod cli;
 pub mod error;
 pub mod experiment;
 pub mod interrupt;
+pub mod report;
 pub mod sampler;
 pub mod server;
 pub mod stats;

@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. Each command's work lives in the library modules;
 //! this layer only turns flags into calls and results into text.
 
+mod compare;
 mod server;
 
 use std::path::PathBuf;
@@ -29,6 +30,10 @@ enum Command {
     Server(server::ServerCommand),
     /// Start a sandbox of the distribution's MariaDB, show what it is and stop it (the quick start).
     Quickstart(server::QuickstartArgs),
+    /// Compare stored runs: ratio to a baseline with its confidence interval and a verdict.
+    Compare(compare::CompareArgs),
+    /// Export a comparison as markdown, JSON, CSV or a self-contained HTML page.
+    Report(compare::ReportArgs),
 }
 
 /// Parses `args` (including the program name) and runs the command; returns the process exit code.
@@ -45,5 +50,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
     match cli.command {
         Command::Server(cmd) => server::run(&home, cmd),
         Command::Quickstart(args) => server::quickstart(&home, args),
+        Command::Compare(args) => compare::compare(&home, args),
+        Command::Report(args) => compare::report(&home, args),
     }
 }
