@@ -32,9 +32,14 @@ pub fn ratio(r: f64) -> String {
     format!("{r:.2}")
 }
 
-/// An interval of a ratio: `0.84–0.90`.
+/// An interval of a ratio: `0.84–0.90`. An interval that excludes 1 but would print an end as `1.00`
+/// gets more decimals (`0.912–0.997`), so that it never looks as if it touched 1.
 pub fn ci(lo: f64, hi: f64) -> String {
-    format!("{lo:.2}–{hi:.2}")
+    let excludes_one = lo > 1.0 || hi < 1.0;
+    let touches_one =
+        |d: usize| format!("{lo:.d$}") == format!("{:.d$}", 1.0) || format!("{hi:.d$}") == format!("{:.d$}", 1.0);
+    let d = if excludes_one { (2..4).find(|&d| !touches_one(d)).unwrap_or(4) } else { 2 };
+    format!("{lo:.d$}–{hi:.d$}")
 }
 
 /// A relative change as a signed percentage with one decimal: `+12.3 %`, `−4.0 %`.
@@ -106,6 +111,8 @@ mod tests {
         assert_eq!(opt_num(None), "—");
         assert_eq!(ratio(0.8666), "0.87");
         assert_eq!(ci(0.8412, 0.9049), "0.84–0.90");
+        assert_eq!(ci(0.912, 0.9968), "0.912–0.997");
+        assert_eq!(ci(0.95, 1.0021), "0.95–1.00", "an interval containing 1 keeps two decimals");
         assert_eq!(change(-0.13), "−13.0 %");
         assert_eq!(change(0.064), "+6.4 %");
         assert_eq!(percent(0.0321), "3.2 %");
