@@ -536,3 +536,82 @@ fn bad_input_is_refused_with_one_line() {
     let e = error(&store, Selection { experiments: vec![id.to_string()], ..by_build() });
     assert!(e.starts_with("--vs: targets 't1' and 't2' share build '10.11' and config 'd'"), "{e}");
 }
+
+fn versus() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("versus").unwrap();
+    cmd.env_remove("VERSUS_HOME").env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(durability(dir.path()));
+    let db = dir.path().join("results.db");
+    let db = db.to_str().unwrap();
+
+    let out = versus().args(["compare", "--db", db, "--vs", "build", "--color", "never"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("tps relative to 10.11") && text.contains("0.9056–0.9995") && !text.contains('\x1b'),
+        "{text}"
+    );
+
+    // Colour: ratios beyond ±5 % in red or green, the verdict too.
+    let out =
+        versus().args(["compare", "--db", db, "--color", "always", "--brief", "--threads", "4"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("\x1b[1m\x1b[32m") && text.contains("\x1b[1m\x1b[31m"), "{text:?}");
+    assert!(!text.contains("Stability"), "--brief prints the ratio table only");
+
+    // Through the home directory, as the default store.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.path().join("results.db"), home.path().join("results.db")).unwrap();
+    versus().args(["--home", home.path().to_str().unwrap(), "compare", "durability"]).assert().success();
+
+    let html = dir.path().join("report.html");
+    versus().args(["report", "--db", db, "--vs", "build", "-o", html.to_str().unwrap()]).assert().success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<svg") && !page.contains("<script"));
+    let out = versus().args(["report", "--db", db, "--format", "json", "--metric", "p99"]).assert().success();
+    let r = report::json::parse(std::str::from_utf8(&out.get_output().stdout).unwrap()).unwrap();
+    assert_eq!(r.metric.name, "p99");
+
+    for (args, want) in [
+        (vec!["compare", "--db", db, "nope"], "versus: error: experiment 'nope' is not in the results store"),
+        (vec!["compare", "--db", "/nonexistent/results.db"], "no results store here"),
+        (vec!["report", "--db", db, "-o", "/tmp/x.pdf"], "--format: cannot tell the format from '/tmp/x.pdf'"),
+        (vec!["compare", "--db", db, "--metric", "speed"], "unknown metric 'speed'"),
+        (vec!["compare", "--db", db, "--noise-band", "150%"], "must lie in [0, 1)"),
+    ] {
+        let out = versus().args(&args).assert().failure();
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+/// The HTML page as a reader sees it: rendered by headless Chromium at 1280 px (scripts/check-html.sh).
+/// Skipped, with a notice, where Debian's chromium is not installed.
+#[test]
+fn html_renders_in_headless_chromium() {
+    if std::process::Command::new("chromium").arg("--version").output().is_err() {
+        eprintln!("skipped: chromium is not installed (apt-get install -y chromium; or run scripts/check-html.sh)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = durability(dir.path());
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, report::render(&build(&store, by_build()), Format::Html).unwrap()).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("scripts/check-html.sh")
+        .arg(&page)
+        .arg(dir.path().join("check"))
+        .env("VERSUS_NO_INSTALL", "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("ok: screenshot is 1280 px wide") && !log.contains("FAIL"), "{log}");
+    let dom = std::fs::read_to_string(dir.path().join("check/dom.html")).unwrap();
+    assert!(dom.contains("id=\"table-ratios\"") && dom.contains("class=\"chart\""));
+}

@@ -381,52 +381,60 @@ const SANDBOX_VARIABLES: &[&str] = &[
     "tmpdir",
 ];
 
-/// The variables that differ between the sides, ignoring sandbox paths, ports and ids.
+/// The variables that differ between the targets, ignoring sandbox paths, ports and ids.
 fn variable_diff(s: &Selected) -> VariableDiff {
-    let n = s.sides.len();
-    // name -> per side: the distinct values seen.
+    // Targets in side order, then run order; a label used by several experiments is qualified.
+    let mut keys: Vec<(usize, String, i64)> = Vec::new();
+    let mut runs: Vec<&LoadedRun> = s.runs.iter().collect();
+    runs.sort_by_key(|r| (r.side, r.detail.run.cell.id));
+    for r in &runs {
+        let k = (r.side, r.detail.run.cell.target.clone(), r.detail.run.experiment_id);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let label = |(_, t, e): &(usize, String, i64)| {
+        if keys.iter().filter(|k| &k.1 == t).count() > 1 { format!("{t}@{e}") } else { t.clone() }
+    };
+    let n = keys.len();
+    // name -> per target: the distinct values seen.
     let mut by_name: BTreeMap<&str, Vec<Vec<&str>>> = BTreeMap::new();
     let mut has_vars = vec![false; n];
-    for r in &s.runs {
+    for r in &runs {
+        let k = (r.side, r.detail.run.cell.target.clone(), r.detail.run.experiment_id);
+        let col = keys.iter().position(|x| *x == k).unwrap_or(0);
         if r.detail.variables.is_empty() {
             continue;
         }
-        has_vars[r.side] = true;
+        has_vars[col] = true;
         for (name, value) in &r.detail.variables {
             let slot = by_name.entry(name.as_str()).or_insert_with(|| vec![Vec::new(); n]);
-            if !slot[r.side].contains(&value.as_str()) {
-                slot[r.side].push(value.as_str());
+            if !slot[col].contains(&value.as_str()) {
+                slot[col].push(value.as_str());
             }
         }
     }
     let mut diff = VariableDiff {
-        sides_without_variables: s
-            .sides
-            .iter()
-            .zip(&has_vars)
-            .filter(|(_, h)| !**h)
-            .map(|(s, _)| s.label.clone())
-            .collect(),
+        targets: keys.iter().zip(&has_vars).filter(|(_, h)| **h).map(|(k, _)| label(k)).collect(),
+        targets_without_variables: keys.iter().zip(&has_vars).filter(|(_, h)| !**h).map(|(k, _)| label(k)).collect(),
         ..VariableDiff::default()
     };
-    for (name, per_side) in by_name {
-        let values: Vec<Option<String>> = per_side
+    for (name, per_target) in by_name {
+        let values: Vec<Option<String>> = per_target
             .iter()
             .zip(&has_vars)
             .filter(|(_, h)| **h)
             .map(|(v, _)| if v.is_empty() { None } else { Some(v.join(" | ")) })
             .collect();
-        let differs = values.windows(2).any(|w| w[0] != w[1]) || per_side.iter().any(|v| v.len() > 1);
+        let differs = values.windows(2).any(|w| w[0] != w[1]) || per_target.iter().any(|v| v.len() > 1);
         if !differs {
             continue;
         }
-        let lower = name.to_ascii_lowercase();
-        let all_paths = per_side.iter().flatten().all(|v| v.starts_with('/'));
-        if SANDBOX_VARIABLES.contains(&lower.as_str()) || all_paths {
+        let all_paths = per_target.iter().flatten().all(|v| v.starts_with('/'));
+        if SANDBOX_VARIABLES.contains(&name.to_ascii_lowercase().as_str()) || all_paths {
             diff.hidden += 1;
             continue;
         }
-        let values = per_side.iter().map(|v| if v.is_empty() { None } else { Some(v.join(" | ")) }).collect();
         diff.rows.push(VariableRow { name: name.to_string(), values });
     }
     diff

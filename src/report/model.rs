@@ -260,25 +260,28 @@ pub struct ValuesRow {
     pub values: Vec<MetricValue>,
 }
 
-/// A server variable that differs between the sides.
+/// A server variable that differs between the compared targets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariableRow {
     /// Variable name.
     pub name: String,
-    /// Its value for each side, in [`CompareReport::sides`] order; `None` when the server has no
-    /// such variable; several values joined by ` | ` when the side's runs disagree.
+    /// Its value for each target, in [`VariableDiff::targets`] order; `None` when the server has no
+    /// such variable; several values joined by ` | ` when the target's runs disagree.
     pub values: Vec<Option<String>>,
 }
 
-/// The variables that differ between the sides.
+/// The variables that differ between the compared targets (every side is one target or more).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct VariableDiff {
+    /// The targets with stored variables, in side order (qualified with `@EXPERIMENT_ID` when two
+    /// experiments use the same label).
+    pub targets: Vec<String>,
     /// The differing variables, by name.
     pub rows: Vec<VariableRow>,
     /// Variables left out because they differ only by sandbox paths, ports or ids.
     pub hidden: usize,
-    /// Sides without any stored variables.
-    pub sides_without_variables: Vec<String>,
+    /// Targets without any stored variables.
+    pub targets_without_variables: Vec<String>,
 }
 
 /// An experiment the runs come from: its exact definition and the host it ran on.

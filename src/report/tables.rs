@@ -468,18 +468,18 @@ pub fn latency_table(r: &CompareReport) -> Table {
     t
 }
 
-/// The server variables that differ between the sides.
+/// The server variables that differ between the compared targets.
 pub fn variables_table(r: &CompareReport) -> Table {
     let mut h = vec![("variable".to_string(), false)];
-    h.extend(r.sides.iter().map(|s| (s.label.clone(), false)));
+    h.extend(r.variables.targets.iter().map(|t| (t.clone(), false)));
     let mut t = Table::new("variables", "Server variables that differ", h);
     let mut caption = format!(
-        "From SHOW GLOBAL VARIABLES of each run; {} variable(s) that differ only by sandbox paths, ports or ids are \
-         not shown.",
+        "From SHOW GLOBAL VARIABLES of each run, per target; {} variable(s) that differ only by sandbox paths, ports \
+         or ids are not shown.",
         r.variables.hidden
     );
-    if !r.variables.sides_without_variables.is_empty() {
-        caption.push_str(&format!(" No variables stored for: {}.", r.variables.sides_without_variables.join(", ")));
+    if !r.variables.targets_without_variables.is_empty() {
+        caption.push_str(&format!(" No variables stored for: {}.", r.variables.targets_without_variables.join(", ")));
     }
     t.caption = Some(caption);
     for v in &r.variables.rows {
@@ -528,4 +528,23 @@ pub fn experiment_table(e: &ExperimentInfo) -> Table {
         t.rows.push(vec![Cell::plain(k), Cell::plain(v)]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_colours_follow_the_rounded_five_percent_rule() {
+        // round(100 × ratio) against 95 and 105, as the Insert Benchmark's report generator does.
+        assert_eq!(ratio_tone(0.949, true), Tone::Plain);
+        assert_eq!(ratio_tone(0.944, true), Tone::Worse);
+        assert_eq!(ratio_tone(1.054, true), Tone::Plain);
+        assert_eq!(ratio_tone(1.056, true), Tone::Better);
+        // Lower is better (latency, costs): the colours swap.
+        assert_eq!(ratio_tone(0.90, false), Tone::Better);
+        assert_eq!(ratio_tone(1.20, false), Tone::Worse);
+        assert_eq!(verdict_mark(Verdict::Slower), " ▼");
+        assert_eq!(verdict_mark(Verdict::NoSignificantChange), "");
+    }
 }

@@ -72,10 +72,10 @@ fn legend(svg: &mut Svg, x: f64, entries: &[(String, usize)]) {
 fn y_axis(svg: &mut Svg, f: &Frame, ticks: &[f64], label: &str) {
     for &t in ticks {
         let y = f.y(t);
-        svg.line(f.x0, y, f.x1, y, "#e3e3e3", 1.0, None);
+        svg.line((f.x0, y), (f.x1, y), "#e3e3e3", 1.0, None);
         svg.text(f.x0 - 6.0, y + 4.0, &tick_label(t), "end", "");
     }
-    svg.line(f.x0, f.y0, f.x0, f.y1, "#888", 1.0, None);
+    svg.line((f.x0, f.y0), (f.x0, f.y1), "#888", 1.0, None);
     svg.text(
         14.0,
         (f.y0 + f.y1) / 2.0,
@@ -123,10 +123,10 @@ pub fn line_chart(c: &LineChart) -> String {
     };
     for (t, label) in &xticks {
         let x = f.x(*t);
-        svg.line(x, f.y1, x, f.y1 + 4.0, "#888", 1.0, None);
+        svg.line((x, f.y1), (x, f.y1 + 4.0), "#888", 1.0, None);
         svg.text(x, f.y1 + 18.0, label, "middle", "");
     }
-    svg.line(f.x0, f.y1, f.x1, f.y1, "#888", 1.0, None);
+    svg.line((f.x0, f.y1), (f.x1, f.y1), "#888", 1.0, None);
     svg.text((f.x0 + f.x1) / 2.0, height - 10.0, &c.x_label, "middle", "");
     for s in &c.series {
         let p: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (f.x(x), f.y(y))).collect();
@@ -200,11 +200,11 @@ pub fn ratio_chart(c: &RatioChart) -> String {
     );
     for &t in &ticks {
         let x = f.x(t);
-        svg.line(x, f.y0, x, f.y1, "#ececec", 1.0, None);
+        svg.line((x, f.y0), (x, f.y1), "#ececec", 1.0, None);
         svg.text(x, f.y1 + 18.0, &tick_label(t), "middle", "");
     }
-    svg.line(f.x(1.0), f.y0, f.x(1.0), f.y1, "#333", 1.2, Some("4 3"));
-    svg.line(f.x0, f.y1, f.x1, f.y1, "#888", 1.0, None);
+    svg.line((f.x(1.0), f.y0), (f.x(1.0), f.y1), "#333", 1.2, Some("4 3"));
+    svg.line((f.x0, f.y1), (f.x1, f.y1), "#888", 1.0, None);
     svg.text(
         (f.x0 + f.x1) / 2.0,
         height - 10.0,
@@ -221,9 +221,9 @@ pub fn ratio_chart(c: &RatioChart) -> String {
         };
         svg.text(label_w - 10.0, y + 4.0, &truncate(&p.label, 44), "end", "");
         if let Some((a, b)) = p.ci {
-            svg.line(f.x(a), y, f.x(b), y, col, 2.0, None);
-            svg.line(f.x(a), y - 6.0, f.x(a), y + 6.0, col, 2.0, None);
-            svg.line(f.x(b), y - 6.0, f.x(b), y + 6.0, col, 2.0, None);
+            svg.line((f.x(a), y), (f.x(b), y), col, 2.0, None);
+            svg.line((f.x(a), y - 6.0), (f.x(a), y + 6.0), col, 2.0, None);
+            svg.line((f.x(b), y - 6.0), (f.x(b), y + 6.0), col, 2.0, None);
         }
         svg.circle(f.x(p.ratio), y, 5.0, col);
         svg.text(f.x1 + 10.0, y + 4.0, &format!("{:.2}", p.ratio), "start", &format!("fill=\"{col}\""));
@@ -260,7 +260,7 @@ pub fn bar_chart(c: &BarChart) -> String {
     };
     svg.text(LEFT, 20.0, &c.title, "start", "font-weight=\"bold\"");
     y_axis(&mut svg, &f, &yt, &c.y_label);
-    svg.line(f.x0, f.y1, f.x1, f.y1, "#888", 1.0, None);
+    svg.line((f.x0, f.y1), (f.x1, f.y1), "#888", 1.0, None);
     let group_w = (f.x1 - f.x0) / c.categories.len().max(1) as f64;
     let bar_w = (group_w * 0.8 / c.series.len().max(1) as f64).min(40.0);
     for (ci, cat) in c.categories.iter().enumerate() {

@@ -56,8 +56,8 @@ impl Svg {
         Svg { buf }
     }
 
-    /// A line from (x1, y1) to (x2, y2).
-    pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64, dash: Option<&str>) {
+    /// A line from `(x1, y1)` to `(x2, y2)`, dashed with `dash` (an SVG dash array) if given.
+    pub fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, width: f64, dash: Option<&str>) {
         let dash = dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default();
         let _ = write!(
             self.buf,
