@@ -1,7 +1,7 @@
 //! Comparisons and reports: `versus compare` and `versus report`.
 //!
 //! One model, [`CompareReport`], is built from the results store by [`build_report`] (selection in
-//! [`select`], statistics in [`comparison`] via [`crate::stats`]); every export format renders that same
+//! [`mod@select`], statistics in [`comparison`] via [`crate::stats`]); every export format renders that same
 //! model, so all of them carry the same numbers. The text formats share their table layout
 //! ([`tables`]) and number formatting ([`fmt`]).
 //!

@@ -299,7 +299,7 @@ pub fn pivot_tables(r: &CompareReport) -> (Table, Table) {
     let keys = row_keys(r);
     let m = &r.metric.name;
     let caption_rel = format!(
-        "{m} / {m} of {}; ▲ significantly better, ▼ significantly worse; coloured when beyond ±5 %.",
+        "{m} / {m} of {}; ▲ significantly better, ▼ significantly worse; highlighted when beyond ±5 %.",
         r.baseline
     );
     if threads.len() > 1 {
@@ -455,7 +455,7 @@ pub fn efficiency_tables(r: &CompareReport) -> (Table, Table) {
         &r.efficiency,
         true,
     );
-    rel.caption = Some("value / baseline value; coloured when beyond ±5 % (for costs, lower is better).".into());
+    rel.caption = Some("value / baseline value; highlighted when beyond ±5 % (for costs, lower is better).".into());
     (abs, rel)
 }
 
