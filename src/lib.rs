@@ -8,6 +8,7 @@ pub mod driver;
 pub mod error;
 pub mod experiment;
 pub mod interrupt;
+pub mod report;
 pub mod sampler;
 pub mod server;
 pub mod stats;

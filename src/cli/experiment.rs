@@ -11,31 +11,7 @@ use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, TargetKind, 
 use crate::server::Home;
 use crate::store::{Status, Store};
 
-/// Environment variable naming the results store.
-pub const DB_ENV: &str = "VERSUS_DB";
-
-/// Where results are stored.
-#[derive(Debug, Args, Clone)]
-pub(super) struct DbArg {
-    /// The results store (SQLite) [default: $VERSUS_DB, else results.db in the versus home].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-}
-
-impl DbArg {
-    /// The store path this invocation uses.
-    pub fn path(&self, home: &Home) -> PathBuf {
-        self.db
-            .clone()
-            .or_else(|| std::env::var_os(DB_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-            .unwrap_or_else(|| home.root().join("results.db"))
-    }
-
-    /// Opens the store.
-    pub fn open(&self, home: &Home) -> Result<Store> {
-        Store::open(self.path(home))
-    }
-}
+use super::DbArg;
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
@@ -87,8 +63,15 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     let mut executor = SandboxExecutor::new(home, &file.name);
     let mut progress = Progress::stderr();
     let path = std::path::absolute(&a.file).unwrap_or(a.file.clone());
-    let outcome =
-        run_experiment(&text, Some(&path), &plan, &mut store, &mut executor, &RunOptions { resume: a.resume }, &mut progress)?;
+    let outcome = run_experiment(
+        &text,
+        Some(&path),
+        &plan,
+        &mut store,
+        &mut executor,
+        &RunOptions { resume: a.resume },
+        &mut progress,
+    )?;
     let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
     if finished && !a.keep_data {
         let _ = crate::server::snapshot::remove_tree(executor.work_dir());
@@ -107,7 +90,10 @@ fn check_targets(home: &Home, plan: &Plan, file: &Path) -> Result<()> {
         if let TargetKind::Sandbox { build, base_file, .. } = &t.kind {
             home.build(build).map_err(|e| Error::file(file, format!("target {}: {e}", t.label)))?;
             if let Some(b) = base_file.as_ref().filter(|b| !b.is_file()) {
-                return Err(Error::file(file, format!("target {}: config file {} does not exist", t.label, b.display())));
+                return Err(Error::file(
+                    file,
+                    format!("target {}: config file {} does not exist", t.label, b.display()),
+                ));
             }
         }
     }
@@ -135,7 +121,8 @@ pub(super) fn runs(home: &Home, a: RunsArgs) -> Result<i32> {
         return Ok(0);
     };
     let id = resolve_experiment(&store, &which)?;
-    let mut t = table(&["RUN", "#", "TARGET", "WORKLOAD", "THREADS", "REP", "STATUS", "TPS", "P95 MS", "VERSION", "ERROR"]);
+    let mut t =
+        table(&["RUN", "#", "TARGET", "WORKLOAD", "THREADS", "REP", "STATUS", "TPS", "P95 MS", "VERSION", "ERROR"]);
     for r in store.runs(id)? {
         let (tps, p95) = match &r.summary {
             Some(s) => (format!("{:.2}", s.tps), format!("{:.2}", s.latency_p95_us / 1000.0)),
@@ -178,7 +165,11 @@ pub(super) fn resolve_experiment(store: &Store, which: &str) -> Result<i64> {
 pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
     let store = a.db.open(home)?;
     let Some(d) = store.run(a.run)? else {
-        return Err(Error::Other(format!("no run {} in {}; `versus runs EXPERIMENT` lists them", a.run, store.path().display())));
+        return Err(Error::Other(format!(
+            "no run {} in {}; `versus runs EXPERIMENT` lists them",
+            a.run,
+            store.path().display()
+        )));
     };
     let r = &d.run;
     println!(
@@ -204,7 +195,13 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
     }
     match &r.summary {
         Some(s) => {
-            let hist = d.histograms.iter().filter(|_| a.histogram).find(|h| h.kind == "total").map(|h| crate::store::decode_histogram(&h.data)).transpose()?;
+            let hist = d
+                .histograms
+                .iter()
+                .filter(|_| a.histogram)
+                .find(|h| h.kind == "total")
+                .map(|h| crate::store::decode_histogram(&h.data))
+                .transpose()?;
             print!("{}", crate::workload::sysbench::report::stored_final_report(s, hist.as_ref()));
         }
         None => println!("(no final figures: the run did not finish)"),

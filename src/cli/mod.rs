@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. Each command's work lives in the library modules;
 //! this layer only turns flags into calls and results into text.
 
+mod compare;
 mod experiment;
 mod server;
 
@@ -8,8 +9,11 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use clap::Args;
+
 use crate::error::Result;
 use crate::server::Home;
+use crate::store::Store;
 
 /// Is this MySQL/MariaDB version or configuration faster or slower than that one, by how much, how sure
 /// are we, and why?
@@ -44,6 +48,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Compare stored runs: ratio to a baseline with its confidence interval and a verdict.
+    Compare(compare::CompareArgs),
+    /// Export a comparison as markdown, JSON, CSV or a self-contained HTML page.
+    Report(compare::ReportArgs),
 }
 
 /// Parses `args` (including the program name) and runs the command; returns the process exit code.
@@ -68,5 +76,33 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Runs(args) => experiment::runs(&home, args),
         Command::Show(args) => experiment::show(&home, args),
         Command::Sysbench { args } => crate::workload::sysbench::main(args),
+        Command::Compare(args) => compare::compare(&home, args),
+        Command::Report(args) => compare::report(&home, args),
+    }
+}
+
+/// Environment variable naming the results store.
+pub const DB_ENV: &str = "VERSUS_DB";
+
+/// Where results are stored.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct DbArg {
+    /// The results store (SQLite) [default: $VERSUS_DB, else results.db in the versus home].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArg {
+    /// The store path this invocation uses.
+    pub fn path(&self, home: &Home) -> PathBuf {
+        self.db
+            .clone()
+            .or_else(|| std::env::var_os(DB_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
+            .unwrap_or_else(|| home.root().join("results.db"))
+    }
+
+    /// Opens the store.
+    pub fn open(&self, home: &Home) -> Result<Store> {
+        Store::open(self.path(home))
     }
 }

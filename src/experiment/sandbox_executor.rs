@@ -56,13 +56,26 @@ impl SandboxExecutor {
 }
 
 /// The sysbench command line of a workload against a server.
-pub fn sysbench_args(plan: &Plan, workload: usize, threads: u32, connect: &[String], command: &str, repetition: u32) -> Vec<String> {
+pub fn sysbench_args(
+    plan: &Plan,
+    workload: usize,
+    threads: u32,
+    connect: &[String],
+    command: &str,
+    repetition: u32,
+) -> Vec<String> {
     let w = &plan.workloads[workload];
     let mut args = vec![w.test.clone()];
     for (k, v) in &w.options {
         let value = match v {
             toml::Value::String(s) => s.clone(),
-            toml::Value::Boolean(b) => if *b { "on".into() } else { "off".into() },
+            toml::Value::Boolean(b) => {
+                if *b {
+                    "on".into()
+                } else {
+                    "off".into()
+                }
+            }
             other => other.to_string(),
         };
         args.push(format!("--{k}={value}"));
@@ -193,7 +206,11 @@ impl SandboxExecutor {
             }
             TargetKind::Sandbox { .. } => {
                 let dir = self.work.join("run");
-                let snap = self.snapshots.get(&cell.preparation).cloned().ok_or_else(|| Error::Other("no prepared data".into()))?;
+                let snap = self
+                    .snapshots
+                    .get(&cell.preparation)
+                    .cloned()
+                    .ok_or_else(|| Error::Other("no prepared data".into()))?;
                 progress.step("restoring the prepared data");
                 snapshot::remove_tree(&dir)?;
                 snapshot::restore(&snap, &dir.join("data"))?;
@@ -252,7 +269,11 @@ impl SandboxExecutor {
         Ok(RunResult {
             summary: summary(&r),
             intervals: std::mem::take(&mut collector.intervals),
-            histograms: vec![StoredHistogram { kind: "total".into(), t_s: None, data: store::encode_histogram(&r.histogram)? }],
+            histograms: vec![StoredHistogram {
+                kind: "total".into(),
+                t_s: None,
+                data: store::encode_histogram(&r.histogram)?,
+            }],
             variables,
             status_deltas: status,
             efficiency,
@@ -348,9 +369,8 @@ pub fn summary(r: &sysbench::RunResult) -> Summary {
 }
 
 fn split_address(address: &str) -> Result<(String, u16)> {
-    let (h, p) = address
-        .rsplit_once(':')
-        .ok_or_else(|| Error::Other(format!("address '{address}' is not HOST:PORT")))?;
+    let (h, p) =
+        address.rsplit_once(':').ok_or_else(|| Error::Other(format!("address '{address}' is not HOST:PORT")))?;
     let port = p.parse().map_err(|_| Error::Other(format!("address '{address}': '{p}' is not a port")))?;
     Ok((h.to_string(), port))
 }

@@ -1,0 +1,442 @@
+//! Builds the [`CompareReport`] from the store: the metric per case and side, each candidate's ratio
+//! to the baseline with its interval and verdict, stability per run, efficiency, latency percentiles,
+//! the variables that differ, and the experiment definitions.
+
+use std::collections::BTreeMap;
+
+use super::metric::{Metric, RunValues};
+use super::model::{
+    CellStats, CiKind, CompareReport, ExperimentInfo, MetricInfo, MetricValue, REPORT_FORMAT_VERSION, RatioRow,
+    RunInfo, RunStability, ValuesRow, VariableDiff, VariableRow, Verdict,
+};
+use super::select::{LoadedRun, Selected, Selection, select};
+use crate::error::{Error, Result};
+use crate::stats::{self, BootstrapConfig, BootstrapMethod, CiMethod, CompareConfig, SampleLevel, StallRule};
+use crate::store::Store;
+
+/// Builds the comparison that `sel` asks for from `store`.
+///
+/// Errors: those of the selection (unknown experiment, bad filters or baseline, different workloads
+/// without `force`) and a metric that no selected run recorded.
+pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
+    let selected = select(store, sel)?;
+    from_selected(selected, sel)
+}
+
+fn values_of(r: &LoadedRun, m: Metric) -> Option<f64> {
+    let v = RunValues { summary: r.detail.run.summary.as_ref()?, efficiency: &r.detail.efficiency, histogram: None };
+    m.of_run(&RunValues { histogram: r.histogram.as_ref(), ..v })
+}
+
+/// The report from runs already selected and placed.
+fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
+    let metric = sel.metric;
+    let mut notes = s.notes.clone();
+    let present = s.runs.iter().filter(|r| values_of(r, metric).is_some()).count();
+    if present == 0 {
+        let why = match metric {
+            Metric::P50 | Metric::P90 | Metric::P999 => "they were stored without a latency histogram",
+            m if m.kind() == super::metric::MetricKind::Cost => {
+                "they were stored without per-transaction costs (no access to the server process, or an older versus)"
+            }
+            _ => "they were stored by an older versus",
+        };
+        return Err(Error::option(
+            "--metric",
+            format!(
+                "{metric} is not stored for any of the {} selected runs ({why}); choose another metric",
+                s.runs.len()
+            ),
+        ));
+    }
+    if present < s.runs.len() {
+        notes.push(format!(
+            "{metric} is missing for {} of {} runs (stored without it); those runs are left out of its figures",
+            s.runs.len() - present,
+            s.runs.len()
+        ));
+    }
+
+    let mut cells = Vec::new();
+    for case in 0..s.cases.len() {
+        for side in 0..s.sides.len() {
+            let mut runs: Vec<&LoadedRun> = s.runs.iter().filter(|r| r.case == case && r.side == side).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            runs.sort_by_key(|r| (r.detail.run.experiment_id, r.detail.run.repetition));
+            cells.push(cell_stats(case, side, &runs, metric));
+        }
+    }
+
+    let rate_metric = if metric == Metric::Qps { Metric::Qps } else { Metric::Tps };
+    let mut ratios = Vec::new();
+    let mut within_run = false;
+    for case in 0..s.cases.len() {
+        let base = cells.iter().find(|c| c.case == case && c.side == 0);
+        for side in 1..s.sides.len() {
+            let cand = cells.iter().find(|c| c.case == case && c.side == side);
+            if base.is_none() && cand.is_none() {
+                continue;
+            }
+            let seed = 0x5EED ^ ((case as u64) << 20) ^ side as u64;
+            let row = ratio_row(&s, case, side, base, cand, metric, sel, seed);
+            within_run |= row.ci_kind == Some(CiKind::WithinRunOnly);
+            ratios.push(row);
+        }
+    }
+    if within_run {
+        notes.push(
+            "Rows marked 'within-run' have one repetition per side: their interval comes from the 1-s intervals of \
+             single runs and reflects only within-run noise, not the variation between server restarts. Repeat the \
+             runs (repetitions >= 5) for an interval that does."
+                .to_string(),
+        );
+    }
+
+    let runs = run_infos(&s, metric, rate_metric);
+    let efficiency_metrics = used_metrics(&s, &Metric::EFFICIENCY, true);
+    let latency_metrics = used_metrics(&s, &Metric::LATENCIES, false);
+    let efficiency = values_rows(&s, &efficiency_metrics);
+    let latency = values_rows(&s, &latency_metrics);
+    let variables = variable_diff(&s);
+    let experiments = s
+        .experiments
+        .iter()
+        .map(|e| ExperimentInfo {
+            id: e.id,
+            name: e.name.clone(),
+            file: e.file.clone(),
+            created_at: e.created_at,
+            status: e.status.to_string(),
+            seed: e.seed,
+            versus_version: e.versus_version.clone(),
+            definition_hash: e.definition_hash.clone(),
+            definition: e.definition.clone(),
+            host: e.host.clone(),
+        })
+        .collect();
+    Ok(CompareReport {
+        format_version: REPORT_FORMAT_VERSION,
+        versus_version: env!("CARGO_PKG_VERSION").to_string(),
+        metric: MetricInfo::of(metric),
+        rate_metric: MetricInfo::of(rate_metric),
+        vs: sel.vs,
+        baseline: s.sides[0].label.clone(),
+        confidence: sel.confidence,
+        noise_band: sel.noise_band,
+        forced: sel.force,
+        sides: s.sides.clone(),
+        cases: s.cases.clone(),
+        cells,
+        ratios,
+        runs,
+        efficiency_metrics: efficiency_metrics.iter().map(|m| MetricInfo::of(*m)).collect(),
+        efficiency,
+        latency_metrics: latency_metrics.iter().map(|m| MetricInfo::of(*m)).collect(),
+        latency,
+        variables,
+        experiments,
+        notes,
+    })
+}
+
+fn cell_stats(case: usize, side: usize, runs: &[&LoadedRun], metric: Metric) -> CellStats {
+    let mut run_ids = Vec::new();
+    let mut values = Vec::new();
+    for r in runs {
+        if let Some(v) = values_of(r, metric) {
+            run_ids.push(r.detail.run.id);
+            values.push(v);
+        }
+    }
+    CellStats {
+        case,
+        side,
+        n: values.len(),
+        mean: stats::mean(&values),
+        median: stats::median(&values),
+        std_dev: stats::std_dev(&values),
+        min: stats::min(&values),
+        max: stats::max(&values),
+        missing: runs.len() - values.len(),
+        run_ids,
+        values,
+    }
+}
+
+fn method_name(m: CiMethod) -> String {
+    match m {
+        CiMethod::Bootstrap { method, expanded } => {
+            let base = match method {
+                BootstrapMethod::Percentile => "bootstrap-percentile",
+                BootstrapMethod::Bca => "bootstrap-bca",
+            };
+            if expanded { format!("{base}-expanded") } else { base.to_string() }
+        }
+        CiMethod::LogDeltaWelch => "log-delta-welch".to_string(),
+        CiMethod::LogDeltaAutocorrelated => "log-delta-autocorrelated".to_string(),
+    }
+}
+
+/// The ratio of a candidate to the baseline in one case, with its interval and verdict where the data
+/// allow one.
+#[allow(clippy::too_many_arguments)]
+fn ratio_row(
+    s: &Selected,
+    case: usize,
+    side: usize,
+    base: Option<&CellStats>,
+    cand: Option<&CellStats>,
+    metric: Metric,
+    sel: &Selection,
+    seed: u64,
+) -> RatioRow {
+    let mut row = RatioRow {
+        case,
+        side,
+        baseline_mean: base.and_then(|c| c.mean),
+        candidate_mean: cand.and_then(|c| c.mean),
+        baseline_n: base.map_or(0, |c| c.n),
+        candidate_n: cand.map_or(0, |c| c.n),
+        ratio: None,
+        ci_lo: None,
+        ci_hi: None,
+        ci_kind: None,
+        ci_method: None,
+        change: None,
+        verdict: Verdict::NotComputed,
+        note: None,
+    };
+    let (Some(b), Some(c)) = (base, cand) else {
+        let who = if base.is_none() { "the baseline" } else { "the candidate" };
+        row.note = Some(format!("{who} has no finished run with {metric} in this case"));
+        return row;
+    };
+    let (Some(bm), Some(cm)) = (b.mean, c.mean) else {
+        let who = if b.n == 0 { "the baseline" } else { "the candidate" };
+        row.note = Some(format!("{who} has no finished run with {metric} in this case"));
+        return row;
+    };
+    if bm <= 0.0 {
+        row.note = Some(format!("the baseline's {metric} is 0, so there is no ratio"));
+        return row;
+    }
+    row.ratio = Some(cm / bm);
+    row.change = Some(cm / bm - 1.0);
+    let cfg = CompareConfig {
+        direction: metric.direction(),
+        noise_band: sel.noise_band,
+        bootstrap: BootstrapConfig { confidence: sel.confidence, seed, ..BootstrapConfig::default() },
+    };
+    let result = if b.n >= 2 && c.n >= 2 {
+        stats::compare(&b.values, &c.values, SampleLevel::Repetitions, &cfg)
+    } else if b.n == 1 && c.n == 1 {
+        let series = |id: i64| {
+            s.runs.iter().find(|r| r.detail.run.id == id).and_then(|r| metric.interval_series(&r.detail.intervals))
+        };
+        match (series(b.run_ids[0]), series(c.run_ids[0])) {
+            (Some(bs), Some(cs)) if bs.len() >= 2 && cs.len() >= 2 => {
+                stats::compare(&bs, &cs, SampleLevel::Intervals, &cfg)
+            }
+            (Some(_), Some(_)) => {
+                row.note = Some("one run per side with fewer than 2 intervals: no interval".into());
+                return row;
+            }
+            _ => {
+                row.note = Some(format!(
+                    "one run per side and {metric} has no 1-s series: no interval; repeat the runs for one"
+                ));
+                return row;
+            }
+        }
+    } else {
+        row.note = Some(format!(
+            "no interval: the baseline has {} repetition(s) and the candidate {}; both need 2 or more",
+            b.n, c.n
+        ));
+        return row;
+    };
+    match result {
+        Ok(cmp) => {
+            row.ratio = Some(cmp.ci.ratio);
+            row.change = Some(cmp.change);
+            row.ci_lo = Some(cmp.ci.lo);
+            row.ci_hi = Some(cmp.ci.hi);
+            row.ci_method = Some(method_name(cmp.ci.method));
+            row.ci_kind = Some(match cmp.ci.kind {
+                stats::CiKind::BetweenRepetitions => CiKind::BetweenRepetitions,
+                stats::CiKind::WithinRunOnly => CiKind::WithinRunOnly,
+            });
+            row.verdict = match cmp.verdict {
+                stats::Verdict::Faster => Verdict::Faster,
+                stats::Verdict::Slower => Verdict::Slower,
+                stats::Verdict::NoSignificantChange => Verdict::NoSignificantChange,
+            };
+            if row.ci_kind == Some(CiKind::WithinRunOnly) {
+                row.note = Some("within-run: the interval reflects only within-run noise".into());
+            } else if cmp.ci_excludes_one && !cmp.exceeds_noise_band {
+                row.note = Some(format!("the change is within the {:.0} % noise band", sel.noise_band * 100.0));
+            }
+        }
+        Err(e) => row.note = Some(format!("no interval: {e}")),
+    }
+    row
+}
+
+fn run_infos(s: &Selected, metric: Metric, rate: Metric) -> Vec<RunInfo> {
+    let mut runs: Vec<&LoadedRun> = s.runs.iter().collect();
+    runs.sort_by_key(|r| (r.case, r.side, r.detail.run.experiment_id, r.detail.run.repetition));
+    runs.iter()
+        .map(|r| {
+            let run = &r.detail.run;
+            let rates = rate.interval_series(&r.detail.intervals).unwrap_or_default();
+            let stability = stats::stability(&rates, &StallRule::default()).ok().map(|st| RunStability {
+                intervals: st.n,
+                min: st.min,
+                max: st.max,
+                mean: st.mean,
+                cv: st.cv,
+                stall_threshold: st.stall_threshold,
+                stalls_at: st.stalls.iter().map(|&i| r.detail.intervals[i].t_s).collect(),
+            });
+            RunInfo {
+                id: run.id,
+                experiment: run.experiment_id,
+                case: r.case,
+                side: r.side,
+                target: run.cell.target.clone(),
+                repetition: run.repetition,
+                server_version: run.server_version.clone(),
+                started_at: run.started_at,
+                value: values_of(r, metric),
+                stability,
+                series: r.detail.intervals.iter().zip(&rates).map(|(i, v)| [i.t_s, *v]).collect(),
+            }
+        })
+        .collect()
+}
+
+/// The metrics of `list` that at least one run recorded (`keep_first`: the first one always).
+fn used_metrics(s: &Selected, list: &[Metric], keep_first: bool) -> Vec<Metric> {
+    list.iter()
+        .enumerate()
+        .filter(|(i, m)| (keep_first && *i == 0) || s.runs.iter().any(|r| values_of(r, **m).is_some()))
+        .map(|(_, m)| *m)
+        .collect()
+}
+
+/// Means of `metrics` per case and side, with ratios to the baseline (1 when both are 0, none when
+/// only the baseline is 0, as in Small Datum's `sum_met`).
+fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
+    let mean_of = |case: usize, side: usize, m: Metric| -> (Option<f64>, usize) {
+        let v: Vec<f64> =
+            s.runs.iter().filter(|r| r.case == case && r.side == side).filter_map(|r| values_of(r, m)).collect();
+        (stats::mean(&v), v.len())
+    };
+    let mut rows = Vec::new();
+    for case in 0..s.cases.len() {
+        for side in 0..s.sides.len() {
+            if !s.runs.iter().any(|r| r.case == case && r.side == side) {
+                continue;
+            }
+            let values = metrics
+                .iter()
+                .map(|&m| {
+                    let (mean, n) = mean_of(case, side, m);
+                    let (base, _) = mean_of(case, 0, m);
+                    let ratio = match (mean, base) {
+                        (Some(v), Some(b)) if b == 0.0 && v == 0.0 => Some(1.0),
+                        (Some(v), Some(b)) if b != 0.0 => Some(v / b),
+                        _ => None,
+                    };
+                    MetricValue { metric: m.name().to_string(), mean, n, ratio }
+                })
+                .collect();
+            rows.push(ValuesRow { case, side, values });
+        }
+    }
+    rows
+}
+
+/// Variables whose value differs only because every sandbox has its own paths, ports and ids.
+const SANDBOX_VARIABLES: &[&str] = &[
+    "basedir",
+    "datadir",
+    "general_log_file",
+    "gtid_executed",
+    "gtid_purged",
+    "hostname",
+    "log_error",
+    "mysqlx_port",
+    "mysqlx_socket",
+    "pid_file",
+    "port",
+    "pseudo_thread_id",
+    "report_port",
+    "server_uid",
+    "server_uuid",
+    "slow_query_log_file",
+    "socket",
+    "timestamp",
+    "tmpdir",
+];
+
+/// The variables that differ between the targets, ignoring sandbox paths, ports and ids.
+fn variable_diff(s: &Selected) -> VariableDiff {
+    // Targets in side order, then run order; a label used by several experiments is qualified.
+    let mut keys: Vec<(usize, String, i64)> = Vec::new();
+    let mut runs: Vec<&LoadedRun> = s.runs.iter().collect();
+    runs.sort_by_key(|r| (r.side, r.detail.run.cell.id));
+    for r in &runs {
+        let k = (r.side, r.detail.run.cell.target.clone(), r.detail.run.experiment_id);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let label = |(_, t, e): &(usize, String, i64)| {
+        if keys.iter().filter(|k| &k.1 == t).count() > 1 { format!("{t}@{e}") } else { t.clone() }
+    };
+    let n = keys.len();
+    // name -> per target: the distinct values seen.
+    let mut by_name: BTreeMap<&str, Vec<Vec<&str>>> = BTreeMap::new();
+    let mut has_vars = vec![false; n];
+    for r in &runs {
+        let k = (r.side, r.detail.run.cell.target.clone(), r.detail.run.experiment_id);
+        let col = keys.iter().position(|x| *x == k).unwrap_or(0);
+        if r.detail.variables.is_empty() {
+            continue;
+        }
+        has_vars[col] = true;
+        for (name, value) in &r.detail.variables {
+            let slot = by_name.entry(name.as_str()).or_insert_with(|| vec![Vec::new(); n]);
+            if !slot[col].contains(&value.as_str()) {
+                slot[col].push(value.as_str());
+            }
+        }
+    }
+    let mut diff = VariableDiff {
+        targets: keys.iter().zip(&has_vars).filter(|(_, h)| **h).map(|(k, _)| label(k)).collect(),
+        targets_without_variables: keys.iter().zip(&has_vars).filter(|(_, h)| !**h).map(|(k, _)| label(k)).collect(),
+        ..VariableDiff::default()
+    };
+    for (name, per_target) in by_name {
+        let values: Vec<Option<String>> = per_target
+            .iter()
+            .zip(&has_vars)
+            .filter(|(_, h)| **h)
+            .map(|(v, _)| if v.is_empty() { None } else { Some(v.join(" | ")) })
+            .collect();
+        let differs = values.windows(2).any(|w| w[0] != w[1]) || per_target.iter().any(|v| v.len() > 1);
+        if !differs {
+            continue;
+        }
+        let all_paths = per_target.iter().flatten().all(|v| v.starts_with('/'));
+        if SANDBOX_VARIABLES.contains(&name.to_ascii_lowercase().as_str()) || all_paths {
+            diff.hidden += 1;
+            continue;
+        }
+        diff.rows.push(VariableRow { name: name.to_string(), values });
+    }
+    diff
+}

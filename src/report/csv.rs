@@ -1,0 +1,110 @@
+//! The CSV export: one row per case and side with the compared metric's statistics, the ratio to the
+//! baseline with its interval and verdict, and the efficiency and latency means. Values are unrounded
+//! (the same numbers as the JSON export); per-run stability and time series are only in JSON and HTML.
+
+use std::fmt::Write as _;
+
+use super::model::{CiKind, CompareReport, Verdict};
+
+/// Quotes a field when it holds a comma, a quote or a line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// The CSV text of `report`.
+pub fn render(r: &CompareReport) -> String {
+    let mut header: Vec<String> = [
+        "workload",
+        "group",
+        "threads",
+        "side",
+        "baseline",
+        "metric",
+        "unit",
+        "n",
+        "mean",
+        "median",
+        "std_dev",
+        "min",
+        "max",
+        "ratio",
+        "ci_lo",
+        "ci_hi",
+        "ci_kind",
+        "ci_method",
+        "change",
+        "verdict",
+        "note",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(r.efficiency_metrics.iter().map(|m| format!("efficiency:{}", m.name)));
+    header.extend(r.latency_metrics.iter().map(|m| format!("latency:{}", m.name)));
+    let mut out = header.join(",");
+    out.push('\n');
+    for c in &r.cells {
+        let case = &r.cases[c.case];
+        let side = &r.sides[c.side];
+        let x = if c.side == 0 { None } else { r.ratio(c.case, c.side) };
+        let verdict = match x.map(|x| x.verdict) {
+            _ if c.side == 0 => "baseline",
+            Some(Verdict::Faster) => "faster",
+            Some(Verdict::Slower) => "slower",
+            Some(Verdict::NoSignificantChange) => "no_significant_change",
+            Some(Verdict::NotComputed) | None => "not_computed",
+        };
+        let kind = match x.and_then(|x| x.ci_kind) {
+            Some(CiKind::BetweenRepetitions) => "between_repetitions",
+            Some(CiKind::WithinRunOnly) => "within_run_only",
+            None => "",
+        };
+        let mut row = vec![
+            field(&case.workload),
+            field(case.group.as_deref().unwrap_or("")),
+            case.threads.to_string(),
+            field(&side.label),
+            (c.side == 0).to_string(),
+            field(&r.metric.name),
+            field(&r.metric.unit),
+            c.n.to_string(),
+            num(c.mean),
+            num(c.median),
+            num(c.std_dev),
+            num(c.min),
+            num(c.max),
+            num(x.and_then(|x| x.ratio)),
+            num(x.and_then(|x| x.ci_lo)),
+            num(x.and_then(|x| x.ci_hi)),
+            kind.to_string(),
+            field(x.and_then(|x| x.ci_method.as_deref()).unwrap_or("")),
+            num(x.and_then(|x| x.change)),
+            verdict.to_string(),
+            field(x.and_then(|x| x.note.as_deref()).unwrap_or("")),
+        ];
+        for (rows, metrics) in [(&r.efficiency, &r.efficiency_metrics), (&r.latency, &r.latency_metrics)] {
+            let values = rows.iter().find(|v| v.case == c.case && v.side == c.side);
+            for (i, _) in metrics.iter().enumerate() {
+                row.push(num(values.and_then(|v| v.values.get(i)).and_then(|v| v.mean)));
+            }
+        }
+        let _ = writeln!(out, "{}", row.join(","));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(field("plain"), "plain");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

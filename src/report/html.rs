@@ -1,0 +1,289 @@
+//! The HTML export: one self-contained page (inline CSS and SVG; no JavaScript, no fonts, images or
+//! styles from anywhere else) with the ratio table and chart, the seed-style pivots, throughput over
+//! time per run, throughput vs threads per side, latency percentiles, efficiency, stability, the
+//! variables that differ, and the experiment definitions with host facts.
+
+use std::fmt::Write as _;
+
+use super::model::{CompareReport, Verdict};
+use super::svg::{self, BarChart, LineChart, RatioChart, RatioPoint, Series, charts};
+use super::tables::{self, Table, Tone};
+use super::terminal::heading;
+
+const CSS: &str = include_str!("templates/report.css");
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape(s: &str) -> String {
+    svg::escape(s)
+}
+
+/// Writes `t` as an HTML table with an `h2` (or `h3`) heading.
+pub fn write_table(out: &mut String, t: &Table, level: u8) {
+    let _ = writeln!(out, "<h{level} id=\"{}\">{}</h{level}>", escape(&t.id), escape(&t.title));
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(c));
+    }
+    if t.rows.is_empty() {
+        let _ = writeln!(out, "<p>(nothing to show)</p>");
+        return;
+    }
+    let keep: Vec<bool> = (0..t.header.len()).map(|i| t.rows.iter().any(|r| !r[i].text.is_empty())).collect();
+    let _ = write!(out, "<div class=\"scroll\"><table class=\"data\" id=\"table-{}\"><thead><tr>", escape(&t.id));
+    for (i, h) in t.header.iter().enumerate().filter(|(i, _)| keep[*i]) {
+        let class = if t.numeric[i] { " class=\"num\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate().filter(|(i, _)| keep[*i]) {
+            let mut classes = Vec::new();
+            if t.numeric[i] {
+                classes.push("num");
+            }
+            match c.tone {
+                Tone::Better => classes.push("better"),
+                Tone::Worse => classes.push("worse"),
+                Tone::Muted => classes.push("muted"),
+                Tone::Plain => {}
+            }
+            let class = if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
+            let _ = write!(out, "<td{class}>{}</td>", escape(&c.text));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+    if !t.footnotes.is_empty() {
+        out.push_str("<ol class=\"footnotes\">");
+        for n in &t.footnotes {
+            let _ = write!(out, "<li>{}</li>", escape(n));
+        }
+        out.push_str("</ol>\n");
+    }
+}
+
+fn ratio_chart(r: &CompareReport) -> Option<String> {
+    let points: Vec<RatioPoint> = r
+        .ratios
+        .iter()
+        .filter_map(|x| {
+            Some(RatioPoint {
+                label: format!("{} — {}", r.sides[x.side].label, r.case_label(x.case)),
+                ratio: x.ratio?,
+                ci: x.ci_lo.zip(x.ci_hi),
+                tone: match x.verdict {
+                    Verdict::Faster => "better",
+                    Verdict::Slower => "worse",
+                    _ => "none",
+                },
+            })
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    Some(charts::ratio_chart(&RatioChart {
+        title: format!("{} ratio to {} with {}", r.metric.name, r.baseline, tables::ci_heading(r)),
+        points,
+        noise_band: r.noise_band,
+    }))
+}
+
+fn over_time_charts(r: &CompareReport) -> Vec<String> {
+    let mut out = Vec::new();
+    for case in 0..r.cases.len() {
+        let mut series = Vec::new();
+        let mut seen = Vec::new();
+        for run in r.runs.iter().filter(|x| x.case == case && !x.series.is_empty()) {
+            let first = !seen.contains(&run.side);
+            seen.push(run.side);
+            series.push(Series {
+                name: r.sides[run.side].label.clone(),
+                color: run.side,
+                points: run.series.iter().map(|p| (p[0], p[1])).collect(),
+                legend: first,
+            });
+        }
+        if series.is_empty() {
+            continue;
+        }
+        out.push(charts::line_chart(&LineChart {
+            title: format!("{} per second — {}", r.rate_metric.name, r.case_label(case)),
+            x_label: "seconds since the run started (one line per run)".into(),
+            y_label: r.rate_metric.name.clone(),
+            series,
+            x_categories: None,
+            dots: false,
+        }));
+    }
+    out
+}
+
+fn threads_charts(r: &CompareReport) -> Vec<String> {
+    let threads = r.thread_counts();
+    if threads.len() < 2 {
+        return Vec::new();
+    }
+    let mut keys: Vec<(String, Option<String>)> = Vec::new();
+    for c in &r.cases {
+        let k = (c.workload.clone(), c.group.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for key in keys {
+        let series: Vec<Series> = r
+            .sides
+            .iter()
+            .enumerate()
+            .map(|(side, s)| Series {
+                name: s.label.clone(),
+                color: side,
+                points: threads
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, &t)| {
+                        let case =
+                            r.cases.iter().position(|c| c.workload == key.0 && c.group == key.1 && c.threads == t)?;
+                        Some((i as f64, r.cell(case, side)?.mean?))
+                    })
+                    .collect(),
+                legend: true,
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        let title = match &key.1 {
+            Some(g) => format!("{} vs threads — {} {}", r.metric.name, key.0, g),
+            None => format!("{} vs threads — {}", r.metric.name, key.0),
+        };
+        out.push(charts::line_chart(&LineChart {
+            title,
+            x_label: "client threads".into(),
+            y_label: r.metric.label.clone(),
+            series,
+            x_categories: Some(threads.iter().enumerate().map(|(i, t)| (i as f64, t.to_string())).collect()),
+            dots: true,
+        }));
+    }
+    out
+}
+
+fn latency_charts(r: &CompareReport) -> Vec<String> {
+    let cols: Vec<usize> = (0..r.latency_metrics.len())
+        .filter(|&i| !matches!(r.latency_metrics[i].name.as_str(), "avg-latency" | "max-latency"))
+        .collect();
+    if cols.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for case in 0..r.cases.len() {
+        let series: Vec<(String, usize, Vec<Option<f64>>)> = r
+            .latency
+            .iter()
+            .filter(|row| row.case == case)
+            .map(|row| (r.sides[row.side].label.clone(), row.side, cols.iter().map(|&i| row.values[i].mean).collect()))
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        out.push(charts::bar_chart(&BarChart {
+            title: format!("Latency percentiles — {}", r.case_label(case)),
+            y_label: "ms".into(),
+            categories: cols.iter().map(|&i| r.latency_metrics[i].name.clone()).collect(),
+            series,
+        }));
+    }
+    out
+}
+
+/// The HTML page of `report`.
+pub fn render(r: &CompareReport) -> String {
+    let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
+    let title = format!("{}: {}", r.metric.name, labels.join(" vs "));
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"versus {}\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n",
+        escape(&r.versus_version),
+        escape(&title)
+    );
+    let _ = writeln!(out, "<h1>{}</h1>\n<p class=\"lead\">{}.</p>", escape(&title), escape(&heading(r)));
+    let _ = writeln!(
+        out,
+        "<p class=\"lead\">Metric: {} ({}, {} is better). Intervals: {} of the ratio of means; noise band {}.</p>",
+        escape(&r.metric.name),
+        escape(&r.metric.unit),
+        if r.metric.higher_is_better { "higher" } else { "lower" },
+        escape(&tables::ci_heading(r)),
+        escape(&super::fmt::percent(r.noise_band))
+    );
+    out.push_str(
+        "<nav><ol><li><a href=\"#summary\">Summary</a></li><li><a href=\"#ratios\">Ratios</a></li>\
+         <li><a href=\"#pivot\">Tables</a></li><li><a href=\"#over-time\">Over time</a></li>\
+         <li><a href=\"#threads\">By threads</a></li><li><a href=\"#latency\">Latency</a></li>\
+         <li><a href=\"#efficiency\">Efficiency</a></li><li><a href=\"#stability\">Stability</a></li>\
+         <li><a href=\"#variables\">Variables</a></li><li><a href=\"#reproduce\">Reproduce</a></li></ol></nav>\n",
+    );
+    out.push_str("<h2 id=\"summary\">Summary</h2>\n<ul class=\"summary\">\n");
+    for line in tables::summary_lines(r) {
+        let _ = writeln!(out, "<li>{}</li>", escape(&line));
+    }
+    out.push_str("</ul>\n");
+    if !r.notes.is_empty() {
+        out.push_str("<ul class=\"notes\">\n");
+        for n in &r.notes {
+            let _ = writeln!(out, "<li><strong>Note:</strong> {}</li>", escape(n));
+        }
+        out.push_str("</ul>\n");
+    }
+    write_table(&mut out, &tables::ratio_table(r), 2);
+    if let Some(svg) = ratio_chart(r) {
+        out.push_str(&svg);
+        out.push('\n');
+    }
+    out.push_str("<h2 id=\"pivot\">Tables</h2>\n");
+    let (abs, rel) = tables::pivot_tables(r);
+    write_table(&mut out, &abs, 3);
+    write_table(&mut out, &rel, 3);
+    let _ = writeln!(out, "<h2 id=\"over-time\">{} over time</h2>", escape(&r.rate_metric.name));
+    for svg in over_time_charts(r) {
+        out.push_str(&svg);
+        out.push('\n');
+    }
+    out.push_str("<h2 id=\"threads\">By thread count</h2>\n");
+    let threads = threads_charts(r);
+    if threads.is_empty() {
+        out.push_str("<p>All runs used one thread count.</p>\n");
+    }
+    for svg in threads {
+        out.push_str(&svg);
+        out.push('\n');
+    }
+    out.push_str("<h2 id=\"latency\">Latency</h2>\n");
+    for svg in latency_charts(r) {
+        out.push_str(&svg);
+        out.push('\n');
+    }
+    let mut lat = tables::latency_table(r);
+    lat.id = "latency-table".into();
+    write_table(&mut out, &lat, 3);
+    let (eff, eff_rel) = tables::efficiency_tables(r);
+    write_table(&mut out, &eff, 2);
+    write_table(&mut out, &eff_rel, 3);
+    write_table(&mut out, &tables::stability_table(r), 2);
+    write_table(&mut out, &tables::variables_table(r), 2);
+    out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");
+    for e in &r.experiments {
+        write_table(&mut out, &tables::experiment_table(e), 3);
+        let _ = writeln!(
+            out,
+            "<p class=\"caption\">Definition (TOML, secrets redacted):</p>\n<pre>{}</pre>",
+            escape(&e.definition)
+        );
+    }
+    let _ = writeln!(out, "<footer>Made by versus {}.</footer>\n</main>\n</body>\n</html>", escape(&r.versus_version));
+    out
+}

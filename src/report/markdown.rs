@@ -1,0 +1,101 @@
+//! The markdown export, ready for a blog post: a summary in sentences, the ratio table, the seed-style
+//! pivot tables, stability, efficiency, latency, the differing variables, and the exact experiment
+//! definitions with host facts. Markdown has no colour: ratios beyond ±5 % are in bold.
+
+use std::fmt::Write as _;
+
+use super::model::CompareReport;
+use super::tables::{self, Table, Tone};
+use super::terminal::heading;
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Writes `t` as a GitHub-flavoured markdown table with a level-2 heading.
+pub fn write_table(out: &mut String, t: &Table) {
+    let _ = writeln!(out, "## {}\n", t.title);
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "{c}\n");
+    }
+    if t.rows.is_empty() {
+        let _ = writeln!(out, "(nothing to show)\n");
+        return;
+    }
+    let keep: Vec<bool> = (0..t.header.len()).map(|i| t.rows.iter().any(|r| !r[i].text.is_empty())).collect();
+    let cols = |f: &dyn Fn(usize) -> String| {
+        let cells: Vec<String> = (0..t.header.len()).filter(|&i| keep[i]).map(f).collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let _ = writeln!(out, "{}", cols(&|i| escape(&t.header[i])));
+    let _ = writeln!(out, "{}", cols(&|i| if t.numeric[i] { "---:".into() } else { "---".into() }));
+    for row in &t.rows {
+        let _ = writeln!(
+            out,
+            "{}",
+            cols(&|i| {
+                let c = &row[i];
+                let text = escape(&c.text);
+                match c.tone {
+                    Tone::Better | Tone::Worse if !text.is_empty() => format!("**{text}**"),
+                    _ => text,
+                }
+            })
+        );
+    }
+    if !t.footnotes.is_empty() {
+        out.push('\n');
+        for (i, n) in t.footnotes.iter().enumerate() {
+            let _ = writeln!(out, "[{}] {}  ", i + 1, escape(n));
+        }
+    }
+    out.push('\n');
+}
+
+/// The markdown text of `report`.
+pub fn render(r: &CompareReport) -> String {
+    let mut out = String::new();
+    let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
+    let _ = writeln!(out, "# {}: {}\n", r.metric.name, labels.join(" vs "));
+    let _ = writeln!(out, "{}.\n", heading(r));
+    let _ = writeln!(
+        out,
+        "Metric: {} ({}, {} is better). Intervals: {} of the ratio of means over repetitions; noise band {}.\n",
+        r.metric.name,
+        r.metric.unit,
+        if r.metric.higher_is_better { "higher" } else { "lower" },
+        tables::ci_heading(r),
+        super::fmt::percent(r.noise_band)
+    );
+    let _ = writeln!(out, "## Summary\n");
+    for line in tables::summary_lines(r) {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
+    write_table(&mut out, &tables::ratio_table(r));
+    let (abs, rel) = tables::pivot_tables(r);
+    write_table(&mut out, &abs);
+    write_table(&mut out, &rel);
+    write_table(&mut out, &tables::stability_table(r));
+    let (eff, eff_rel) = tables::efficiency_tables(r);
+    write_table(&mut out, &eff);
+    write_table(&mut out, &eff_rel);
+    write_table(&mut out, &tables::latency_table(r));
+    write_table(&mut out, &tables::variables_table(r));
+    if !r.notes.is_empty() {
+        let _ = writeln!(out, "## Notes\n");
+        for n in &r.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "## Reproduce\n");
+    for e in &r.experiments {
+        let mut t = tables::experiment_table(e);
+        t.title = format!("Experiment {} (id {})", e.name, e.id);
+        write_table(&mut out, &t);
+        let fence = if e.definition.contains("```") { "~~~~" } else { "```" };
+        let _ = writeln!(out, "Definition:\n\n{fence}toml\n{}\n{fence}\n", e.definition.trim_end());
+    }
+    out.trim_end().to_string() + "\n"
+}

@@ -1,0 +1,316 @@
+//! The metrics a comparison can be made on: what each means, its unit, which direction is better, and
+//! how to read it from a stored run.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sampler::Efficiency;
+use crate::stats::Direction;
+use crate::store::{Interval, Summary};
+
+/// What kind of quantity a metric is; it decides the words of a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    /// Work per second.
+    Throughput,
+    /// Time per transaction.
+    Latency,
+    /// Resources per transaction.
+    Cost,
+}
+
+/// A metric of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Metric {
+    /// Transactions (sysbench events) per second.
+    Tps,
+    /// Queries per second.
+    Qps,
+    /// Mean latency.
+    AvgLatency,
+    /// Median latency (from the stored latency histogram).
+    P50,
+    /// 90th percentile latency (from the stored latency histogram).
+    P90,
+    /// 95th percentile latency.
+    P95,
+    /// 99th percentile latency.
+    P99,
+    /// 99.9th percentile latency (from the stored latency histogram).
+    P999,
+    /// Maximum latency.
+    MaxLatency,
+    /// Server CPU (user + system) µs per transaction.
+    CpuPerTxn,
+    /// Client (versus) CPU µs per transaction.
+    ClientCpuPerTxn,
+    /// Server context switches per transaction.
+    CswPerTxn,
+    /// KB the server read from storage per transaction.
+    ReadKbPerTxn,
+    /// KB the server wrote to storage per transaction.
+    WriteKbPerTxn,
+    /// InnoDB fsyncs (data + redo log, where reported) per transaction.
+    FsyncsPerTxn,
+    /// KB of InnoDB redo log written per transaction.
+    RedoKbPerTxn,
+}
+
+/// The values a metric is read from: one finished run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunValues<'a> {
+    /// Whole-run numbers.
+    pub summary: &'a Summary,
+    /// Cost per transaction.
+    pub efficiency: &'a Efficiency,
+    /// The decoded whole-run latency histogram (µs), if one is stored.
+    pub histogram: Option<&'a hdrhistogram::Histogram<u64>>,
+}
+
+impl Metric {
+    /// Every metric, in the order `--metric` lists them.
+    pub const ALL: [Metric; 16] = [
+        Metric::Tps,
+        Metric::Qps,
+        Metric::AvgLatency,
+        Metric::P50,
+        Metric::P90,
+        Metric::P95,
+        Metric::P99,
+        Metric::P999,
+        Metric::MaxLatency,
+        Metric::CpuPerTxn,
+        Metric::ClientCpuPerTxn,
+        Metric::CswPerTxn,
+        Metric::ReadKbPerTxn,
+        Metric::WriteKbPerTxn,
+        Metric::FsyncsPerTxn,
+        Metric::RedoKbPerTxn,
+    ];
+
+    /// The metrics of the efficiency table, throughput first (as in Small Datum's `sum_met` blocks).
+    pub const EFFICIENCY: [Metric; 7] = [
+        Metric::Tps,
+        Metric::CpuPerTxn,
+        Metric::CswPerTxn,
+        Metric::ReadKbPerTxn,
+        Metric::WriteKbPerTxn,
+        Metric::FsyncsPerTxn,
+        Metric::ClientCpuPerTxn,
+    ];
+
+    /// The latency metrics of the percentile table and chart.
+    pub const LATENCIES: [Metric; 7] =
+        [Metric::AvgLatency, Metric::P50, Metric::P90, Metric::P95, Metric::P99, Metric::P999, Metric::MaxLatency];
+
+    /// The name used on the command line and in exports (`tps`, `p95`, `cpu-per-txn` …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Tps => "tps",
+            Metric::Qps => "qps",
+            Metric::AvgLatency => "avg-latency",
+            Metric::P50 => "p50",
+            Metric::P90 => "p90",
+            Metric::P95 => "p95",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99.9",
+            Metric::MaxLatency => "max-latency",
+            Metric::CpuPerTxn => "cpu-per-txn",
+            Metric::ClientCpuPerTxn => "client-cpu-per-txn",
+            Metric::CswPerTxn => "csw-per-txn",
+            Metric::ReadKbPerTxn => "read-kb-per-txn",
+            Metric::WriteKbPerTxn => "write-kb-per-txn",
+            Metric::FsyncsPerTxn => "fsyncs-per-txn",
+            Metric::RedoKbPerTxn => "redo-kb-per-txn",
+        }
+    }
+
+    /// A short heading for tables (`tps`, `p95 ms`, `CPU µs/txn` …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Tps => "tps",
+            Metric::Qps => "qps",
+            Metric::AvgLatency => "avg ms",
+            Metric::P50 => "p50 ms",
+            Metric::P90 => "p90 ms",
+            Metric::P95 => "p95 ms",
+            Metric::P99 => "p99 ms",
+            Metric::P999 => "p99.9 ms",
+            Metric::MaxLatency => "max ms",
+            Metric::CpuPerTxn => "CPU µs/txn",
+            Metric::ClientCpuPerTxn => "client CPU µs/txn",
+            Metric::CswPerTxn => "csw/txn",
+            Metric::ReadKbPerTxn => "KB read/txn",
+            Metric::WriteKbPerTxn => "KB written/txn",
+            Metric::FsyncsPerTxn => "fsyncs/txn",
+            Metric::RedoKbPerTxn => "redo KB/txn",
+        }
+    }
+
+    /// The unit of the values in a report (latencies in milliseconds, bytes in KB of 1024 bytes).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Tps => "transactions/s",
+            Metric::Qps => "queries/s",
+            Metric::AvgLatency
+            | Metric::P50
+            | Metric::P90
+            | Metric::P95
+            | Metric::P99
+            | Metric::P999
+            | Metric::MaxLatency => "ms",
+            Metric::CpuPerTxn | Metric::ClientCpuPerTxn => "µs/transaction",
+            Metric::CswPerTxn => "context switches/transaction",
+            Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => "KB/transaction",
+            Metric::FsyncsPerTxn => "fsyncs/transaction",
+        }
+    }
+
+    /// Throughput, latency or cost.
+    pub fn kind(self) -> MetricKind {
+        match self {
+            Metric::Tps | Metric::Qps => MetricKind::Throughput,
+            Metric::AvgLatency
+            | Metric::P50
+            | Metric::P90
+            | Metric::P95
+            | Metric::P99
+            | Metric::P999
+            | Metric::MaxLatency => MetricKind::Latency,
+            _ => MetricKind::Cost,
+        }
+    }
+
+    /// Whether a bigger value is better.
+    pub fn direction(self) -> Direction {
+        match self.kind() {
+            MetricKind::Throughput => Direction::HigherIsBetter,
+            MetricKind::Latency | MetricKind::Cost => Direction::LowerIsBetter,
+        }
+    }
+
+    /// The metric's value for one run, in [`Metric::unit`]; `None` when the run did not record it
+    /// (no histogram, no server process access, a counter the server lacks, or a run stored by an
+    /// older versus).
+    pub fn of_run(self, r: &RunValues<'_>) -> Option<f64> {
+        let s = r.summary;
+        let e = r.efficiency;
+        let ms = |us: f64| us / 1000.0;
+        let from_histogram = |q: f64| r.histogram.filter(|h| !h.is_empty()).map(|h| ms(h.value_at_quantile(q) as f64));
+        let v = match self {
+            Metric::Tps => Some(s.tps),
+            Metric::Qps => Some(s.qps),
+            Metric::AvgLatency => Some(ms(s.latency_avg_us)),
+            Metric::P50 => from_histogram(0.5),
+            Metric::P90 => from_histogram(0.9),
+            Metric::P95 => Some(ms(s.latency_p95_us)),
+            Metric::P99 => Some(ms(s.latency_p99_us)),
+            Metric::P999 => from_histogram(0.999),
+            Metric::MaxLatency => Some(ms(s.latency_max_us)),
+            Metric::CpuPerTxn => match (e.server_cpu_user_us, e.server_cpu_system_us) {
+                (Some(u), Some(sys)) => Some(u + sys),
+                _ => None,
+            },
+            Metric::ClientCpuPerTxn => e.client_cpu_us,
+            Metric::CswPerTxn => e.server_ctxt_switches,
+            Metric::ReadKbPerTxn => e.server_read_bytes.map(|b| b / 1024.0),
+            Metric::WriteKbPerTxn => e.server_write_bytes.map(|b| b / 1024.0),
+            Metric::FsyncsPerTxn => e.innodb_data_fsyncs.map(|d| d + e.innodb_log_fsyncs.unwrap_or(0.0)),
+            Metric::RedoKbPerTxn => e.innodb_log_written_bytes.map(|b| b / 1024.0),
+        };
+        v.filter(|x| x.is_finite())
+    }
+
+    /// The metric's per-interval series, for the metrics whose whole-run value is the mean of its
+    /// interval rates (throughput); `None` for the others.
+    pub fn interval_series(self, intervals: &[Interval]) -> Option<Vec<f64>> {
+        match self {
+            Metric::Tps => Some(intervals.iter().map(|i| i.tps).collect()),
+            Metric::Qps => Some(intervals.iter().map(|i| i.qps).collect()),
+            _ => None,
+        }
+    }
+
+    /// The words of a verdict for this metric: (better, worse).
+    pub fn verdict_words(self) -> (&'static str, &'static str) {
+        match self.kind() {
+            MetricKind::Throughput | MetricKind::Latency => ("faster", "slower"),
+            MetricKind::Cost => ("cheaper", "costlier"),
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
+        let alias = match wanted.as_str() {
+            "p999" | "p99-9" => "p99.9",
+            "latency" | "avg" | "mean-latency" => "avg-latency",
+            "max" => "max-latency",
+            "cpu" | "cpu-us-per-txn" => "cpu-per-txn",
+            other => other,
+        };
+        Metric::ALL.into_iter().find(|m| m.name() == alias).ok_or_else(|| {
+            let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+            format!("unknown metric '{s}'; choose one of {}", names.join(", "))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_aliases() {
+        for m in Metric::ALL {
+            assert_eq!(m.name().parse::<Metric>().unwrap(), m);
+        }
+        assert_eq!("P999".parse::<Metric>().unwrap(), Metric::P999);
+        assert_eq!("cpu_per_txn".parse::<Metric>().unwrap(), Metric::CpuPerTxn);
+        let e = "speed".parse::<Metric>().unwrap_err();
+        assert!(e.contains("unknown metric 'speed'") && e.contains("tps, qps"), "{e}");
+    }
+
+    #[test]
+    fn values_and_directions() {
+        let summary = Summary { tps: 100.0, latency_p95_us: 2500.0, ..Summary::default() };
+        let efficiency = Efficiency {
+            server_cpu_user_us: Some(300.0),
+            server_cpu_system_us: Some(100.0),
+            server_write_bytes: Some(2048.0),
+            innodb_data_fsyncs: Some(0.5),
+            ..Efficiency::default()
+        };
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v * 10).unwrap();
+        }
+        let r = RunValues { summary: &summary, efficiency: &efficiency, histogram: Some(&h) };
+        assert_eq!(Metric::Tps.of_run(&r), Some(100.0));
+        assert_eq!(Metric::P95.of_run(&r), Some(2.5));
+        assert_eq!(Metric::CpuPerTxn.of_run(&r), Some(400.0));
+        assert_eq!(Metric::WriteKbPerTxn.of_run(&r), Some(2.0));
+        assert_eq!(Metric::FsyncsPerTxn.of_run(&r), Some(0.5), "MariaDB: no log fsyncs counter");
+        assert_eq!(Metric::ReadKbPerTxn.of_run(&r), None);
+        let p50 = Metric::P50.of_run(&r).unwrap();
+        assert!((p50 - 5.0).abs() < 0.01, "{p50}");
+        let no_hist = RunValues { histogram: None, ..r };
+        assert_eq!(Metric::P50.of_run(&no_hist), None);
+        assert_eq!(Metric::Tps.direction(), Direction::HigherIsBetter);
+        assert_eq!(Metric::P99.direction(), Direction::LowerIsBetter);
+        assert_eq!(Metric::CpuPerTxn.verdict_words(), ("cheaper", "costlier"));
+        assert!(Metric::P95.interval_series(&[]).is_none());
+    }
+}

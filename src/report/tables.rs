@@ -1,0 +1,550 @@
+//! The tables of a report, laid out once from the model and written by the terminal, markdown and HTML
+//! exports, so that they show the same rows with the same rounding.
+//!
+//! Colour rule of ratios (from the Insert Benchmark's report generator): a ratio is marked when
+//! `round(100 × ratio)` is below 95 or above 105, as better or worse according to the metric's
+//! direction. Significance is marked separately with ▲ (significantly better) and ▼ (significantly
+//! worse).
+
+use super::fmt;
+use super::model::{CiKind, CompareReport, ExperimentInfo, Verdict};
+
+/// How a cell is emphasised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// No emphasis.
+    Plain,
+    /// Better than the baseline by more than 5 % (or significantly, for verdicts).
+    Better,
+    /// Worse than the baseline by more than 5 % (or significantly, for verdicts).
+    Worse,
+    /// The baseline itself, or a value without meaning.
+    Muted,
+}
+
+/// One table cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// What is written.
+    pub text: String,
+    /// Its emphasis.
+    pub tone: Tone,
+}
+
+impl Cell {
+    fn plain(text: impl Into<String>) -> Cell {
+        Cell { text: text.into(), tone: Tone::Plain }
+    }
+
+    fn toned(text: impl Into<String>, tone: Tone) -> Cell {
+        Cell { text: text.into(), tone }
+    }
+}
+
+/// A table ready to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Anchor (HTML id).
+    pub id: String,
+    /// Heading.
+    pub title: String,
+    /// One or two sentences under the heading.
+    pub caption: Option<String>,
+    /// Column headings.
+    pub header: Vec<String>,
+    /// Whether each column holds numbers (right-aligned).
+    pub numeric: Vec<bool>,
+    /// The rows.
+    pub rows: Vec<Vec<Cell>>,
+    /// Notes referred to as `[n]` in the cells.
+    pub footnotes: Vec<String>,
+}
+
+impl Table {
+    fn new(id: &str, title: impl Into<String>, header: Vec<(String, bool)>) -> Table {
+        let (header, numeric) = header.into_iter().unzip();
+        Table {
+            id: id.into(),
+            title: title.into(),
+            caption: None,
+            header,
+            numeric,
+            rows: Vec::new(),
+            footnotes: Vec::new(),
+        }
+    }
+
+    /// `[n]` for `note`, adding it to the footnotes when new.
+    fn footnote(&mut self, note: &str) -> String {
+        let i = match self.footnotes.iter().position(|n| n == note) {
+            Some(i) => i,
+            None => {
+                self.footnotes.push(note.to_string());
+                self.footnotes.len() - 1
+            }
+        };
+        format!("[{}]", i + 1)
+    }
+}
+
+/// The tone of a ratio by the ±5 % rule and the metric's direction.
+pub fn ratio_tone(ratio: f64, higher_is_better: bool) -> Tone {
+    let p = (ratio * 100.0).round();
+    let up = if p > 105.0 {
+        true
+    } else if p < 95.0 {
+        false
+    } else {
+        return Tone::Plain;
+    };
+    if up == higher_is_better { Tone::Better } else { Tone::Worse }
+}
+
+/// `▲` for a significant improvement, `▼` for a significant regression, nothing otherwise.
+pub fn verdict_mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => " ▲",
+        Verdict::Slower => " ▼",
+        _ => "",
+    }
+}
+
+fn verdict_tone(v: Verdict) -> Tone {
+    match v {
+        Verdict::Faster => Tone::Better,
+        Verdict::Slower => Tone::Worse,
+        _ => Tone::Plain,
+    }
+}
+
+/// The `N % CI` heading for the report's confidence level.
+pub fn ci_heading(r: &CompareReport) -> String {
+    format!("{} % CI", fmt::num(r.confidence * 100.0).trim_end_matches(".0"))
+}
+
+/// The case columns: workload, the group (config or build) when there is one, threads.
+fn case_header(r: &CompareReport, with_threads: bool) -> Vec<(String, bool)> {
+    let mut h = vec![("workload".to_string(), false)];
+    if let Some(g) = r.vs.group_name() {
+        h.push((g.to_string(), false));
+    }
+    if with_threads {
+        h.push(("threads".to_string(), true));
+    }
+    h
+}
+
+fn case_cells(r: &CompareReport, case: usize, with_threads: bool) -> Vec<Cell> {
+    let c = &r.cases[case];
+    let mut v = vec![Cell::plain(&c.workload)];
+    if r.vs.group_name().is_some() {
+        v.push(Cell::plain(c.group.clone().unwrap_or_default()));
+    }
+    if with_threads {
+        v.push(Cell::plain(c.threads.to_string()));
+    }
+    v
+}
+
+/// One sentence per candidate, in the manner of a blog post's tl;dr.
+pub fn summary_lines(r: &CompareReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    let base = &r.baseline;
+    for (side, s) in r.sides.iter().enumerate().skip(1) {
+        let rows: Vec<_> = r.ratios.iter().filter(|x| x.side == side && x.ratio.is_some()).collect();
+        if rows.is_empty() {
+            lines.push(format!("{}: no case with values on both sides to compare with {base}.", s.label));
+            continue;
+        }
+        let within = if rows.iter().any(|x| x.ci_kind == Some(CiKind::WithinRunOnly)) {
+            " (interval from within-run noise only)"
+        } else {
+            ""
+        };
+        if let [x] = rows.as_slice() {
+            let ratio = x.ratio.unwrap_or(f64::NAN);
+            let ci = match (x.ci_lo, x.ci_hi) {
+                (Some(lo), Some(hi)) => format!(", {} {}", ci_heading(r), fmt::ci(lo, hi)),
+                _ => ", no interval".to_string(),
+            };
+            lines.push(format!(
+                "{} vs {base} ({}): {} — ratio {}{ci}, {} {}{within}.",
+                s.label,
+                r.case_label(x.case),
+                fmt::verdict(r, x.verdict),
+                fmt::ratio(ratio),
+                fmt::change(ratio - 1.0),
+                r.metric.name
+            ));
+            continue;
+        }
+        let count = |v: Verdict| rows.iter().filter(|x| x.verdict == v).count();
+        let mut ratios: Vec<f64> = rows.iter().filter_map(|x| x.ratio).collect();
+        ratios.sort_by(f64::total_cmp);
+        let median = crate::stats::median(&ratios).unwrap_or(f64::NAN);
+        let (better, worse) = (fmt::verdict(r, Verdict::Faster), fmt::verdict(r, Verdict::Slower));
+        lines.push(format!(
+            "{} vs {base}: {worse} in {}, {better} in {}, no significant change in {} of {} cases; {} ratios {}–{}, \
+             median {}{within}.",
+            s.label,
+            count(Verdict::Slower),
+            count(Verdict::Faster),
+            count(Verdict::NoSignificantChange),
+            rows.len(),
+            r.metric.name,
+            fmt::ratio(ratios[0]),
+            fmt::ratio(ratios[ratios.len() - 1]),
+            fmt::ratio(median),
+        ));
+    }
+    lines
+}
+
+/// The main table: one row per case and candidate with both means, the ratio, its interval and the
+/// verdict.
+pub fn ratio_table(r: &CompareReport) -> Table {
+    let mut h = case_header(r, true);
+    let m = &r.metric.label;
+    h.extend([
+        ("candidate".to_string(), false),
+        (format!("baseline {m} (n)"), true),
+        (format!("candidate {m} (n)"), true),
+        ("ratio".to_string(), true),
+        (ci_heading(r), true),
+        ("change".to_string(), true),
+        ("verdict".to_string(), false),
+        ("note".to_string(), false),
+    ]);
+    let mut t = Table::new("ratios", format!("{} relative to {}", r.metric.name, r.baseline), h);
+    t.caption = Some(format!(
+        "ratio = candidate / baseline ({}); a change is called only when the interval excludes 1 and the change \
+         exceeds the {} noise band.",
+        if r.metric.higher_is_better { "higher is better" } else { "lower is better" },
+        fmt::percent(r.noise_band)
+    ));
+    for x in &r.ratios {
+        let mut row = case_cells(r, x.case, true);
+        let with_n = |mean: Option<f64>, n: usize| match mean {
+            Some(v) => format!("{} ({n})", fmt::num(v)),
+            None => "—".to_string(),
+        };
+        row.push(Cell::plain(&r.sides[x.side].label));
+        row.push(Cell::plain(with_n(x.baseline_mean, x.baseline_n)));
+        row.push(Cell::plain(with_n(x.candidate_mean, x.candidate_n)));
+        row.push(match x.ratio {
+            Some(v) => Cell::toned(fmt::ratio(v), ratio_tone(v, r.metric.higher_is_better)),
+            None => Cell::plain("—"),
+        });
+        row.push(Cell::plain(match (x.ci_lo, x.ci_hi) {
+            (Some(lo), Some(hi)) if x.ci_kind == Some(CiKind::WithinRunOnly) => format!("{} w", fmt::ci(lo, hi)),
+            (Some(lo), Some(hi)) => fmt::ci(lo, hi),
+            _ => "—".to_string(),
+        }));
+        row.push(Cell::plain(x.change.map(fmt::change).unwrap_or_else(|| "—".into())));
+        row.push(Cell::toned(fmt::verdict(r, x.verdict), verdict_tone(x.verdict)));
+        let note = x.note.as_deref().map(|n| t.footnote(n)).unwrap_or_default();
+        row.push(Cell::plain(note));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// Distinct (workload, group) pairs in case order.
+fn row_keys(r: &CompareReport) -> Vec<(String, Option<String>)> {
+    let mut keys = Vec::new();
+    for c in &r.cases {
+        let k = (c.workload.clone(), c.group.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys
+}
+
+fn find_case(r: &CompareReport, key: &(String, Option<String>), threads: u32) -> Option<usize> {
+    r.cases.iter().position(|c| c.workload == key.0 && c.group == key.1 && c.threads == threads)
+}
+
+fn key_cells(r: &CompareReport, key: &(String, Option<String>)) -> Vec<Cell> {
+    let mut v = vec![Cell::plain(&key.0)];
+    if r.vs.group_name().is_some() {
+        v.push(Cell::plain(key.1.clone().unwrap_or_default()));
+    }
+    v
+}
+
+fn relative_cell(r: &CompareReport, case: Option<usize>, side: usize) -> Cell {
+    if side == 0 {
+        return match case.and_then(|c| r.cell(c, 0)).and_then(|c| c.mean) {
+            Some(_) => Cell::toned("1.00", Tone::Muted),
+            None => Cell::plain("—"),
+        };
+    }
+    match case.and_then(|c| r.ratio(c, side)) {
+        Some(x) if x.ratio.is_some() => {
+            let v = x.ratio.unwrap_or(f64::NAN);
+            Cell::toned(
+                format!("{}{}", fmt::ratio(v), verdict_mark(x.verdict)),
+                ratio_tone(v, r.metric.higher_is_better),
+            )
+        }
+        _ => Cell::plain("—"),
+    }
+}
+
+/// The seed layouts: with several thread counts, sides as rows and thread counts as columns; with one,
+/// cases as rows and sides as columns (a version series). Returns the absolute and the relative table.
+pub fn pivot_tables(r: &CompareReport) -> (Table, Table) {
+    let threads = r.thread_counts();
+    let keys = row_keys(r);
+    let m = &r.metric.name;
+    let caption_rel = format!(
+        "{m} / {m} of {}; ▲ significantly better, ▼ significantly worse; highlighted when beyond ±5 %.",
+        r.baseline
+    );
+    if threads.len() > 1 {
+        let mut h = case_header(r, false);
+        h.push((r.vs.name().to_string(), false));
+        h.extend(threads.iter().map(|t| (format!("{t} thr"), true)));
+        let mut abs = Table::new("by-threads", format!("{} by thread count", r.metric.label), h.clone());
+        let mut rel = Table::new("by-threads-relative", format!("{m} relative to {} by thread count", r.baseline), h);
+        rel.caption = Some(caption_rel);
+        for key in &keys {
+            for (side, s) in r.sides.iter().enumerate() {
+                let cases: Vec<Option<usize>> = threads.iter().map(|&t| find_case(r, key, t)).collect();
+                if !cases.iter().flatten().any(|&c| r.cell(c, side).is_some()) {
+                    continue;
+                }
+                let mut a = key_cells(r, key);
+                a.push(Cell::plain(&s.label));
+                let mut b = a.clone();
+                for &c in &cases {
+                    a.push(Cell::plain(fmt::opt_num(c.and_then(|c| r.cell(c, side)).and_then(|x| x.mean))));
+                    b.push(relative_cell(r, c, side));
+                }
+                abs.rows.push(a);
+                rel.rows.push(b);
+            }
+        }
+        return (abs, rel);
+    }
+    let t = threads.first().copied().unwrap_or(0);
+    let mut h = case_header(r, false);
+    h.extend(r.sides.iter().map(|s| (s.label.clone(), true)));
+    let mut abs = Table::new("by-side", format!("{} at {t} threads", r.metric.label), h);
+    let mut h = case_header(r, false);
+    h.extend(r.sides.iter().skip(1).map(|s| (s.label.clone(), true)));
+    let mut rel = Table::new("by-side-relative", format!("{m} relative to {} at {t} threads", r.baseline), h);
+    rel.caption = Some(caption_rel);
+    for key in &keys {
+        let case = find_case(r, key, t);
+        let mut a = key_cells(r, key);
+        let mut b = a.clone();
+        for side in 0..r.sides.len() {
+            a.push(Cell::plain(fmt::opt_num(case.and_then(|c| r.cell(c, side)).and_then(|x| x.mean))));
+            if side > 0 {
+                b.push(relative_cell(r, case, side));
+            }
+        }
+        abs.rows.push(a);
+        rel.rows.push(b);
+    }
+    (abs, rel)
+}
+
+/// Per run: range, mean and coefficient of variation of the 1-s rates, and the stall intervals.
+pub fn stability_table(r: &CompareReport) -> Table {
+    let rate = &r.rate_metric.name;
+    let mut h = vec![("run".to_string(), true), (r.vs.name().to_string(), false)];
+    h.extend(case_header(r, true));
+    h.extend([
+        ("rep".to_string(), true),
+        ("server".to_string(), false),
+        ("intervals".to_string(), true),
+        (format!("min {rate}"), true),
+        (format!("max {rate}"), true),
+        (format!("mean {rate}"), true),
+        ("CV".to_string(), true),
+        ("stalls".to_string(), false),
+    ]);
+    let mut t = Table::new("stability", format!("Stability of the 1-s {rate}"), h);
+    t.caption = Some(
+        "A stall is a 1-s interval below min(median − 3.5 robust σ, 0.9 × median); times are seconds since the \
+         run started."
+            .into(),
+    );
+    for run in &r.runs {
+        let mut row = vec![Cell::plain(run.id.to_string()), Cell::plain(&r.sides[run.side].label)];
+        row.extend(case_cells(r, run.case, true));
+        row.push(Cell::plain(run.repetition.to_string()));
+        row.push(Cell::plain(run.server_version.clone().unwrap_or_else(|| "—".into())));
+        match &run.stability {
+            Some(s) => {
+                row.push(Cell::plain(s.intervals.to_string()));
+                row.push(Cell::plain(fmt::num(s.min)));
+                row.push(Cell::plain(fmt::num(s.max)));
+                row.push(Cell::plain(fmt::num(s.mean)));
+                row.push(Cell::plain(s.cv.map(fmt::percent).unwrap_or_else(|| "—".into())));
+                let stalls = if s.stalls_at.is_empty() {
+                    "none".to_string()
+                } else {
+                    let at: Vec<String> = s.stalls_at.iter().take(5).map(|t| format!("{t:.0} s")).collect();
+                    let more = if s.stalls_at.len() > 5 { ", …" } else { "" };
+                    format!("{} (at {}{more})", s.stalls_at.len(), at.join(", "))
+                };
+                let tone = if s.stalls_at.is_empty() { Tone::Plain } else { Tone::Worse };
+                row.push(Cell::toned(stalls, tone));
+            }
+            None => {
+                row.push(Cell::plain("0"));
+                row.extend((0..5).map(|_| Cell::plain("—")));
+            }
+        }
+        t.rows.push(row);
+    }
+    t
+}
+
+/// A table of per-case, per-side values (efficiency or latency): absolute, or relative to the baseline.
+fn values_table(
+    r: &CompareReport,
+    id: &str,
+    title: String,
+    metrics: &[super::model::MetricInfo],
+    rows: &[super::model::ValuesRow],
+    relative: bool,
+) -> Table {
+    let mut h = case_header(r, true);
+    h.push((r.vs.name().to_string(), false));
+    h.extend(metrics.iter().map(|m| (m.label.clone(), true)));
+    let mut t = Table::new(id, title, h);
+    for row in rows {
+        let mut cells = case_cells(r, row.case, true);
+        cells.push(Cell::plain(&r.sides[row.side].label));
+        for (v, m) in row.values.iter().zip(metrics) {
+            cells.push(if !relative {
+                Cell::plain(fmt::opt_num(v.mean))
+            } else if row.side == 0 {
+                Cell::toned(if v.mean.is_some() { "1.00" } else { "—" }, Tone::Muted)
+            } else {
+                match v.ratio {
+                    Some(x) => Cell::toned(fmt::ratio(x), ratio_tone(x, m.higher_is_better)),
+                    None => Cell::plain("—"),
+                }
+            });
+        }
+        t.rows.push(cells);
+    }
+    t
+}
+
+/// Cost per transaction next to throughput: absolute, and relative to the baseline.
+pub fn efficiency_tables(r: &CompareReport) -> (Table, Table) {
+    let mut abs =
+        values_table(r, "efficiency", "Efficiency per transaction".into(), &r.efficiency_metrics, &r.efficiency, false);
+    abs.caption = Some(
+        "Means over the runs. CPU: server user + system µs; csw: server context switches; KB read/written: the \
+         server process's storage I/O; fsyncs: InnoDB data + redo log fsyncs."
+            .into(),
+    );
+    let mut rel = values_table(
+        r,
+        "efficiency-relative",
+        format!("Efficiency relative to {}", r.baseline),
+        &r.efficiency_metrics,
+        &r.efficiency,
+        true,
+    );
+    rel.caption = Some("value / baseline value; highlighted when beyond ±5 % (for costs, lower is better).".into());
+    (abs, rel)
+}
+
+/// Latency percentiles per case and side (means over the runs, ms).
+pub fn latency_table(r: &CompareReport) -> Table {
+    let mut t = values_table(r, "latency", "Latency (ms)".into(), &r.latency_metrics, &r.latency, false);
+    t.caption = Some(
+        "Means over the runs of each run's value; p50, p90 and p99.9 come from the stored latency histograms.".into(),
+    );
+    t
+}
+
+/// The server variables that differ between the compared targets.
+pub fn variables_table(r: &CompareReport) -> Table {
+    let mut h = vec![("variable".to_string(), false)];
+    h.extend(r.variables.targets.iter().map(|t| (t.clone(), false)));
+    let mut t = Table::new("variables", "Server variables that differ", h);
+    let mut caption = format!(
+        "From SHOW GLOBAL VARIABLES of each run, per target; {} variable(s) that differ only by sandbox paths, ports \
+         or ids are not shown.",
+        r.variables.hidden
+    );
+    if !r.variables.targets_without_variables.is_empty() {
+        caption.push_str(&format!(" No variables stored for: {}.", r.variables.targets_without_variables.join(", ")));
+    }
+    t.caption = Some(caption);
+    for v in &r.variables.rows {
+        let mut row = vec![Cell::plain(&v.name)];
+        row.extend(v.values.iter().map(|x| match x {
+            Some(s) => Cell::plain(s),
+            None => Cell::toned("(none)", Tone::Muted),
+        }));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// Facts of one experiment and its host.
+pub fn experiment_table(e: &ExperimentInfo) -> Table {
+    let mut t = Table::new(
+        &format!("experiment-{}", e.id),
+        format!("Experiment {} (id {})", e.name, e.id),
+        vec![("fact".into(), false), ("value".into(), false)],
+    );
+    let h = &e.host;
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let facts = [
+        ("file", opt(&e.file)),
+        ("created", fmt::timestamp(e.created_at)),
+        ("status", e.status.clone()),
+        ("seed", e.seed.to_string()),
+        ("versus", e.versus_version.clone()),
+        ("definition hash", e.definition_hash.clone()),
+        ("host", opt(&h.hostname)),
+        ("CPU", opt(&h.cpu_model)),
+        ("logical CPUs", h.logical_cpus.map(|c| c.to_string()).unwrap_or_else(|| "—".into())),
+        ("physical cores", h.physical_cores.map(|c| c.to_string()).unwrap_or_else(|| "—".into())),
+        ("memory", h.memory_bytes.map(fmt::bytes).unwrap_or_else(|| "—".into())),
+        ("kernel", opt(&h.kernel)),
+        ("OS", opt(&h.os)),
+        (
+            "datadir filesystem",
+            h.datadir
+                .as_ref()
+                .map(|d| format!("{} on {} ({}, {})", d.fs_type, d.device, d.mount_point.display(), d.options))
+                .unwrap_or_else(|| "—".into()),
+        ),
+    ];
+    for (k, v) in facts {
+        t.rows.push(vec![Cell::plain(k), Cell::plain(v)]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_colours_follow_the_rounded_five_percent_rule() {
+        // round(100 × ratio) against 95 and 105, as the Insert Benchmark's report generator does.
+        assert_eq!(ratio_tone(0.949, true), Tone::Plain);
+        assert_eq!(ratio_tone(0.944, true), Tone::Worse);
+        assert_eq!(ratio_tone(1.054, true), Tone::Plain);
+        assert_eq!(ratio_tone(1.056, true), Tone::Better);
+        // Lower is better (latency, costs): the colours swap.
+        assert_eq!(ratio_tone(0.90, false), Tone::Better);
+        assert_eq!(ratio_tone(1.20, false), Tone::Worse);
+        assert_eq!(verdict_mark(Verdict::Slower), " ▼");
+        assert_eq!(verdict_mark(Verdict::NoSignificantChange), "");
+    }
+}

@@ -1,0 +1,132 @@
+//! The terminal output of `versus compare`: a summary, the ratio table, the seed-style pivot, stability,
+//! efficiency and the differing variables, with ratios beyond ±5 % in colour (green better, red worse).
+
+use std::fmt::Write as _;
+
+use anstyle::{AnsiColor, Style};
+
+use super::model::CompareReport;
+use super::tables::{self, Table, Tone};
+
+/// What to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Write ANSI colours.
+    pub color: bool,
+    /// Only the summary and the ratio table.
+    pub brief: bool,
+}
+
+fn style(tone: Tone) -> Style {
+    match tone {
+        Tone::Plain => Style::new(),
+        Tone::Better => Style::new().fg_color(Some(AnsiColor::Green.into())).bold(),
+        Tone::Worse => Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
+        Tone::Muted => Style::new().dimmed(),
+    }
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Writes `t` as aligned text: numbers right-aligned, text left-aligned, two spaces between columns.
+pub fn write_table(out: &mut String, t: &Table, color: bool) {
+    let bold = Style::new().bold();
+    let (b0, b1) =
+        if color { (bold.render().to_string(), bold.render_reset().to_string()) } else { Default::default() };
+    let _ = writeln!(out, "{b0}{}{b1}", t.title);
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "{c}");
+    }
+    if t.rows.is_empty() {
+        let _ = writeln!(out, "(nothing to show)\n");
+        return;
+    }
+    let mut widths: Vec<usize> = t.header.iter().map(|h| width(h)).collect();
+    for row in &t.rows {
+        for (i, c) in row.iter().enumerate() {
+            widths[i] = widths[i].max(width(&c.text));
+        }
+    }
+    // Drop columns that are empty in every row (e.g. a note column without notes).
+    let keep: Vec<bool> = (0..widths.len()).map(|i| t.rows.iter().any(|r| !r[i].text.is_empty())).collect();
+    let pad = |text: &str, i: usize| {
+        let fill = " ".repeat(widths[i].saturating_sub(width(text)));
+        if t.numeric[i] { format!("{fill}{text}") } else { format!("{text}{fill}") }
+    };
+    let line = |cells: Vec<String>| cells.join("  ").trim_end().to_string();
+    let head: Vec<String> = (0..widths.len()).filter(|&i| keep[i]).map(|i| pad(&t.header[i], i)).collect();
+    let _ = writeln!(out, "{}", line(head));
+    let rule: Vec<String> = (0..widths.len()).filter(|&i| keep[i]).map(|i| "─".repeat(widths[i])).collect();
+    let _ = writeln!(out, "{}", line(rule));
+    for row in &t.rows {
+        let cells: Vec<String> = (0..widths.len())
+            .filter(|&i| keep[i])
+            .map(|i| {
+                let c = &row[i];
+                let text = pad(&c.text, i);
+                if color && c.tone != Tone::Plain {
+                    let s = style(c.tone);
+                    format!("{}{text}{}", s.render(), s.render_reset())
+                } else {
+                    text
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line(cells));
+    }
+    for (i, n) in t.footnotes.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {n}", i + 1);
+    }
+    out.push('\n');
+}
+
+/// The heading line: what is compared with what.
+pub fn heading(r: &CompareReport) -> String {
+    let exps: Vec<String> = r.experiments.iter().map(|e| format!("{} (id {})", e.name, e.id)).collect();
+    format!(
+        "{} by {}, baseline {} — experiment{} {}",
+        r.metric.name,
+        r.vs.name(),
+        r.baseline,
+        if exps.len() > 1 { "s" } else { "" },
+        exps.join(", ")
+    )
+}
+
+/// The full terminal report (`color`: with ANSI colours).
+pub fn render(r: &CompareReport, color: bool) -> String {
+    render_with(r, &Options { color, brief: false })
+}
+
+/// The terminal report with `opts`.
+pub fn render_with(r: &CompareReport, opts: &Options) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", heading(r));
+    for line in tables::summary_lines(r) {
+        let _ = writeln!(out, "• {line}");
+    }
+    out.push('\n');
+    write_table(&mut out, &tables::ratio_table(r), opts.color);
+    if !opts.brief {
+        let (_, rel) = tables::pivot_tables(r);
+        write_table(&mut out, &rel, opts.color);
+        write_table(&mut out, &tables::stability_table(r), opts.color);
+        let (eff, eff_rel) = tables::efficiency_tables(r);
+        write_table(&mut out, &eff, opts.color);
+        if r.sides.len() > 1 {
+            write_table(&mut out, &eff_rel, opts.color);
+        }
+        if !r.variables.rows.is_empty() {
+            write_table(&mut out, &tables::variables_table(r), opts.color);
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "Note: {n}");
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}

@@ -1,0 +1,617 @@
+//! `versus compare` / `versus report` on stores filled with synthetic runs through the Store API:
+//! snapshots of every export format, the same numbers across formats, the JSON schema, simulated A/A
+//! and known-effect comparisons, bad input, the command line, and the HTML page in headless Chromium.
+
+use std::path::Path;
+
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use versus::report::{self, CompareReport, Dimension, Format, Metric, Selection, Verdict};
+use versus::sampler::{Efficiency, HostFacts};
+use versus::store::{Interval, NewCell, NewExperiment, NewRun, RunResult, StartRun, Store, StoredHistogram, Summary};
+
+/// One simulated target.
+#[derive(Clone)]
+struct Sim {
+    label: &'static str,
+    build: &'static str,
+    config: &'static str,
+    workload: &'static str,
+    test: &'static str,
+    /// Mean tps at 1 thread; scaled by threads^0.7.
+    tps: f64,
+    /// Coefficient of variation between runs (server restarts).
+    cv_between: f64,
+    /// Coefficient of variation of the 1-s intervals within a run.
+    cv_within: f64,
+    /// InnoDB fsyncs per transaction.
+    fsyncs: f64,
+    /// Server CPU µs per transaction.
+    cpu_us: f64,
+    /// `SHOW GLOBAL VARIABLES` that differ from the common ones.
+    vars: &'static [(&'static str, &'static str)],
+}
+
+impl Sim {
+    fn new(label: &'static str, build: &'static str, config: &'static str, tps: f64) -> Sim {
+        Sim {
+            label,
+            build,
+            config,
+            workload: "write_only",
+            test: "oltp_write_only",
+            tps,
+            cv_between: 0.02,
+            cv_within: 0.04,
+            fsyncs: 1.0,
+            cpu_us: 900.0,
+            vars: &[],
+        }
+    }
+}
+
+/// How the runs are stored.
+struct Plan {
+    name: &'static str,
+    threads: Vec<u32>,
+    repetitions: u32,
+    intervals: usize,
+    seed: u64,
+    /// Store latency histograms and costs (false: as an older versus would have).
+    full: bool,
+    /// Runs of these targets fail instead of finishing.
+    failing: Vec<&'static str>,
+    /// sysbench table_size of the workload.
+    table_size: u64,
+}
+
+impl Plan {
+    fn new(name: &'static str, threads: &[u32], repetitions: u32) -> Plan {
+        Plan {
+            name,
+            threads: threads.to_vec(),
+            repetitions,
+            intervals: 12,
+            seed: 7,
+            full: true,
+            failing: vec![],
+            table_size: 10_000,
+        }
+    }
+}
+
+fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    let u1: f64 = 1.0 - rng.random::<f64>();
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+fn host() -> HostFacts {
+    HostFacts {
+        hostname: Some("bench-1".into()),
+        cpu_model: Some("Example CPU @ 3.0GHz".into()),
+        logical_cpus: Some(2),
+        physical_cores: Some(2),
+        memory_bytes: Some(24 * 1024 * 1024 * 1024),
+        kernel: Some("6.1.0-test".into()),
+        os: Some("Debian GNU/Linux 12 (bookworm)".into()),
+        datadir: None,
+    }
+}
+
+/// Records an experiment of `sims` × `plan.threads` in `store`, runs in interleaved order; returns its id.
+fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
+    let mut cells = Vec::new();
+    for s in sims {
+        for &t in &plan.threads {
+            cells.push(NewCell {
+                key: format!("target={};workload={};threads={t}", s.label, s.workload),
+                target: s.label.into(),
+                build: Some(s.build.into()),
+                config: Some(s.config.into()),
+                workload: s.workload.into(),
+                threads: t,
+                workload_options: serde_json::json!({ "test": s.test, "tables": 4, "table_size": plan.table_size }),
+            });
+        }
+    }
+    let mut runs = Vec::new();
+    for rep in 1..=plan.repetitions {
+        for cell in 0..cells.len() {
+            runs.push(NewRun { cell, repetition: rep });
+        }
+    }
+    let definition = format!("name = \"{}\"\nrepetitions = {}\n", plan.name, plan.repetitions);
+    let id = store
+        .create_experiment(&NewExperiment {
+            name: plan.name.into(),
+            file: Some(format!("examples/{}.toml", plan.name)),
+            definition,
+            seed: plan.seed,
+            host: host(),
+            cells,
+            runs,
+        })
+        .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
+    for row in store.runs(id).unwrap() {
+        let s = sims.iter().find(|s| s.label == row.cell.target).unwrap();
+        store
+            .start_run(
+                row.id,
+                &StartRun { server_version: format!("{}-MariaDB", s.build), command: serde_json::json!({}) },
+            )
+            .unwrap();
+        let level = s.tps * f64::from(row.cell.threads).powf(0.7) * (1.0 + s.cv_between * normal(&mut rng));
+        let rates: Vec<f64> =
+            (0..plan.intervals).map(|_| (level * (1.0 + s.cv_within * normal(&mut rng))).max(1.0)).collect();
+        let intervals: Vec<Interval> = rates
+            .iter()
+            .enumerate()
+            .map(|(i, &tps)| Interval { t_s: (i + 1) as f64, tps, qps: tps * 18.0, ..Interval::default() })
+            .collect();
+        if plan.failing.contains(&s.label) {
+            store.fail_run(row.id, "server died", &intervals[..2]).unwrap();
+            continue;
+        }
+        let tps = rates.iter().sum::<f64>() / rates.len() as f64;
+        let avg_us = f64::from(row.cell.threads) / tps * 1e6;
+        let summary = Summary {
+            events: (tps * plan.intervals as f64) as u64,
+            queries: (tps * 18.0 * plan.intervals as f64) as u64,
+            tps,
+            qps: tps * 18.0,
+            latency_min_us: avg_us * 0.3,
+            latency_avg_us: avg_us,
+            latency_max_us: avg_us * 12.0,
+            latency_p95_us: avg_us * 1.6,
+            latency_p99_us: avg_us * 2.4,
+            latency_sum_us: avg_us * tps * plan.intervals as f64,
+            duration_s: plan.intervals as f64,
+            ..Summary::default()
+        };
+        let mut histograms = Vec::new();
+        let mut efficiency = Efficiency::default();
+        if plan.full {
+            let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+            for q in 1..=200u64 {
+                h.record((avg_us * (0.4 + q as f64 / 120.0)) as u64).unwrap();
+            }
+            histograms.push(StoredHistogram {
+                kind: "total".into(),
+                t_s: None,
+                data: versus::store::encode_histogram(&h).unwrap(),
+            });
+            let jitter = 1.0 + 0.01 * normal(&mut rng);
+            efficiency = Efficiency {
+                server_cpu_user_us: Some(s.cpu_us * 0.8 * jitter),
+                server_cpu_system_us: Some(s.cpu_us * 0.2 * jitter),
+                client_cpu_us: Some(150.0 * jitter),
+                server_ctxt_switches: Some(6.0 * jitter),
+                client_ctxt_switches: Some(2.0),
+                server_read_bytes: Some(0.0),
+                server_write_bytes: Some(8192.0 * s.fsyncs.max(0.5) * jitter),
+                innodb_data_fsyncs: Some(s.fsyncs * 0.2),
+                innodb_log_fsyncs: Some(s.fsyncs * 0.8),
+                innodb_data_written_bytes: Some(16384.0),
+                innodb_log_written_bytes: Some(2048.0),
+            };
+        }
+        let mut variables: Vec<(String, String)> = vec![
+            ("innodb_buffer_pool_size".into(), "134217728".into()),
+            ("port".into(), format!("{}", 20000 + row.id)),
+            ("datadir".into(), format!("/tmp/sb-{}/data/", row.id)),
+            ("version".into(), format!("{}-MariaDB", s.build)),
+        ];
+        variables.extend(s.vars.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+        let result = RunResult { summary, intervals, histograms, variables, efficiency, ..RunResult::default() };
+        store.finish_run(row.id, &result).unwrap();
+    }
+    id
+}
+
+/// Fixed times instead of the clock's, so snapshots are stable.
+fn normalize(mut r: CompareReport) -> CompareReport {
+    for e in &mut r.experiments {
+        e.created_at = 1_700_000_000;
+    }
+    for run in &mut r.runs {
+        run.started_at = Some(1_700_000_000);
+    }
+    r.versus_version = "VERSION".into();
+    r
+}
+
+/// The durability-like fixture: two builds × two configs, 1 and 4 threads, 3 repetitions.
+fn durability(dir: &Path) -> (Store, i64) {
+    let mut store = Store::open(dir.join("results.db")).unwrap();
+    let trx1: &[(&str, &str)] = &[("innodb_flush_log_at_trx_commit", "1"), ("sync_binlog", "1"), ("log_bin", "ON")];
+    let trx2: &[(&str, &str)] = &[("innodb_flush_log_at_trx_commit", "2"), ("sync_binlog", "0"), ("log_bin", "ON")];
+    let sims = vec![
+        Sim { vars: trx1, fsyncs: 3.0, ..Sim::new("10.11/trx1", "10.11", "trx1", 1000.0) },
+        Sim { vars: trx2, fsyncs: 0.1, ..Sim::new("10.11/trx2", "10.11", "trx2", 1600.0) },
+        Sim { vars: trx1, fsyncs: 3.0, cpu_us: 1000.0, ..Sim::new("11.8/trx1", "11.8", "trx1", 930.0) },
+        Sim { vars: trx2, fsyncs: 0.1, cpu_us: 1000.0, ..Sim::new("11.8/trx2", "11.8", "trx2", 1580.0) },
+    ];
+    let id = record(&mut store, &sims, &Plan::new("durability", &[1, 4], 3));
+    (store, id)
+}
+
+fn build(store: &Store, sel: Selection) -> CompareReport {
+    normalize(report::build_report(store, &sel).unwrap())
+}
+
+fn by_build() -> Selection {
+    Selection { vs: Dimension::Build, ..Selection::default() }
+}
+
+#[test]
+fn snapshot_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = durability(dir.path());
+    let r = build(&store, by_build());
+    insta::assert_snapshot!("terminal_by_build", report::terminal::render(&r, false));
+    insta::assert_snapshot!("markdown_by_build", report::render(&r, Format::Markdown).unwrap());
+    insta::assert_snapshot!("json_by_build", report::render(&r, Format::Json).unwrap());
+    insta::assert_snapshot!("csv_by_build", report::render(&r, Format::Csv).unwrap());
+    insta::assert_snapshot!("html_by_build", report::render(&r, Format::Html).unwrap());
+    let targets = build(&store, Selection { threads: vec![4], ..Selection::default() });
+    insta::assert_snapshot!("terminal_by_target_4_threads", report::terminal::render(&targets, false));
+}
+
+/// Lines (or HTML rows) of `text` that contain `needle`.
+fn rows_with<'a>(text: &'a str, needle: &str, html: bool) -> Vec<&'a str> {
+    let parts: Vec<&str> = if html { text.split("<tr>").collect() } else { text.lines().collect() };
+    parts.into_iter().filter(|l| l.contains(needle)).collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Every export of one comparison carries the same numbers: JSON and CSV unrounded and equal to the
+/// model, and the terminal, markdown and HTML tables show each ratio with its interval, means and verdict
+/// in one row.
+#[test]
+fn every_format_carries_the_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = durability(dir.path());
+    for sel in [by_build(), Selection::default(), Selection { metric: Metric::P99, ..Selection::default() }] {
+        let r = build(&store, sel);
+        let text = report::terminal::render(&r, false);
+        let md = report::render(&r, Format::Markdown).unwrap();
+        let html = report::render(&r, Format::Html).unwrap();
+        let csv = report::render(&r, Format::Csv).unwrap();
+        let json: CompareReport = report::json::parse(&report::render(&r, Format::Json).unwrap()).unwrap();
+
+        // JSON: the same model.
+        assert_eq!(json.ratios.len(), r.ratios.len());
+        for (a, b) in json.ratios.iter().zip(&r.ratios) {
+            for (x, y) in
+                [(a.ratio, b.ratio), (a.ci_lo, b.ci_lo), (a.ci_hi, b.ci_hi), (a.candidate_mean, b.candidate_mean)]
+            {
+                assert!(close(x.unwrap(), y.unwrap()), "{x:?} vs {y:?}");
+            }
+            assert_eq!(a.verdict, b.verdict);
+        }
+
+        // CSV: one row per cell, values exactly as in the model.
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), r.cells.len());
+        for (row, cell) in rows.iter().zip(&r.cells) {
+            assert_eq!(row[col("mean")].parse::<f64>().unwrap(), cell.mean.unwrap());
+            assert_eq!(row[col("n")], cell.n.to_string());
+            assert_eq!(row[col("side")], r.sides[cell.side].label);
+            if cell.side > 0 {
+                let x = r.ratio(cell.case, cell.side).unwrap();
+                assert_eq!(row[col("ratio")].parse::<f64>().unwrap(), x.ratio.unwrap());
+                assert_eq!(row[col("ci_lo")].parse::<f64>().unwrap(), x.ci_lo.unwrap());
+                assert_eq!(row[col("ci_hi")].parse::<f64>().unwrap(), x.ci_hi.unwrap());
+            }
+            let eff = r.efficiency.iter().find(|e| e.case == cell.case && e.side == cell.side).unwrap();
+            let cpu = eff.values.iter().find(|v| v.metric == "cpu-per-txn").unwrap();
+            assert_eq!(row[col("efficiency:cpu-per-txn")].parse::<f64>().unwrap(), cpu.mean.unwrap());
+        }
+
+        // Text formats: each ratio row shows ratio, interval, both means and the verdict together.
+        for x in &r.ratios {
+            let ci = report::fmt::ci(x.ci_lo.unwrap(), x.ci_hi.unwrap());
+            let want = [
+                format!("{:.2}", x.ratio.unwrap()),
+                format!("{} ({})", report::fmt::num(x.baseline_mean.unwrap()), x.baseline_n),
+                format!("{} ({})", report::fmt::num(x.candidate_mean.unwrap()), x.candidate_n),
+                report::fmt::verdict(&r, x.verdict).to_string(),
+                r.sides[x.side].label.clone(),
+            ];
+            for (name, out, html) in [("terminal", &text, false), ("markdown", &md, false), ("html", &html, true)] {
+                let hits = rows_with(out, &ci, html);
+                assert!(
+                    hits.iter().any(|row| want.iter().all(|w| row.contains(w.as_str()))),
+                    "{name}: no row with {ci} and {want:?}"
+                );
+            }
+        }
+        // Efficiency means appear in every text format.
+        for row in &r.efficiency {
+            for v in &row.values {
+                let s = report::fmt::opt_num(v.mean);
+                assert!(text.contains(&s) && md.contains(&s) && html.contains(&s), "efficiency {s}");
+            }
+        }
+    }
+}
+
+#[test]
+fn json_export_matches_its_schema() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("schemas/compare-report.schema.json").unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = durability(dir.path());
+    // A second experiment with one repetition and no costs or histograms: nulls and within-run intervals.
+    let sims = vec![Sim::new("x", "10.11", "a", 800.0), Sim::new("y", "11.8", "a", 760.0)];
+    let single = record(&mut store, &sims, &Plan { full: false, ..Plan::new("single", &[2], 1) });
+    let first = || vec!["1".to_string()];
+    for sel in [
+        Selection { experiments: first(), ..by_build() },
+        Selection { experiments: first(), metric: Metric::CpuPerTxn, ..Selection::default() },
+        Selection { experiments: vec![single.to_string()], ..Selection::default() },
+        Selection { experiments: vec![single.to_string()], metric: Metric::P95, ..Selection::default() },
+    ] {
+        let r = report::build_report(&store, &sel).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+    // The schema is strict enough to notice drift.
+    let r = build(&store, Selection { experiments: first(), ..by_build() });
+    let mut doc = serde_json::to_value(&r).unwrap();
+    doc["ratios"][0]["verdict"] = "maybe".into();
+    assert!(!validator.is_valid(&doc));
+    let mut doc = serde_json::to_value(&r).unwrap();
+    doc["cells"][0]["extra"] = 1.into();
+    assert!(!validator.is_valid(&doc));
+}
+
+/// A/A: one build and config against itself with 10 repetitions per side, 40 simulated experiments
+/// (between-run CV 3 %, 1-s CV 5 %). At 95 % confidence a few false calls are expected by chance; the
+/// noise band must keep them rare.
+#[test]
+fn aa_with_ten_repetitions_is_not_called_a_change() {
+    let mut called = Vec::new();
+    for seed in 0..40 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("results.db")).unwrap();
+        let a = Sim { cv_between: 0.03, cv_within: 0.05, ..Sim::new("a", "10.11", "default", 1000.0) };
+        let again = Sim { label: "a-again", ..a.clone() };
+        record(&mut store, &[a, again], &Plan { intervals: 10, seed, ..Plan::new("aa", &[4], 10) });
+        let r = report::build_report(&store, &Selection::default()).unwrap();
+        let x = &r.ratios[0];
+        assert_eq!((x.baseline_n, x.candidate_n), (10, 10));
+        assert_eq!(x.ci_kind, Some(report::CiKind::BetweenRepetitions));
+        assert!(x.ci_lo.unwrap() < x.ratio.unwrap() && x.ratio.unwrap() < x.ci_hi.unwrap());
+        if x.verdict != Verdict::NoSignificantChange {
+            called.push((seed, x.ratio, x.ci_lo, x.ci_hi));
+        }
+    }
+    eprintln!("A/A: a change was called in {} of 40 simulated experiments", called.len());
+    assert!(called.len() <= 2, "A/A called a change in {} of 40 experiments: {called:?}", called.len());
+}
+
+/// A known effect: MariaDB with innodb_flush_log_at_trx_commit=1, sync_binlog=1 and the binary log on,
+/// against =2 / sync_binlog=0, on oltp_write_only: much slower, with many more fsyncs per transaction.
+#[test]
+fn known_effect_durable_commit_is_slower() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let durable = Sim { fsyncs: 3.0, cv_between: 0.05, ..Sim::new("trx1-sync1", "10.11", "trx1-sync1", 620.0) };
+    let relaxed = Sim { fsyncs: 0.05, cv_between: 0.05, ..Sim::new("trx2-sync0", "10.11", "trx2-sync0", 1000.0) };
+    for reps in [3, 5] {
+        let id = record(&mut store, &[relaxed.clone(), durable.clone()], &Plan::new("durability", &[4], reps));
+        let sel = Selection { experiments: vec![id.to_string()], ..Selection::default() };
+        let r = report::build_report(&store, &sel).unwrap();
+        assert_eq!(r.baseline, "trx2-sync0");
+        let x = &r.ratios[0];
+        assert_eq!(x.verdict, Verdict::Slower, "{x:?}");
+        assert!(x.ci_hi.unwrap() < 1.0 && x.ratio.unwrap() < 0.7, "{x:?}");
+        let method = if reps >= 5 { "bootstrap-bca-expanded" } else { "log-delta-welch" };
+        assert_eq!(x.ci_method.as_deref(), Some(method));
+
+        let sel = Selection { metric: Metric::FsyncsPerTxn, ..sel };
+        let r = report::build_report(&store, &sel).unwrap();
+        assert_eq!(r.ratios[0].verdict, Verdict::Slower, "more fsyncs per transaction is worse");
+        assert!(report::terminal::render(&r, false).contains("costlier"));
+    }
+    // The durable config as baseline: the relaxed one is faster.
+    let sel = Selection { baseline: Some("trx1-sync1".into()), ..Selection::default() };
+    let r = report::build_report(&store, &sel).unwrap();
+    assert_eq!(r.ratios[0].verdict, Verdict::Faster);
+    assert!(r.ratios[0].ci_lo.unwrap() > 1.0);
+}
+
+#[test]
+fn single_repetition_says_the_interval_is_within_run_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let sims = vec![Sim::new("old", "10.11", "d", 1000.0), Sim::new("new", "11.8", "d", 700.0)];
+    record(&mut store, &sims, &Plan { intervals: 60, ..Plan::new("single", &[1], 1) });
+    let r = report::build_report(&store, &Selection::default()).unwrap();
+    let x = &r.ratios[0];
+    assert_eq!(x.ci_kind, Some(report::CiKind::WithinRunOnly));
+    assert_eq!(x.verdict, Verdict::Slower);
+    let text = report::terminal::render(&r, false);
+    assert!(text.contains("reflects only within-run noise"), "{text}");
+    assert!(text.contains("(interval from within-run noise only)"), "{text}");
+    // p95 has no 1-s series: no interval, and the report says why.
+    let r = report::build_report(&store, &Selection { metric: Metric::P95, ..Selection::default() }).unwrap();
+    assert_eq!(r.ratios[0].verdict, Verdict::NotComputed);
+    assert!(r.ratios[0].note.as_deref().unwrap().contains("no 1-s series"), "{:?}", r.ratios[0].note);
+}
+
+#[test]
+fn two_experiments_of_the_same_target_are_told_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let a = Sim::new("10.11/default", "10.11", "default", 1000.0);
+    let first = record(&mut store, std::slice::from_ref(&a), &Plan::new("monday", &[4], 3));
+    let second = record(&mut store, &[a], &Plan { seed: 99, ..Plan::new("tuesday", &[4], 3) });
+    let sel = Selection { experiments: vec!["monday".into(), "tuesday".into()], ..Selection::default() };
+    let r = report::build_report(&store, &sel).unwrap();
+    let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, [format!("10.11/default@{first}"), format!("10.11/default@{second}")]);
+    assert_eq!(r.ratios[0].verdict, Verdict::NoSignificantChange, "{:?}", r.ratios[0]);
+}
+
+fn error(store: &Store, sel: Selection) -> String {
+    let e = report::build_report(store, &sel).unwrap_err().to_string();
+    assert!(!e.contains('\n'), "one line: {e}");
+    e
+}
+
+#[test]
+fn bad_input_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut empty = Store::open(dir.path().join("empty.db")).unwrap();
+    assert!(error(&empty, Selection::default()).contains("has no experiments yet"));
+    let (mut store, _) = durability(dir.path());
+
+    let e = error(&store, Selection { experiments: vec!["nope".into()], ..Selection::default() });
+    assert!(e.contains("experiment 'nope' is not in the results store") && e.contains("durability (id 1)"), "{e}");
+    let e = error(&store, Selection { baseline: Some("12.0".into()), ..by_build() });
+    assert!(e.starts_with("--baseline: build '12.0' is not among the selected runs; choose one of 10.11, 11.8"), "{e}");
+    let e = error(&store, Selection { targets: vec!["9.9/x".into()], ..Selection::default() });
+    assert!(e.starts_with("--target: no runs of '9.9/x'"), "{e}");
+    let e = error(&store, Selection { threads: vec![64], ..Selection::default() });
+    assert!(e.starts_with("--threads: no runs at 64 threads; choose from 1, 4"), "{e}");
+
+    // A baseline whose runs all failed.
+    let sims = vec![Sim::new("a", "10.11", "d", 1000.0), Sim::new("b", "11.8", "d", 900.0)];
+    let id = record(&mut empty, &sims, &Plan { failing: vec!["a"], ..Plan::new("broken", &[1], 3) });
+    let e = error(&empty, Selection { experiments: vec![id.to_string()], ..Selection::default() });
+    assert!(e.contains("--baseline: target 'a' has no finished runs (3 failed, 0 not finished)"), "{e}");
+    let ok = report::build_report(&empty, &Selection { baseline: Some("b".into()), ..Selection::default() }).unwrap();
+    assert!(ok.notes.iter().any(|n| n.contains("3 selected run(s) are failed")), "{:?}", ok.notes);
+
+    // Metrics missing from old runs: refused when no run has them, noted when some lack them.
+    let old = record(&mut store, &sims, &Plan { full: false, ..Plan::new("old", &[1], 2) });
+    for (metric, why) in [(Metric::P50, "without a latency histogram"), (Metric::CpuPerTxn, "per-transaction costs")] {
+        let e = error(&store, Selection { experiments: vec![old.to_string()], metric, ..Selection::default() });
+        assert!(e.starts_with(&format!("--metric: {metric} is not stored for any of the 4 selected runs")), "{e}");
+        assert!(e.contains(why), "{e}");
+    }
+    let sel = Selection {
+        experiments: vec!["1".into(), old.to_string()],
+        metric: Metric::CpuPerTxn,
+        force: true,
+        ..Default::default()
+    };
+    let r = report::build_report(&store, &sel).unwrap();
+    assert!(r.notes.iter().any(|n| n.contains("cpu-per-txn is missing for 4 of 28 runs")), "{:?}", r.notes);
+
+    // Different workloads: refused with the reason, compared with --force.
+    let rw = |label| Sim { workload: "read_write", test: "oltp_read_write", ..Sim::new(label, "11.8", "d", 500.0) };
+    let other = record(&mut store, &[rw("c")], &Plan::new("rw", &[1], 2));
+    let sel = Selection { experiments: vec![old.to_string(), other.to_string()], ..Selection::default() };
+    let e = error(&store, sel.clone());
+    assert!(
+        e.starts_with("--force: runs of different workloads: the baseline ran write_only but 'c' ran read_write"),
+        "{e}"
+    );
+    let r = report::build_report(&store, &Selection { force: true, ..sel.clone() }).unwrap();
+    assert!(r.forced && r.notes.iter().any(|n| n.contains("--force")), "{:?}", r.notes);
+    assert_eq!(r.cases[0].workload, "write_only / read_write");
+    // The same workload name with other options is refused too.
+    let bigger =
+        record(&mut store, &[Sim::new("c", "11.8", "d", 500.0)], &Plan { table_size: 99, ..Plan::new("big", &[1], 2) });
+    let e = error(&store, Selection { experiments: vec![old.to_string(), bigger.to_string()], ..Selection::default() });
+    assert!(e.contains("runs of different workloads: 'write_only' is") && e.contains("table_size=99"), "{e}");
+
+    // --vs build where two targets share build and config.
+    let twins = vec![Sim::new("t1", "10.11", "d", 1000.0), Sim::new("t2", "10.11", "d", 1000.0)];
+    let id = record(&mut store, &twins, &Plan::new("twins", &[1], 2));
+    let e = error(&store, Selection { experiments: vec![id.to_string()], ..by_build() });
+    assert!(e.starts_with("--vs: targets 't1' and 't2' share build '10.11' and config 'd'"), "{e}");
+}
+
+fn versus() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("versus").unwrap();
+    cmd.env_remove("VERSUS_HOME").env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(durability(dir.path()));
+    let db = dir.path().join("results.db");
+    let db = db.to_str().unwrap();
+
+    let out = versus().args(["compare", "--db", db, "--vs", "build", "--color", "never"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("tps relative to 10.11") && text.contains("0.9056–0.9995") && !text.contains('\x1b'),
+        "{text}"
+    );
+
+    // Colour: ratios beyond ±5 % in red or green, the verdict too.
+    let out =
+        versus().args(["compare", "--db", db, "--color", "always", "--brief", "--threads", "4"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("\x1b[1m\x1b[32m") && text.contains("\x1b[1m\x1b[31m"), "{text:?}");
+    assert!(!text.contains("Stability"), "--brief prints the ratio table only");
+
+    // Through the home directory, as the default store.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.path().join("results.db"), home.path().join("results.db")).unwrap();
+    versus().args(["--home", home.path().to_str().unwrap(), "compare", "durability"]).assert().success();
+
+    let html = dir.path().join("report.html");
+    versus().args(["report", "--db", db, "--vs", "build", "-o", html.to_str().unwrap()]).assert().success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<svg") && !page.contains("<script"));
+    let out = versus().args(["report", "--db", db, "--format", "json", "--metric", "p99"]).assert().success();
+    let r = report::json::parse(std::str::from_utf8(&out.get_output().stdout).unwrap()).unwrap();
+    assert_eq!(r.metric.name, "p99");
+
+    for (args, want) in [
+        (vec!["compare", "--db", db, "nope"], "versus: error: experiment 'nope' is not in the results store"),
+        (vec!["compare", "--db", "/nonexistent/results.db"], "no results store here"),
+        (vec!["report", "--db", db, "-o", "/tmp/x.pdf"], "--format: cannot tell the format from '/tmp/x.pdf'"),
+        (vec!["compare", "--db", db, "--metric", "speed"], "unknown metric 'speed'"),
+        (vec!["compare", "--db", db, "--noise-band", "150%"], "must lie in [0, 1)"),
+    ] {
+        let out = versus().args(&args).assert().failure();
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+/// The HTML page as a reader sees it: rendered by headless Chromium at 1280 px (scripts/check-html.sh).
+/// Skipped, with a notice, where Debian's chromium is not installed.
+#[test]
+fn html_renders_in_headless_chromium() {
+    if std::process::Command::new("chromium").arg("--version").output().is_err() {
+        eprintln!("skipped: chromium is not installed (apt-get install -y chromium; or run scripts/check-html.sh)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = durability(dir.path());
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, report::render(&build(&store, by_build()), Format::Html).unwrap()).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("scripts/check-html.sh")
+        .arg(&page)
+        .arg(dir.path().join("check"))
+        .env("VERSUS_NO_INSTALL", "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("ok: screenshot is 1280 px wide") && !log.contains("FAIL"), "{log}");
+    let dom = std::fs::read_to_string(dir.path().join("check/dom.html")).unwrap();
+    assert!(dom.contains("id=\"table-ratios\"") && dom.contains("class=\"chart\""));
+}
