@@ -121,7 +121,8 @@ fn a_small_matrix_is_run_and_everything_is_stored() {
     assert_eq!(e.status, Status::Done);
     assert!(e.host.logical_cpus.unwrap_or(0) >= 1, "host facts are stored");
     let runs = store.runs(e.id).unwrap();
-    let mut cells: Vec<(String, u32, u32)> = runs.iter().map(|r| (r.cell.target.clone(), r.cell.threads, r.repetition)).collect();
+    let mut cells: Vec<(String, u32, u32)> =
+        runs.iter().map(|r| (r.cell.target.clone(), r.cell.threads, r.repetition)).collect();
     cells.sort();
     cells.dedup();
     assert_eq!(cells.len(), 8, "every cell × repetition exactly once");
@@ -172,7 +173,9 @@ fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
     let pid = child.id();
     let db = env.home.path().join("results.db");
     wait_until("the first finished run", Duration::from_secs(120), || {
-        db.exists() && Store::open(&db).is_ok_and(|s| s.list_experiments().is_ok_and(|e| e.first().is_some_and(|e| e.done >= 1)))
+        db.exists()
+            && Store::open(&db)
+                .is_ok_and(|s| s.list_experiments().is_ok_and(|e| e.first().is_some_and(|e| e.done >= 1)))
     });
     wait_until("a run in flight", Duration::from_secs(60), || !env.servers().is_empty());
     kill9(pid);
@@ -227,7 +230,8 @@ options = { tables = 1, table-size = 2000 }
     let mut victim = 0;
     wait_until("the first run to be measuring", Duration::from_secs(120), || {
         let measuring = db.exists()
-            && Store::open(&db).is_ok_and(|s| s.runs(1).is_ok_and(|r| r.first().is_some_and(|r| r.status == Status::Running)));
+            && Store::open(&db)
+                .is_ok_and(|s| s.runs(1).is_ok_and(|r| r.first().is_some_and(|r| r.status == Status::Running)));
         if let Some((pid, _)) = env.servers().into_iter().find(|(_, c)| c.contains(&needle)) {
             victim = pid;
         }
