@@ -161,7 +161,7 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
 }
 
 /// The quick start: the whole loop on the distribution's MariaDB. A built-in experiment (two durability
-/// configs × two thread counts × three repetitions) runs with a progress bar, then the comparison is
+/// configs × two thread counts × five repetitions) runs with a progress bar, then the comparison is
 /// printed and written as a self-contained HTML report.
 pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     const EXPERIMENT: &str = include_str!("../../examples/quickstart.toml");
