@@ -90,6 +90,7 @@ name = "matrix"
 builds = ["system"]
 threads = [1, 2]
 duration = "2s"
+warmup = "1s"
 repetitions = 2
 [[configs]]
 name = "sync"
@@ -131,6 +132,7 @@ fn a_small_matrix_is_run_and_everything_is_stored() {
         let s = d.run.summary.as_ref().unwrap();
         assert!(s.events > 0 && s.tps > 0.0, "run {} measured nothing", r.id);
         assert!(!d.intervals.is_empty(), "1-s intervals are stored");
+        assert!(d.intervals.iter().all(|i| i.t_s > 1.5), "no warm-up interval is stored: {:?}", d.intervals);
         assert!(d.variables.iter().any(|(k, _)| k == "innodb_flush_log_at_trx_commit"));
         let flush = d.variables.iter().find(|(k, _)| k == "innodb_flush_log_at_trx_commit").unwrap().1.clone();
         assert_eq!(flush, if r.cell.target.ends_with("/sync") { "1" } else { "0" });
