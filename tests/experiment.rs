@@ -202,6 +202,11 @@ fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
     }
     env.assert_no_servers();
 
+    let by_id = env.versus(&["run", "--resume-id", "1"]).output().unwrap();
+    assert!(by_id.status.success(), "{}", String::from_utf8_lossy(&by_id.stderr));
+    assert!(String::from_utf8_lossy(&by_id.stderr).contains("0 to do"), "nothing is left to run");
+    assert_eq!(env.store().runs(1).unwrap().len(), 4);
+
     let changed = env.file(&RESUMABLE.replace("repetitions = 2", "repetitions = 3"));
     let out = env.versus(&["run", changed.to_str().unwrap(), "--resume"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -15,14 +15,19 @@ use super::DbArg;
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
-    /// The experiment file (TOML; see docs/experiments.md).
-    file: PathBuf,
+    /// The experiment file (TOML; see docs/experiments.md); with --resume-id it may be left out.
+    #[arg(required_unless_present = "resume_id")]
+    file: Option<PathBuf>,
     /// Print the plan and the estimated duration, run nothing.
     #[arg(long)]
     dry_run: bool,
     /// Continue the latest experiment of the same name: run only what is missing.
     #[arg(long)]
     resume: bool,
+    /// Continue the stored experiment with this id (its definition is read from the store when no
+    /// FILE is given).
+    #[arg(long, value_name = "ID")]
+    resume_id: Option<i64>,
     /// Keep the prepared data snapshots after the experiment has finished.
     #[arg(long)]
     keep_data: bool,
@@ -51,34 +56,45 @@ pub(super) struct ShowArgs {
 
 /// `versus run FILE`.
 pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
-    let (file, text) = ExperimentFile::load(&a.file)?;
-    let base = a.file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let plan = Plan::new(&file, &base).map_err(|m| Error::file(&a.file, m))?;
+    let (path, file, text) = match (&a.file, a.resume_id) {
+        (Some(p), _) => {
+            let (file, text) = ExperimentFile::load(p)?;
+            (p.clone(), file, text)
+        }
+        (None, Some(id)) => {
+            let store = a.db.open(home)?;
+            let e = store.experiment(id)?.ok_or_else(|| {
+                Error::option(
+                    "--resume-id",
+                    format!("no experiment {id} in {}; `versus runs` lists them", store.path().display()),
+                )
+            })?;
+            let path = PathBuf::from(e.file.clone().unwrap_or_else(|| format!("experiment-{id}.toml")));
+            let file = ExperimentFile::parse(&e.definition).map_err(|m| Error::file(&path, m))?;
+            (path, file, e.definition)
+        }
+        (None, None) => unreachable!("clap requires FILE unless --resume-id is given"),
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let plan = Plan::new(&file, &base).map_err(|m| Error::file(&path, m))?;
     if a.dry_run {
         print!("{}", plan.describe());
         return Ok(0);
     }
-    check_targets(home, &plan, &a.file)?;
+    check_targets(home, &plan, &path)?;
     let mut store = a.db.open(home)?;
     let mut executor = SandboxExecutor::new(home, &file.name);
     let mut progress = Progress::stderr();
-    let path = std::path::absolute(&a.file).unwrap_or(a.file.clone());
-    let outcome = run_experiment(
-        &text,
-        Some(&path),
-        &plan,
-        &mut store,
-        &mut executor,
-        &RunOptions { resume: a.resume },
-        &mut progress,
-    )?;
+    let abs = std::path::absolute(&path).unwrap_or(path.clone());
+    let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id };
+    let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
     if finished && !a.keep_data {
         let _ = crate::server::snapshot::remove_tree(executor.work_dir());
     }
     println!("experiment {} stored in {}", outcome.experiment_id, store.path().display());
     if outcome.interrupted {
-        println!("interrupted; continue with: versus run {} --resume", a.file.display());
+        println!("interrupted; continue with: versus run --resume-id {}", outcome.experiment_id);
         return Err(Error::Interrupted);
     }
     Ok(if outcome.failed > 0 { 1 } else { 0 })

@@ -187,7 +187,13 @@ struct Committed {
 impl Committed {
     /// Registers `build` (whose tree this commit moved into place), keeps the tree and logs how big it
     /// is and how long the fetch took.
-    fn register(self, home: &Home, build: Build, started: std::time::Instant, log: &mut dyn FnMut(&str)) -> Result<Build> {
+    fn register(
+        self,
+        home: &Home,
+        build: Build,
+        started: std::time::Instant,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Build> {
         home.register(&build)?;
         self.finish();
         log(&format!(
