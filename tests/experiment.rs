@@ -258,3 +258,28 @@ options = { tables = 1, table-size = 2000 }
     assert_eq!(store.experiment(1).unwrap().unwrap().status, Status::Done);
     env.assert_no_servers();
 }
+
+#[test]
+fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() {
+    let env = Env::new();
+    let file =
+        env.file(&RESUMABLE.replace("\"resumable\"", "\"ctrlc\"").replace("duration = \"2s\"", "duration = \"6s\""));
+    let child =
+        env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let db = env.home.path().join("results.db");
+    wait_until("a run measuring", Duration::from_secs(120), || {
+        db.exists()
+            && Store::open(&db).is_ok_and(|s| s.runs(1).is_ok_and(|r| r.iter().any(|r| r.status == Status::Running)))
+    });
+    std::thread::sleep(Duration::from_millis(2500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let (code, err) = finish(child);
+    assert_eq!(code, 130, "{err}");
+    let store = env.store();
+    let runs = store.runs(1).unwrap();
+    let interrupted: Vec<_> = runs.iter().filter(|r| r.status == Status::Interrupted).collect();
+    assert_eq!(interrupted.len(), 1, "{runs:?}");
+    assert!(!store.run(interrupted[0].id).unwrap().unwrap().intervals.is_empty(), "measured intervals are kept");
+    assert_eq!(store.experiment(1).unwrap().unwrap().status, Status::Interrupted);
+    env.assert_no_servers();
+}
