@@ -6,8 +6,10 @@
 //! [`mysql::MysqlDriver`] talks to MySQL/MariaDB; [`mock::MockDriver`] is a deterministic stand-in for
 //! scheduler and report tests.
 
+pub mod lean;
 pub mod mock;
 pub mod mysql;
+pub mod wire;
 
 use std::fmt;
 
@@ -130,6 +132,8 @@ pub struct ConnectOptions {
     pub stmt_cache_size: usize,
     /// Statements run on every new connection, reconnects included.
     pub init: Vec<String>,
+    /// Give up connecting after this many seconds (sysbench's `--thread-init-timeout`).
+    pub connect_timeout_secs: u64,
 }
 
 impl Default for ConnectOptions {
@@ -146,6 +150,7 @@ impl Default for ConnectOptions {
             ps_mode: PsMode::Auto,
             stmt_cache_size: 64,
             init: Vec::new(),
+            connect_timeout_secs: 30,
         }
     }
 }

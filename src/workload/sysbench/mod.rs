@@ -123,6 +123,19 @@ pub fn test_help(test: Test) -> String {
     format!("{}.lua options:\n{}", test.name(), spec::help_lines(&specs))
 }
 
+/// The driver the options ask for: the mock under `--mysql-dry-run`, else the `--client` choice.
+pub fn driver_for(o: &Options) -> Arc<dyn Driver> {
+    use crate::driver::lean::LeanDriver;
+    if o.dry_run {
+        return Arc::new(crate::driver::mock::MockDriver::new().all_other());
+    }
+    match o.client {
+        options::Client::Auto => Arc::new(LeanDriver::new(o.connect.clone(), false)),
+        options::Client::Lean => Arc::new(LeanDriver::new(o.connect.clone(), true)),
+        options::Client::Crate => Arc::new(MysqlDriver::new(o.connect.clone())),
+    }
+}
+
 /// Entry point of `versus sysbench ARGS...`; returns the process exit code.
 pub fn main(args: Vec<String>) -> Result<i32> {
     let args = match legacy::translate(&args)? {
@@ -153,11 +166,7 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     };
     let o = inv.options;
     let text = o.format == Format::Text;
-    let driver: Arc<dyn Driver> = if o.dry_run {
-        Arc::new(crate::driver::mock::MockDriver::new().all_other())
-    } else {
-        Arc::new(MysqlDriver::new(o.connect.clone()))
-    };
+    let driver = driver_for(&o);
     let log = |line: &str| {
         if text {
             out(&format!("{line}\n"));

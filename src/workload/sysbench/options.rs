@@ -197,6 +197,18 @@ pub enum PrepareMethod {
     Load,
 }
 
+/// Which MySQL protocol client runs the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Client {
+    /// The lean client, falling back to the mysql crate where it cannot connect.
+    Auto,
+    /// The lean client only.
+    Lean,
+    /// The mysql crate only.
+    Crate,
+}
+
 /// Options of the OLTP scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OltpOptions {
@@ -287,6 +299,8 @@ pub struct Options {
     pub format: Format,
     /// How prepare loads rows (same table contents either way).
     pub prepare_method: PrepareMethod,
+    /// Protocol client.
+    pub client: Client,
 }
 
 /// A parsed command line.
@@ -595,6 +609,12 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         "load" => PrepareMethod::Load,
         v => return Err(bad("prepare_method", v, "expected auto, insert or load")),
     };
+    let client = match raw(values, "client") {
+        "auto" => Client::Auto,
+        "lean" => Client::Lean,
+        "crate" => Client::Crate,
+        v => return Err(bad("client", v, "expected auto, lean or crate")),
+    };
     let sockets = list(values, "mysql_socket");
     let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
     // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
@@ -632,12 +652,14 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
             ps_mode,
             stmt_cache_size,
             init,
+            connect_timeout_secs: int(values, "thread_init_timeout")?,
         },
         ignore_errors,
         dry_run: flag(values, "mysql_dry_run")?,
         oltp,
         format,
         prepare_method,
+        client,
     })
 }
 
