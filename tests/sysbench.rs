@@ -462,30 +462,33 @@ fn socket_json_ctrl_c_and_lost_connections() {
     assert_eq!(out.status.code(), Some(130), "{t}");
     assert!(t.contains("SQL statistics:") && t.contains("Threads fairness:"), "{t}");
 
-    // Lost connections: kill the workers' connections mid-run; they reconnect and are counted.
-    let child = std::process::Command::new(&bin)
-        .arg("sysbench")
-        .args(args(&["--time=4", "--threads=2", "run"]))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let mut root = s.root_conn();
-    let ids: Vec<u64> = root.query("SELECT id FROM information_schema.processlist WHERE user='sbtest'").unwrap();
-    assert!(!ids.is_empty());
-    for id in &ids {
-        let _ = root.query_drop(format!("KILL {id}"));
+    // Lost connections: kill the workers' connections mid-run; they reconnect and are counted, in both
+    // threading models.
+    for model in ["--client-threads=0", "--client-threads=1"] {
+        let child = std::process::Command::new(&bin)
+            .arg("sysbench")
+            .args(args(&["--time=4", "--threads=2", model, "run"]))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut root = s.root_conn();
+        let ids: Vec<u64> = root.query("SELECT id FROM information_schema.processlist WHERE user='sbtest'").unwrap();
+        assert!(!ids.is_empty());
+        for id in &ids {
+            let _ = root.query_drop(format!("KILL {id}"));
+        }
+        let out = child.wait_with_output().unwrap();
+        let t = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{t}");
+        let reconnects: u64 = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("reconnects:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .expect("reconnects line");
+        assert!(reconnects >= 1, "{model}: {t}");
     }
-    let out = child.wait_with_output().unwrap();
-    let t = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{t}");
-    let reconnects: u64 = t
-        .lines()
-        .find(|l| l.trim_start().starts_with("reconnects:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .expect("reconnects line");
-    assert!(reconnects >= 1, "{t}");
     assert!(run(args(&["cleanup"])).status.success());
 }
 

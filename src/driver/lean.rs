@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::mysql::MysqlDriver;
 use super::wire::{ConnectFailure, Wire};
-use super::{ConnectOptions, Connection, DbError, Driver, Endpoint, LocalData, Outcome, Param, PsMode, StmtId};
+use super::{
+    ConnectOptions, Connection, DbError, Driver, Endpoint, LocalData, Multiplexed, Outcome, Param, PsMode, StmtId,
+};
 
 /// Driver using the lean client where it can.
 pub struct LeanDriver {
@@ -185,6 +187,48 @@ impl Connection for LeanConnection {
     fn load_local(&mut self, sql: &str, mut data: LocalData) -> Result<Outcome, DbError> {
         let r = self.wire()?.query(sql, Some(&mut data));
         self.check(r)
+    }
+
+    fn multiplexed(&mut self) -> Option<&mut dyn Multiplexed> {
+        Some(self)
+    }
+}
+
+impl Multiplexed for LeanConnection {
+    fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
+        let r = match self.stmts[stmt.0].id {
+            Some(id) => self.wire()?.send_execute(id, params),
+            None => {
+                let mut text = std::mem::take(&mut self.text);
+                super::substitute(&self.stmts[stmt.0].sql, params, &mut text);
+                let r = match self.wire() {
+                    Ok(w) => w.send_query(&text),
+                    Err(e) => Err(e),
+                };
+                self.text = text;
+                r
+            }
+        };
+        self.check(r)
+    }
+
+    fn send_query(&mut self, sql: &str) -> Result<(), DbError> {
+        let r = self.wire()?.send_query(sql);
+        self.check(r)
+    }
+
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.wire.as_ref().map(|w| w.fd())
+    }
+
+    fn read_available(&mut self) -> Result<(), DbError> {
+        let r = self.wire()?.read_available();
+        self.check(r)
+    }
+
+    fn take_result(&mut self) -> Option<Result<Outcome, DbError>> {
+        let r = self.wire.as_mut()?.take_result()?;
+        Some(self.check(r))
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod json;
 pub mod legacy;
+mod mux;
 pub mod oltp;
 pub mod options;
 pub mod prepare;

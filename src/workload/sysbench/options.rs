@@ -301,6 +301,8 @@ pub struct Options {
     pub prepare_method: PrepareMethod,
     /// Protocol client.
     pub client: Client,
+    /// OS threads multiplexing the connections (0 = one per connection).
+    pub client_threads: u32,
 }
 
 /// A parsed command line.
@@ -660,6 +662,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         format,
         prepare_method,
         client,
+        client_threads: int(values, "client_threads")?.min(threads) as u32,
     })
 }
 
