@@ -597,3 +597,62 @@ fn prepare_methods_give_identical_tables() {
         assert_eq!(sums[0], sums[2]);
     }
 }
+
+#[test]
+fn rand_seed_makes_single_thread_runs_reproducible() {
+    let log = |seed: &str| {
+        let d = MockDriver::new().recording();
+        mock_run(Test::OltpReadWrite, &format!("--events=20 --time=0 --tables=3 --rand-seed={seed}"), d.clone())
+            .unwrap();
+        d.log()
+    };
+    let a = log("42");
+    assert_eq!(a.len(), 400);
+    assert_eq!(a, log("42"));
+    assert_ne!(a, log("43"));
+}
+
+#[test]
+fn warmup_and_checkpoints() {
+    struct Seen {
+        warmups: usize,
+        checkpoints: Vec<u64>,
+    }
+    impl runner::Observer for Seen {
+        fn warmup_done(&mut self) {
+            self.warmups += 1;
+        }
+        fn checkpoint(&mut self, r: &RunResult) {
+            self.checkpoints.push(r.counts.events);
+        }
+    }
+    let d = MockDriver::new().with_delay(Duration::from_millis(2));
+    let inv = options::parse(&["oltp_point_select", "--time=2", "--warmup-time=1", "run"].map(String::from)).unwrap();
+    let mut seen = Seen { warmups: 0, checkpoints: Vec::new() };
+    let r = runner::run(
+        Test::OltpPointSelect,
+        &inv.options,
+        Arc::new(d.clone()),
+        Arc::new(AtomicBool::new(false)),
+        &mut seen,
+    )
+    .unwrap();
+    assert_eq!(seen.warmups, 1);
+    // Only the 2 measured seconds count: about 2 s / 2 ms events, not 3 s worth.
+    assert!((r.time_interval.as_secs_f64() - 2.0).abs() < 0.3, "{:?}", r.time_interval);
+    assert!(r.counts.events < d.executions() as u64 * 4 / 5, "{} of {}", r.counts.events, d.executions());
+    let inv =
+        options::parse(&["oltp_point_select", "--time=2", "--report-checkpoints=1", "run"].map(String::from)).unwrap();
+    let mut seen = Seen { warmups: 0, checkpoints: Vec::new() };
+    let d = MockDriver::new().with_delay(Duration::from_millis(2));
+    let r = runner::run(
+        Test::OltpPointSelect,
+        &inv.options,
+        Arc::new(d.clone()),
+        Arc::new(AtomicBool::new(false)),
+        &mut seen,
+    )
+    .unwrap();
+    assert_eq!(seen.checkpoints.len(), 1);
+    assert_eq!(seen.checkpoints[0] + r.counts.events, d.executions() as u64, "checkpoint resets the counts");
+}
