@@ -6,9 +6,11 @@
 //! [`mysql::MysqlDriver`] talks to MySQL/MariaDB; [`mock::MockDriver`] is a deterministic stand-in for
 //! scheduler and report tests.
 
+mod auth;
 pub mod lean;
 pub mod mock;
 pub mod mysql;
+mod response;
 pub mod wire;
 
 use std::fmt;

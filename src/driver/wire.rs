@@ -8,9 +8,7 @@ use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use sha1::Sha1;
-use sha2::{Digest, Sha256};
-
+use super::auth::scramble;
 use super::{DbError, ErrorKind, Outcome, Param};
 
 const LONG_PASSWORD: u32 = 1;
@@ -25,8 +23,8 @@ const MULTI_RESULTS: u32 = 0x2_0000;
 const PS_MULTI_RESULTS: u32 = 0x4_0000;
 const PLUGIN_AUTH: u32 = 0x8_0000;
 const PLUGIN_AUTH_LENENC: u32 = 0x20_0000;
-const MORE_RESULTS: u16 = 0x0008;
-const MAX_PAYLOAD: usize = 0xFF_FFFF;
+pub(super) const MORE_RESULTS: u16 = 0x0008;
+pub(super) const MAX_PAYLOAD: usize = 0xFF_FFFF;
 
 /// Why a connection attempt did not succeed.
 #[derive(Debug)]
@@ -79,7 +77,7 @@ fn lost(e: io::Error) -> DbError {
     DbError::lost(format!("Lost connection to server: {e}"))
 }
 
-fn lenenc(p: &[u8]) -> (u64, usize) {
+pub(super) fn lenenc(p: &[u8]) -> (u64, usize) {
     match p.first() {
         Some(&b) if b < 0xFB => (b as u64, 1),
         Some(0xFC) if p.len() >= 3 => (u16::from_le_bytes([p[1], p[2]]) as u64, 3),
@@ -112,40 +110,6 @@ pub fn parse_err(p: &[u8]) -> DbError {
     let code = if p.len() >= 3 { u16::from_le_bytes([p[1], p[2]]) } else { 0 };
     let msg = if p.len() > 9 && p[3] == b'#' { &p[9..] } else { p.get(3..).unwrap_or(&[]) };
     DbError::server(code, String::from_utf8_lossy(msg).into_owned())
-}
-
-/// mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))).
-pub fn scramble_native(password: &str, nonce: &[u8]) -> Vec<u8> {
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let h1 = Sha1::digest(password.as_bytes());
-    let h2 = Sha1::digest(h1);
-    let mut h = Sha1::new();
-    h.update(nonce);
-    h.update(h2);
-    h1.iter().zip(h.finalize()).map(|(a, b)| a ^ b).collect()
-}
-
-/// caching_sha2_password: SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + nonce).
-pub fn scramble_sha2(password: &str, nonce: &[u8]) -> Vec<u8> {
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let h1 = Sha256::digest(password.as_bytes());
-    let h2 = Sha256::digest(h1);
-    let mut h = Sha256::new();
-    h.update(h2);
-    h.update(nonce);
-    h1.iter().zip(h.finalize()).map(|(a, b)| a ^ b).collect()
-}
-
-fn scramble(plugin: &str, password: &str, nonce: &[u8]) -> Result<Vec<u8>, ConnectFailure> {
-    match plugin {
-        "mysql_native_password" => Ok(scramble_native(password, nonce)),
-        "caching_sha2_password" => Ok(scramble_sha2(password, nonce)),
-        other => Err(ConnectFailure::Unsupported(format!("auth plugin {other}"))),
-    }
 }
 
 impl Wire {
@@ -482,7 +446,7 @@ impl Wire {
 
     /// Takes one complete response from the buffered bytes, if there is one.
     pub fn take_result(&mut self) -> Option<Result<Outcome, DbError>> {
-        let (used, r) = scan_response(&self.rbuf[self.rpos..self.rend])?;
+        let (used, r) = super::response::scan_response(&self.rbuf[self.rpos..self.rend])?;
         self.rpos += used;
         Some(r)
     }
@@ -578,107 +542,9 @@ impl Wire {
     }
 }
 
-/// Packets of `buf`: (payload start, payload end) pairs while complete.
-fn next_packet(buf: &[u8], at: usize) -> Option<(usize, usize)> {
-    let h = buf.get(at..at + 4)?;
-    let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
-    if len >= MAX_PAYLOAD || buf.len() < at + 4 + len {
-        return None; // incomplete (responses of 16 MiB packets are not expected in the run phase)
-    }
-    Some((at + 4, at + 4 + len))
-}
-
-/// Scans one full response at the start of `buf` without consuming it: the bytes it takes and the
-/// outcome, or None when more bytes are needed.
-pub fn scan_response(buf: &[u8]) -> Option<(usize, Result<Outcome, DbError>)> {
-    let mut at = 0;
-    let mut outcome = None;
-    loop {
-        let (s, e) = next_packet(buf, at)?;
-        at = e;
-        let p = &buf[s..e];
-        let more = match p.first().copied() {
-            Some(0x00) => {
-                let (affected, n) = lenenc(&p[1..]);
-                let (_, m) = lenenc(&p[1 + n..]);
-                let st = 1 + n + m;
-                outcome.get_or_insert(if affected > 0 { Outcome::Write } else { Outcome::Other });
-                p.get(st..st + 2).is_some_and(|b| u16::from_le_bytes([b[0], b[1]]) & MORE_RESULTS != 0)
-            }
-            Some(0xFF) => return Some((at, Err(parse_err(p)))),
-            Some(0xFB) => {
-                return Some((
-                    at,
-                    Err(DbError {
-                        kind: ErrorKind::Client,
-                        code: None,
-                        message: "unexpected LOCAL INFILE request".into(),
-                    }),
-                ));
-            }
-            _ => {
-                let (cols, _) = lenenc(p);
-                for _ in 0..=cols {
-                    at = next_packet(buf, at)?.1;
-                }
-                let more;
-                loop {
-                    let (s, e) = next_packet(buf, at)?;
-                    at = e;
-                    let r = &buf[s..e];
-                    match r.first() {
-                        Some(0xFE) if r.len() < 9 => {
-                            more = r.get(3..5).is_some_and(|b| u16::from_le_bytes([b[0], b[1]]) & MORE_RESULTS != 0);
-                            break;
-                        }
-                        Some(0xFF) => return Some((at, Err(parse_err(r)))),
-                        _ => {}
-                    }
-                }
-                outcome.get_or_insert(Outcome::Read);
-                more
-            }
-        };
-        if !more {
-            return Some((at, Ok(outcome.unwrap_or(Outcome::Other))));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
-        let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
-        v.push(seq);
-        v.extend_from_slice(payload);
-        v
-    }
-
-    #[test]
-    fn scan_waits_for_complete_responses() {
-        // A result set: 1 column, its definition, EOF, two rows, EOF; then an OK with 1 affected row.
-        let mut buf = packet(1, &[1]);
-        buf.extend(packet(2, b"coldef"));
-        buf.extend(packet(3, &[0xFE, 0, 0, 0, 0]));
-        buf.extend(packet(4, &[0, 0, 3, b'a', b'b', b'c']));
-        buf.extend(packet(5, &[0, 0, 1, b'x']));
-        let set_end = buf.len() + 9;
-        buf.extend(packet(6, &[0xFE, 0, 0, 2, 0]));
-        buf.extend(packet(1, &[0, 1, 0, 2, 0, 0, 0]));
-        for cut in 0..set_end {
-            assert!(scan_response(&buf[..cut]).is_none(), "cut {cut}");
-        }
-        let (used, r) = scan_response(&buf).unwrap();
-        assert_eq!((used, r.unwrap()), (set_end, Outcome::Read));
-        let (used2, r2) = scan_response(&buf[used..]).unwrap();
-        assert_eq!((used + used2, r2.unwrap()), (buf.len(), Outcome::Write));
-        let mut err = vec![0xFF, 0xB5, 0x04, b'#'];
-        err.extend_from_slice(b"HY000Lock wait timeout exceeded");
-        let e = scan_response(&packet(1, &err)).unwrap().1.unwrap_err();
-        assert_eq!(e.code, Some(1205));
-    }
 
     #[test]
     fn lenenc_round_trip() {
@@ -687,33 +553,6 @@ mod tests {
             put_lenenc(&mut b, v);
             assert_eq!(lenenc(&b), (v, b.len()), "{v}");
         }
-    }
-
-    #[test]
-    fn native_scramble_is_reversible_by_the_server_check() {
-        // The server checks SHA1(scramble XOR SHA1(nonce + stored)) == stored, stored = SHA1(SHA1(pw)).
-        let nonce = b"abcdefghijklmnopqrst";
-        let s = scramble_native("sbpass", nonce);
-        let stored = Sha1::digest(Sha1::digest(b"sbpass"));
-        let mut h = Sha1::new();
-        h.update(nonce);
-        h.update(stored);
-        let h1: Vec<u8> = s.iter().zip(h.finalize()).map(|(a, b)| a ^ b).collect();
-        assert_eq!(Sha1::digest(&h1)[..], stored[..]);
-        assert!(scramble_native("", nonce).is_empty());
-    }
-
-    #[test]
-    fn sha2_scramble_matches_the_server_check() {
-        // The server computes SHA256(pw) = scramble XOR SHA256(stored + nonce), stored = SHA256(SHA256(pw)).
-        let nonce = b"0123456789abcdefghij";
-        let s = scramble_sha2("secret", nonce);
-        let stored = Sha256::digest(Sha256::digest(b"secret"));
-        let mut h = Sha256::new();
-        h.update(stored);
-        h.update(nonce);
-        let h1: Vec<u8> = s.iter().zip(h.finalize()).map(|(a, b)| a ^ b).collect();
-        assert_eq!(Sha256::digest(&h1)[..], stored[..]);
     }
 
     #[test]

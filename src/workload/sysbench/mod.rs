@@ -8,6 +8,7 @@
 pub mod json;
 pub mod legacy;
 mod mux;
+pub mod names;
 pub mod oltp;
 pub mod options;
 pub mod prepare;
