@@ -437,6 +437,8 @@ fn socket_json_ctrl_c_and_lost_connections() {
     let args = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
     let run = |a: Vec<String>| versus(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>());
     assert!(run(args(&["--threads=2", "prepare"])).status.success());
+    let o = run(args(&["--threads=2", "prewarm"]));
+    assert!(o.status.success() && text(&o).contains("Prewarming table sbtest2"), "{}", text(&o));
 
     // JSON over the unix socket, validated against the schema.
     let o = run(args(&["--time=2", "--threads=2", "--report-interval=1", "--format=json", "run"]));
