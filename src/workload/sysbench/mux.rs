@@ -294,13 +294,18 @@ pub(super) fn worker(
             }
         }
     }
+    let ok = match init {
+        Ok(()) => true,
+        Err(e) => {
+            sh.fail(e);
+            false
+        }
+    };
     ready.wait();
     go.wait();
     let start = *start_cell.lock().unwrap_or_else(|p| p.into_inner());
-    match (init, start) {
-        (Err(e), _) => sh.fail(e),
-        (Ok(()), Some(start)) => run_loop(sh, &mut slots, start),
-        (Ok(()), None) => {}
+    if let (true, Some(start)) = (ok, start) {
+        run_loop(sh, &mut slots, start);
     }
     for mut s in slots {
         if !sh.failed.load(Ordering::Relaxed) {

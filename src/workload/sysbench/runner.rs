@@ -234,15 +234,17 @@ fn worker(
         wl.prepare(c.as_mut()).map_err(|e| super::session::fatal("prepare statements", e))?;
         Ok(c)
     });
-    ready.wait();
-    go.wait();
+    // Report a failed start before the barrier, so that the run never says "Threads started!".
     let conn = match init {
-        Ok(c) => c,
+        Ok(c) => Some(c),
         Err(e) => {
             sh.fail(e);
-            return;
+            None
         }
     };
+    ready.wait();
+    go.wait();
+    let Some(conn) = conn else { return };
     let Some(start) = *start_cell.lock().unwrap_or_else(|p| p.into_inner()) else { return };
     let deadline = (o.time > 0).then(|| start + Duration::from_secs(o.time + o.warmup_time));
     let mut s = Session::new(conn, &o.ignore_errors, &sh.stop, deadline);
