@@ -5,10 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use crate::driver::Driver;
-use crate::driver::mysql::MysqlDriver;
 use crate::error::{Error, Result};
 use crate::experiment::plan::{Plan, PlannedRun, TargetKind, init_time_overrides, workload_option};
 use crate::experiment::progress::Progress;
@@ -112,13 +109,13 @@ fn invoke(args: &[String], log: &mut Progress) -> Result<()> {
     let (Some(test), Some(command)) = (inv.test, inv.command) else {
         return Err(Error::Other(format!("incomplete workload command line: {}", args.join(" "))));
     };
-    let driver = MysqlDriver::new(inv.options.connect.clone());
+    let driver = sysbench::driver_for(&inv.options);
     let lines = std::sync::Mutex::new(Vec::new());
     let collect = |l: &str| lines.lock().unwrap_or_else(|e| e.into_inner()).push(l.to_string());
     let r = match command {
-        options::Command::Prepare => sysbench::prepare::prepare(test, &inv.options, &driver, &collect),
-        options::Command::Prewarm => sysbench::prepare::prewarm(&inv.options, &driver, &collect),
-        options::Command::Cleanup => sysbench::prepare::cleanup(test, &inv.options, &driver, &collect),
+        options::Command::Prepare => sysbench::prepare::prepare(test, &inv.options, driver.as_ref(), &collect),
+        options::Command::Prewarm => sysbench::prepare::prewarm(&inv.options, driver.as_ref(), &collect),
+        options::Command::Cleanup => sysbench::prepare::cleanup(test, &inv.options, driver.as_ref(), &collect),
         _ => Err(Error::Other("only prepare, prewarm and cleanup are invoked this way".into())),
     };
     if let Some(last) = lines.into_inner().unwrap_or_default().last() {
@@ -240,7 +237,8 @@ impl SandboxExecutor {
         collector.server_pid = server_pid;
         collector.warmup_s = plan.file.warmup.as_secs_f64();
         collector.admin = Some(admin_conn);
-        let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(inv.options.connect.clone()));
+        // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
+        let driver = sysbench::driver_for(&inv.options);
         let outcome = sysbench::run(test, &inv.options, driver, interrupt::flag(), collector);
         let after_status = collector.admin.as_mut().map(admin::global_status).transpose();
         let server_after = server_pid.map(ProcessSample::read).transpose();
