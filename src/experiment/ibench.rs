@@ -499,3 +499,113 @@ pub fn run_result(r: &StepResult, variables: Vec<(String, String)>) -> Result<Ru
         efficiency: r.store_efficiency,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::ExperimentFile;
+    use std::path::Path;
+
+    const FILE: &str = r#"
+name = "ib"
+builds = ["a", "b"]
+threads = [1, 2]
+repetitions = 2
+[[workloads]]
+test = "oltp_point_select"
+[[workloads]]
+test = "ibench"
+options = { rows = 1000, rows-i1 = 100, rows-i2 = 10, query-seconds = 2, rates = [100, 200], steps = "l.i0,l.x,cleanup,qr100,qp200" }
+"#;
+
+    fn plan(text: &str) -> Plan {
+        Plan::new(&ExperimentFile::parse(text).unwrap(), Path::new("/")).unwrap()
+    }
+
+    #[test]
+    fn an_ibench_workload_becomes_one_cell_per_measured_step() {
+        let p = plan(FILE);
+        let labels: Vec<String> = p.workloads.iter().map(|w| w.label()).collect();
+        assert_eq!(labels, ["oltp_point_select", "ibench/l.i0", "ibench/l.x", "ibench/qr100", "ibench/qp200"]);
+        assert_eq!(p.cells.len(), 2 * 5 * 2);
+        let w = &p.workloads[3];
+        assert_eq!((step_of(w), sequence_of(w)), (Some(Step::Query { point: false, rate: 100 }), Some("ibench")));
+        let o = options(w, 2).unwrap();
+        assert_eq!((o.clients, o.rows_load, o.rates.clone(), o.query_seconds), (2, 1000, vec![100, 200], 2));
+        assert!(o.selected_steps().contains(&Step::Cleanup), "the cleanup runs, but is not a cell");
+        let keys: Vec<&str> = p.preparations.iter().map(|p| p.key.as_str()).collect();
+        assert!(keys.contains(&"build=a;ibench") && keys.contains(&"build=b;ibench"), "{keys:?}");
+    }
+
+    #[test]
+    fn the_steps_of_a_sequence_run_back_to_back_in_order() {
+        let p = plan(FILE);
+        let mut i = 0;
+        while i < p.runs.len() {
+            let r = p.runs[i];
+            let c = &p.cells[r.cell];
+            let w = &p.workloads[c.workload];
+            if step_of(w).is_none() {
+                i += 1;
+                continue;
+            }
+            let names: Vec<String> = p.runs[i..i + 4]
+                .iter()
+                .map(|x| {
+                    let cx = &p.cells[x.cell];
+                    assert_eq!((cx.target, cx.threads, x.repetition), (c.target, c.threads, r.repetition));
+                    step_of(&p.workloads[cx.workload]).map(|s| s.name()).unwrap_or_default()
+                })
+                .collect();
+            assert_eq!(names, ["l.i0", "l.x", "qr100", "qp200"]);
+            i += 4;
+        }
+        assert_eq!(p.runs.len(), 2 * 2 * 2 * 5);
+    }
+
+    #[test]
+    fn bad_ibench_options_are_refused_when_the_file_is_read() {
+        let cases = [
+            ("rates = [100, 200]", "rates = [0]", "rates: 0 is out of range"),
+            ("query-seconds = 2", "query-seconds = -1", "query-seconds: -1 is out of range"),
+            ("rows = 1000", "rows = 1000, rpc-load = 0", "rpc-load: 0 is out of range"),
+            ("rows = 1000", "rows = 1000, clients = 3", "set the clients with threads"),
+            ("rows = 1000", "rows = 1000, colour = 3", "unknown ibench option 'colour'"),
+            ("steps = \"l.i0,l.x,cleanup,qr100,qp200\"", "steps = \"qr300\"", "step qr300 needs rate 300"),
+            ("rows = 1000", "rows = 1000, step = \"l.i0\"", "choose the steps with options.steps"),
+        ];
+        for (from, to, want) in cases {
+            let err = ExperimentFile::parse(&FILE.replace(from, to)).unwrap_err();
+            assert!(err.contains(want) && err.contains("workload ibench"), "{to}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_step_is_stored_with_its_rate_as_tps_and_rows_as_writes() {
+        let o = Options { query_seconds: 2, rates: vec![100], ..Options::default() };
+        let qr = Step::Query { point: false, rate: 100 };
+        let mut r = crate::workload::ibench::steps::empty_result(&o, qr);
+        r.status = StepStatus::Done;
+        (r.seconds, r.inserted_rows, r.deleted_rows, r.queries, r.insert_statements, r.delete_statements) =
+            (2.0, 200, 200, 5000, 4, 4);
+        (r.operations, r.rate) = (5000, 2500.0);
+        r.host_totals = Some((1.5e6, 900));
+        r.efficiency.server_rss_max_bytes = Some(1 << 30);
+        let mut h = crate::workload::sysbench::stats::new_histogram();
+        h.record(150).unwrap();
+        r.histograms = vec![(crate::workload::ibench::stats::Kind::Query, h)];
+        let s = run_result(&r, vec![]).unwrap();
+        assert_eq!(
+            (s.summary.events, s.summary.tps, s.summary.reads, s.summary.writes, s.summary.other),
+            (5000, 2500.0, 5000, 200, 200)
+        );
+        assert_eq!(s.summary.queries, 5008);
+        let kinds: Vec<&str> = s.histograms.iter().map(|h| h.kind.as_str()).collect();
+        assert_eq!(kinds, ["total", "query"]);
+        let get = |n: &str| s.status_deltas.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!(
+            (get(HOST_CPU_US), get(HOST_CTXT_SWITCHES), get(SERVER_RSS_MAX)),
+            (Some(1_500_000), Some(900), Some(1 << 30))
+        );
+    }
+}

@@ -190,3 +190,119 @@ pub fn run(
     }
     Ok(runner.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::DbError;
+    use crate::driver::mock::MockDriver;
+    use std::time::Duration;
+
+    fn quick(steps: &[Step]) -> Options {
+        Options {
+            rows_load: 1000,
+            rows_write1: 200,
+            rows_write2: 20,
+            query_seconds: 2,
+            rates: vec![100],
+            steps: steps.to_vec(),
+            cleanup_seconds: Some(0),
+            ..Options::default()
+        }
+    }
+
+    fn go(o: &Options, mock: MockDriver) -> IbenchResult {
+        let stop = Arc::new(AtomicBool::new(false));
+        run(o, Arc::new(mock), &mut NoProbe, &mut Quiet, stop, Some("mock")).unwrap()
+    }
+
+    #[test]
+    fn load_creates_the_table_and_inserts_every_row_in_statements_of_rpc_rows() {
+        let mock = MockDriver::new().recording();
+        let r = go(&quick(&[Step::Load]), mock.clone());
+        let log = mock.log();
+        assert_eq!(
+            &log[1..5],
+            [
+                "CREATE DATABASE IF NOT EXISTS ib",
+                "USE ib",
+                "DROP TABLE IF EXISTS pi1",
+                &schema::create_table("pi1", &quick(&[]))
+            ]
+        );
+        let inserts: Vec<&String> = log.iter().filter(|s| s.starts_with("INSERT INTO pi1 ")).collect();
+        assert_eq!(inserts.len(), 10);
+        assert!(inserts.iter().all(|s| s.matches("),(").count() == 99), "100 rows per statement");
+        let s = &r.steps[0];
+        assert_eq!((s.status, s.inserted_rows, s.insert_statements, s.operations), (StepStatus::Done, 1000, 10, 1000));
+        assert!(s.rate > 0.0 && s.latency_of(stats::Kind::Insert).is_some_and(|l| l.count == 10));
+        assert_eq!(r.label, "mock");
+    }
+
+    #[test]
+    fn a_query_step_paces_the_writes_to_the_target_rate_and_deletes_from_the_head() {
+        let mock = MockDriver::new().recording().with_delay(Duration::from_micros(300));
+        let qr = Step::Query { point: false, rate: 100 };
+        let r = go(&quick(&[qr]), mock.clone());
+        let s = &r.steps[0];
+        assert_eq!(s.status, StepStatus::Done, "{:?}", s.error);
+        // 2 s × 100 rows/s in statements of 50, released every 0.5 s: the step lasts the scheduled 2 s.
+        assert_eq!((s.inserted_rows, s.insert_statements), (200, 4));
+        assert!((1.95..2.4).contains(&s.seconds), "{}", s.seconds);
+        let sla = s.sla.expect("query steps have an SLA");
+        assert!(sla.passed && (0.85..=1.03).contains(&sla.ratio), "{sla:?}");
+        let deletes: Vec<String> = mock.log().into_iter().filter(|s| s.starts_with("DELETE")).collect();
+        assert_eq!(
+            deletes,
+            (0..4).map(|k| rows::delete("pi1", k * 50, 50)).collect::<Vec<_>>(),
+            "one delete per insert, advancing from min(transactionid) (NULL on the mock: 0)"
+        );
+        assert!(s.queries > 100, "queries run as fast as possible: {}", s.queries);
+        let f = s.fetched.expect("the fetched-rows check");
+        assert_eq!(f.expected_per_query, 10.0);
+        assert!(mock.log().iter().any(|s| s.contains("FORCE INDEX (pi1_marketsegment)")));
+    }
+
+    #[test]
+    fn a_lost_server_fails_the_step_and_skips_the_rest() {
+        // Statements: VERSION, CREATE DATABASE, USE, DROP, CREATE, the inserter's USE, then inserts.
+        let mock = MockDriver::new().fail_at(8, DbError::lost("server gone"));
+        let r = go(&quick(&[Step::Load, Step::Index, Step::Write1]), mock);
+        let s = &r.steps[0];
+        assert_eq!(s.status, StepStatus::Failed);
+        assert_eq!(s.inserted_rows, 200, "what was measured before the failure is kept");
+        let e = s.error.as_deref().unwrap_or_default();
+        assert!(e.contains("insert lost the connection") && !e.contains('\n'), "{e}");
+        assert_eq!(r.steps.len(), 1);
+        let skipped: Vec<String> = r.skipped.iter().map(|k| format!("{}: {}", k.step, k.reason)).collect();
+        assert_eq!(skipped.len(), 2);
+        assert!(skipped[0].starts_with("l.x: skipped: l.i0 failed: insert lost the connection"), "{skipped:?}");
+        assert!(r.failed());
+    }
+
+    #[test]
+    fn server_errors_are_retried_and_counted() {
+        let mock = MockDriver::new().fail_at(7, DbError::server(1213, "Deadlock found"));
+        let r = go(&quick(&[Step::Load]), mock);
+        let s = &r.steps[0];
+        assert_eq!((s.status, s.inserted_rows, s.retries.insert), (StepStatus::Done, 1000, 1));
+        assert_eq!(s.intervals.last().map(|l| l.retry_i), Some(1));
+    }
+
+    #[test]
+    fn ctrl_c_before_a_step_skips_it() {
+        let stop = Arc::new(AtomicBool::new(true));
+        let r = run(&quick(&[Step::Load]), Arc::new(MockDriver::new()), &mut NoProbe, &mut Quiet, stop, None).unwrap();
+        assert!(r.interrupted && r.steps.is_empty());
+        assert_eq!(r.skipped[0].reason, "skipped: interrupted");
+    }
+
+    #[test]
+    fn bad_options_fail_before_connecting() {
+        let mock = MockDriver::new();
+        let o = Options { rpc_write2: 0, ..quick(&[]) };
+        let e = Runner::new(&o, Arc::new(mock.clone()), Arc::new(AtomicBool::new(false)), None).err().unwrap();
+        assert_eq!(e.to_string(), "--rpc-write2: 0 is out of range; rows per statement must be at least 1");
+        assert_eq!(mock.connects(), 0);
+    }
+}

@@ -52,7 +52,7 @@ fn run(ctx: &StepCtx, client: u32, point: bool, conn: &mut dyn Connection) -> Re
             let r = Range::ALL[below(&mut rng, 3) as usize];
             r.sql(&table, below(&mut rng, r.bound(o)), o, &mut sql);
         }
-        let rows = exec(ctx, conn, Kind::Query, &sql)?;
+        let rows = exec(ctx, conn, Kind::Query, &sql, None)?;
         ctx.fetch.0.fetch_add(1, Ordering::Relaxed);
         ctx.fetch.1.fetch_add(per_query, Ordering::Relaxed);
         ctx.fetch.2.fetch_add(rows.fetched, Ordering::Relaxed);

@@ -261,7 +261,8 @@ struct Parts {
     cap_hit: bool,
 }
 
-pub(super) fn empty_result(o: &Options, step: Step) -> StepResult {
+/// A result with nothing measured yet (status failed until the step says otherwise).
+pub fn empty_result(o: &Options, step: Step) -> StepResult {
     StepResult {
         step,
         kind: step.kind(),

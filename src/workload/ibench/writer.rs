@@ -122,16 +122,23 @@ impl StepCtx {
 
 /// Runs `sql` on `conn`, records it under `kind`, and retries server errors as the reference does
 /// (counted as retries). A lost connection, an error that retrying cannot cure, or too many retries
-/// end the step with a one-line message.
-pub fn exec(ctx: &StepCtx, conn: &mut dyn Connection, kind: Kind, sql: &str) -> Result<Rows, String> {
+/// end the step with a one-line message. The rows recorded are `rows` when given (an INSERT's rows),
+/// else the rows fetched (queries) or changed (deletes).
+pub fn exec(
+    ctx: &StepCtx,
+    conn: &mut dyn Connection,
+    kind: Kind,
+    sql: &str,
+    rows: Option<u64>,
+) -> Result<Rows, String> {
     let mut attempts = 0;
     loop {
         let t0 = Instant::now();
         match conn.query_rows(sql) {
             Ok(r) => {
                 let us = t0.elapsed().as_micros() as u64;
-                let rows = if kind == Kind::Query { r.fetched } else { r.affected };
-                ctx.rec.record(kind, us, rows);
+                let n = rows.unwrap_or(if kind == Kind::Query { r.fetched } else { r.affected });
+                ctx.rec.record(kind, us, n);
                 return Ok(r);
             }
             Err(e) => {
@@ -279,7 +286,8 @@ pub fn writer(ctx: &StepCtx, kind: Kind, mut conn: Box<dyn Connection>, queue: R
         if ctx.failed() {
             break;
         }
-        if let Err(e) = exec(ctx, conn.as_mut(), kind, &s.sql) {
+        let known = (kind == Kind::Insert).then_some(s.rows);
+        if let Err(e) = exec(ctx, conn.as_mut(), kind, &s.sql, known) {
             ctx.fail(e);
             break;
         }
