@@ -395,13 +395,12 @@ fn run_step(
     s.ran.push(step);
     let last = o.selected_steps().into_iter().rfind(|x| *x != Step::Cleanup) == Some(step);
     let variables = s.variables.clone();
-    if last || result.as_ref().is_none_or(|r| r.status != StepStatus::Done) {
-        if let Some(mut session) = ex.ibench_sessions().current.take()
-            && let Some(sb) = session.sandbox.as_mut()
-        {
-            progress.step("stopping the server");
-            let _ = sb.stop();
-        }
+    if (last || result.as_ref().is_none_or(|r| r.status != StepStatus::Done))
+        && let Some(mut session) = ex.ibench_sessions().current.take()
+        && let Some(sb) = session.sandbox.as_mut()
+    {
+        progress.step("stopping the server");
+        let _ = sb.stop();
     }
     let Some(r) = result else {
         return Ok(RunOutcome::Failed { error: format!("{step} was skipped"), intervals: Vec::new() });

@@ -187,6 +187,12 @@ impl Plan {
             f.warmup.as_secs(),
             f.duration.as_secs()
         );
+        if self.workloads.iter().any(super::ibench::is_ibench) {
+            let _ = writeln!(
+                s,
+                "ibench workloads: one run per step; the steps of a sequence run in order on one server, from an empty datadir (docs/ibench.md)"
+            );
+        }
         let _ = writeln!(s, "\ntargets:");
         for t in &self.targets {
             match &t.kind {

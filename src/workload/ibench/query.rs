@@ -40,7 +40,7 @@ fn run(ctx: &StepCtx, client: u32, point: bool, conn: &mut dyn Connection) -> Re
     let mut n = 0u64;
     while !ctx.writes_done.load(Ordering::Relaxed) && !ctx.stopping() {
         if point {
-            if n > 0 && n % MAX_REFRESH == 0 {
+            if n > 0 && n.is_multiple_of(MAX_REFRESH) {
                 max = read_max(conn, &table)?;
             }
             let min = ctx.min_ids[slot].load(Ordering::Relaxed);

@@ -157,6 +157,7 @@ pub struct Latency {
     /// Statements measured.
     pub count: u64,
     /// Smallest.
+    #[serde(default)]
     pub min_us: u64,
     /// Mean.
     pub avg_us: f64,

@@ -447,15 +447,16 @@ fn finish(
         r.status = StepStatus::Interrupted;
     }
     env.table_rows = env.table_rows.map(|n| (n + r.inserted_rows).saturating_sub(r.deleted_rows));
-    if o.count_rows && r.status == StepStatus::Done {
-        if let Ok(mut c) = ctx.connect("row count") {
-            match count_rows(ctx, &mut c) {
-                Ok(n) => {
-                    r.rows_after = Some(n);
-                    env.table_rows = Some(n);
-                }
-                Err(e) => r.notes.push(e),
+    if o.count_rows
+        && r.status == StepStatus::Done
+        && let Ok(mut c) = ctx.connect("row count")
+    {
+        match count_rows(ctx, &mut c) {
+            Ok(n) => {
+                r.rows_after = Some(n);
+                env.table_rows = Some(n);
             }
+            Err(e) => r.notes.push(e),
         }
     }
     r

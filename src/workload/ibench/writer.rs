@@ -257,7 +257,7 @@ pub fn maker(
         }
         if let Some(tx) = &deletes {
             if k > 0
-                && k % o.resync_get_min.max(1) as u64 == 0
+                && k.is_multiple_of(o.resync_get_min.max(1) as u64)
                 && let Some(c) = min_conn.as_mut()
             {
                 match read_min(ctx, c.as_mut(), &table) {
