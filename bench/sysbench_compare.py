@@ -113,12 +113,24 @@ def main():
     ap.add_argument("--prepare-rows", type=int, default=1_000_000)
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--out", default="BENCHMARKS.md")
+    ap.add_argument("--variants", default="versus,versus-mux1",
+                    help="versus variants to run besides sysbench: versus (thread per connection, lean client), "
+                         "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate)")
     a = ap.parse_args()
 
     srv = Server(a.mariadbd, a.install_db, "2G")
     conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest", "--mysql-password=sbpass",
             "--mysql-db=sbtest"]
-    tools = {"sysbench": [a.sysbench], "versus": [a.versus, "sysbench"]}
+    all_tools = {
+        "sysbench": [a.sysbench],
+        "versus": [a.versus, "sysbench"],
+        "versus-mux1": [a.versus, "sysbench", "--client-threads=1"],
+        "versus-mux2": [a.versus, "sysbench", "--client-threads=2"],
+        "versus-crate": [a.versus, "sysbench", "--client=crate"],
+    }
+    order = ["sysbench"] + [v for v in a.variants.split(",") if v]
+    tools = {k: all_tools[k] for k in order}
+    load_before = open("/proc/loadavg").read().split()[:3]
     results = []
     prepare_rows = []
     try:
@@ -144,7 +156,7 @@ def main():
         configs += [("oltp_point_select", 4, 5000), ("oltp_read_write", 4, 300)]
         for test, th, rate in configs:
             for rnd in range(2):
-                for tool in ("sysbench", "versus"):
+                for tool in order:
                     extra = [f"--threads={th}", f"--time={a.time}", "--rand-type=uniform"]
                     if rate:
                         extra.append(f"--rate={rate}")
@@ -158,29 +170,36 @@ def main():
                           f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU", flush=True)
     finally:
         srv.stop()
-    write_report(a, results, prepare_rows)
+    load_after = open("/proc/loadavg").read().split()[:3]
+    write_report(a, results, prepare_rows, order, (load_before, load_after))
 
 
 def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
 
 
-def write_report(a, results, prepare_rows):
-    def pick(test, th, rate, tool):
-        return [r for r in results if (r["test"], r["threads"], r["rate"], r["tool"]) == (test, th, rate, tool)]
+def write_report(a, results, prepare_rows, order, loads):
+    def pick(key, tool):
+        return [r for r in results if (r["test"], r["threads"], r["rate"], r["tool"]) == key + (tool,)]
 
     lines = [
         "# Benchmarks",
         "",
         "## versus sysbench vs sysbench 1.0.20 (side by side)",
         "",
-        f"Produced by `bench/sysbench_compare.py` on {time.strftime('%Y-%m-%d')}: {os.cpu_count()} cores, one sandboxed "
-        "MariaDB (system mariadbd, buffer pool 2G, innodb_flush_log_at_trx_commit=2), both clients on the same host, "
-        f"runs of {a.time} s in the order sysbench, versus, sysbench, versus (means of the two rounds). Run phase: "
-        "4 tables x 100k rows, `--rand-type=uniform`. CPU is the client process's user+sys time (wait4).",
+        f"Produced by `bench/sysbench_compare.py --time {a.time} --variants {','.join(order[1:])}` on "
+        f"{time.strftime('%Y-%m-%d %H:%M')}: {os.cpu_count()} cores, one sandboxed MariaDB (system mariadbd 10.11, "
+        "buffer pool 2G, innodb_flush_log_at_trx_commit=2), all clients on the same host, runs of "
+        f"{a.time} s in the order {', '.join(order)}, twice (means of the two rounds). Run phase: 4 tables x 100k "
+        "rows, `--rand-type=uniform`. CPU is the client process's user+sys time (wait4) divided by its "
+        f"transactions. Load average before/after: {' '.join(loads[0])} / {' '.join(loads[1])} (other work on "
+        "the machine adds noise).",
         "",
-        "| test | threads | rate | sysbench tps | versus tps | tps ratio | sysbench CPU µs/txn | versus CPU µs/txn | CPU ratio | sysbench client CPU share | versus client CPU share |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "Variants: `versus` = lean client, one OS thread per connection (the default); `versus-mux1`/`-mux2` = "
+        "event-loop workers, `--client-threads=1`/`2`; `versus-crate` = the mysql crate (`--client=crate`).",
+        "",
+        "| test | threads | rate | client | tps | tps vs sysbench | CPU µs/txn | CPU vs sysbench | client share of all CPU |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     seen = []
     for r in results:
@@ -188,14 +207,16 @@ def write_report(a, results, prepare_rows):
         if key in seen:
             continue
         seen.append(key)
-        sb, vs = pick(*key, "sysbench"), pick(*key, "versus")
-        tps_s, tps_v = mean([x["tps"] for x in sb]), mean([x["tps"] for x in vs])
-        cpu_s = mean([x["cpu"] / x["events"] * 1e6 for x in sb])
-        cpu_v = mean([x["cpu"] / x["events"] * 1e6 for x in vs])
-        share_s = mean([x["cpu"] / x["wall"] / os.cpu_count() * 100 for x in sb])
-        share_v = mean([x["cpu"] / x["wall"] / os.cpu_count() * 100 for x in vs])
-        lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {tps_s:.0f} | {tps_v:.0f} | {tps_v / tps_s:.2f} | "
-                     f"{cpu_s:.1f} | {cpu_v:.1f} | {cpu_v / cpu_s:.2f} | {share_s:.0f} % | {share_v:.0f} % |")
+        base = pick(key, "sysbench")
+        tps_b = mean([x["tps"] for x in base])
+        cpu_b = mean([x["cpu"] / x["events"] * 1e6 for x in base])
+        for tool in order:
+            rs = pick(key, tool)
+            tps = mean([x["tps"] for x in rs])
+            cpu = mean([x["cpu"] / x["events"] * 1e6 for x in rs])
+            share = mean([x["cpu"] / x["wall"] / os.cpu_count() * 100 for x in rs])
+            lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {tool} | {tps:.0f} | {tps / tps_b:.2f} | "
+                         f"{cpu:.1f} | {cpu / cpu_b:.2f} | {share:.0f} % |")
     if prepare_rows:
         ws = mean([w for t, _, w, _, _ in prepare_rows if t == "sysbench"])
         wv = mean([w for t, _, w, _, _ in prepare_rows if t == "versus"])
@@ -203,14 +224,21 @@ def write_report(a, results, prepare_rows):
         lines += [
             "",
             f"Prepare, 2 tables x {a.prepare_rows} rows, `--threads=2` (mean of 2 rounds): sysbench {ws:.2f} s, versus "
-            f"{wv:.2f} s wall: **{ws / wv:.2f}x faster**.",
+            f"{wv:.2f} s wall: **{ws / wv:.2f}x faster** (versus loads with LOAD DATA LOCAL INFILE).",
             "",
             "Table shape after prepare (rows, min id, max id, total length of c, total length of pad, k set) — "
             f"sysbench: `{shapes.get('sysbench')}`, versus: `{shapes.get('versus')}`.",
         ]
     lines.append("")
+    # Keep the hand-written analysis below the marker of an existing file.
+    marker = "<!-- analysis: kept by bench/sysbench_compare.py -->"
+    tail = ""
+    if os.path.exists(a.out):
+        old = open(a.out).read()
+        if marker in old:
+            tail = old[old.index(marker):]
     with open(a.out, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + ("\n" + tail if tail else ""))
     print(f"wrote {a.out}")
 
 

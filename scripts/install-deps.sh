@@ -10,6 +10,10 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v patchelf >/dev/null 2>&1 || need+=(patchelf)
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+# Headless Chromium renders the HTML reports in the tests (--tests; VERSUS_NO_CHROMIUM=1 skips it).
+if [ "${1:-}" = "--tests" ] && [ -z "${VERSUS_NO_CHROMIUM:-}" ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 command -v apt-get >/dev/null 2>&1 || { echo "install-deps: this script needs apt-get (Debian/Ubuntu)" >&2; exit 1; }
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -3,5 +3,5 @@
 # servers), after installing what the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --tests
 exec cargo test --all-targets "$@"

@@ -84,17 +84,22 @@ fn phases(root: &mut mysql::Conn, tool: &dyn Fn(&[String]) -> Output, args: &[St
 
 fn compare(what: &str, a: &BTreeMap<String, i64>, b: &BTreeMap<String, i64>, per: f64, failures: &mut Vec<String>) {
     let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut worst = (0.0f64, String::new());
     for k in keys {
         if PER_CONNECTION.contains(&k.as_str()) {
             continue;
         }
         let (x, y) = (*a.get(k).unwrap_or(&0) as f64 / per, *b.get(k).unwrap_or(&0) as f64 / per);
         let tol = 0.01 * x.abs().max(y.abs());
+        if x.max(y) >= 0.01 && (x - y).abs() * per > 2.0 && (x - y).abs() / x.abs().max(y.abs()) > worst.0 {
+            worst = ((x - y).abs() / x.abs().max(y.abs()), k.clone());
+        }
         // Counters below one per 100 transactions are connection or snapshot noise, not workload.
         if (x - y).abs() > tol && (x - y).abs() * per > 2.0 && x.max(y) >= 0.01 {
             failures.push(format!("{what}: {k} sysbench {x:.4} vs versus {y:.4} per transaction"));
         }
     }
+    eprintln!("{what}: largest difference {:.3} % ({})", worst.0 * 100.0, worst.1);
 }
 
 #[test]
@@ -103,27 +108,41 @@ fn same_work_as_sysbench_per_transaction() {
     let mut root = s.root_conn();
     let base: Vec<String> =
         conn_args(&s).into_iter().chain(["--tables=2".to_string(), "--threads=1".to_string()]).collect();
-    let cases: &[(&str, u64, &[&str])] = &[
-        ("oltp_read_write", 500, &["--table-size=5000"]),
-        ("oltp_read_only", 500, &["--table-size=5000"]),
-        ("oltp_write_only", 1000, &["--table-size=5000"]),
-        ("oltp_point_select", 5000, &["--table-size=5000"]),
-        ("oltp_update_index", 3000, &["--table-size=5000"]),
-        ("oltp_update_non_index", 3000, &["--table-size=5000"]),
-        ("oltp_insert", 3000, &["--table-size=5000"]),
-        ("oltp_delete", 1000, &["--table-size=50000", "--rand-type=uniform", "--tables=1"]),
-        ("select_random_points", 5000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"]),
-        ("select_random_ranges", 5000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"]),
-        ("bulk_insert", 200_000, &[]),
-        ("oltp_read_write", 300, &["--table-size=5000", "--db-ps-mode=disable", "--skip-trx", "--rand-type=pareto"]),
+    // (test, events, options for both tools, options for versus only)
+    let cases: &[(&str, u64, &[&str], &[&str])] = &[
+        ("oltp_read_write", 500, &["--table-size=5000"], &[]),
+        ("oltp_read_only", 500, &["--table-size=5000"], &[]),
+        ("oltp_write_only", 1000, &["--table-size=5000"], &[]),
+        ("oltp_point_select", 5000, &["--table-size=5000"], &[]),
+        ("oltp_update_index", 3000, &["--table-size=5000"], &[]),
+        ("oltp_update_non_index", 3000, &["--table-size=5000"], &[]),
+        ("oltp_insert", 3000, &["--table-size=5000"], &[]),
+        ("oltp_delete", 1000, &["--table-size=50000", "--rand-type=uniform", "--tables=1"], &[]),
+        ("select_random_points", 40_000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"], &[]),
+        ("select_random_ranges", 40_000, &["--table-size=5000", "--rand-type=uniform", "--tables=1"], &[]),
+        ("bulk_insert", 200_000, &[], &[]),
+        (
+            "oltp_read_write",
+            300,
+            &["--table-size=5000", "--db-ps-mode=disable", "--skip-trx", "--rand-type=pareto"],
+            &[],
+        ),
         (
             "oltp_read_only",
             300,
             &["--table-size=5000", "--range-selects=off", "--point-selects=3", "--rand-type=gaussian"],
+            &[],
         ),
+        // The mysql crate client, and the event-loop workers.
+        ("oltp_read_write", 300, &["--table-size=5000"], &["--client=crate"]),
+        ("oltp_read_only", 400, &["--table-size=5000", "--threads=4"], &["--client-threads=2"]),
+        ("oltp_write_only", 500, &["--table-size=5000"], &["--client-threads=1"]),
+        ("bulk_insert", 100_000, &["--threads=2"], &["--client-threads=1"]),
     ];
+    // Event counts are chosen so that the random part of data-dependent counters (rows matched per k
+    // value, ids hit by deletes) stays well below 1 %: about 3 standard deviations or more.
     let mut failures = Vec::new();
-    for (test, events, extra) in cases {
+    for (test, events, extra, versus_only) in cases {
         let mut args = vec![test.to_string()];
         args.extend(base.iter().cloned());
         args.extend(extra.iter().map(|x| x.to_string()));
@@ -134,12 +153,15 @@ fn same_work_as_sysbench_per_transaction() {
         let vs_prepare = |a: &[String]| {
             let mut a: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
             a.insert(1, "--prepare-method=insert");
+            for (i, o) in versus_only.iter().enumerate() {
+                a.insert(2 + i, o);
+            }
             versus(&a)
         };
         let vs = phases(&mut root, &vs_prepare, &args, &run_extra);
-        compare(&format!("{test} prepare"), &sb.0, &vs.0, 1.0, &mut failures);
-        compare(&format!("{test} run"), &sb.1, &vs.1, *events as f64, &mut failures);
-        eprintln!("{test}: sysbench run {:?}\n{test}: versus  run {:?}", sb.1, vs.1);
+        let label = format!("{test} {}", extra.iter().chain(versus_only.iter()).copied().collect::<Vec<_>>().join(" "));
+        compare(&format!("{label}: prepare"), &sb.0, &vs.0, 1.0, &mut failures);
+        compare(&format!("{label}: run"), &sb.1, &vs.1, *events as f64, &mut failures);
     }
     assert!(failures.is_empty(), "counters differ:\n{}", failures.join("\n"));
 }
@@ -437,6 +459,8 @@ fn socket_json_ctrl_c_and_lost_connections() {
     let args = |extra: &[&str]| -> Vec<String> { base.iter().chain(extra).map(|x| x.to_string()).collect() };
     let run = |a: Vec<String>| versus(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>());
     assert!(run(args(&["--threads=2", "prepare"])).status.success());
+    let o = run(args(&["--threads=2", "prewarm"]));
+    assert!(o.status.success() && text(&o).contains("Prewarming table sbtest2"), "{}", text(&o));
 
     // JSON over the unix socket, validated against the schema.
     let o = run(args(&["--time=2", "--threads=2", "--report-interval=1", "--format=json", "run"]));
@@ -462,30 +486,33 @@ fn socket_json_ctrl_c_and_lost_connections() {
     assert_eq!(out.status.code(), Some(130), "{t}");
     assert!(t.contains("SQL statistics:") && t.contains("Threads fairness:"), "{t}");
 
-    // Lost connections: kill the workers' connections mid-run; they reconnect and are counted.
-    let child = std::process::Command::new(&bin)
-        .arg("sysbench")
-        .args(args(&["--time=4", "--threads=2", "run"]))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let mut root = s.root_conn();
-    let ids: Vec<u64> = root.query("SELECT id FROM information_schema.processlist WHERE user='sbtest'").unwrap();
-    assert!(!ids.is_empty());
-    for id in &ids {
-        let _ = root.query_drop(format!("KILL {id}"));
+    // Lost connections: kill the workers' connections mid-run; they reconnect and are counted, in both
+    // threading models.
+    for model in ["--client-threads=0", "--client-threads=1"] {
+        let child = std::process::Command::new(&bin)
+            .arg("sysbench")
+            .args(args(&["--time=4", "--threads=2", model, "run"]))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut root = s.root_conn();
+        let ids: Vec<u64> = root.query("SELECT id FROM information_schema.processlist WHERE user='sbtest'").unwrap();
+        assert!(!ids.is_empty());
+        for id in &ids {
+            let _ = root.query_drop(format!("KILL {id}"));
+        }
+        let out = child.wait_with_output().unwrap();
+        let t = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{t}");
+        let reconnects: u64 = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("reconnects:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .expect("reconnects line");
+        assert!(reconnects >= 1, "{model}: {t}");
     }
-    let out = child.wait_with_output().unwrap();
-    let t = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{t}");
-    let reconnects: u64 = t
-        .lines()
-        .find(|l| l.trim_start().starts_with("reconnects:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .expect("reconnects line");
-    assert!(reconnects >= 1, "{t}");
     assert!(run(args(&["cleanup"])).status.success());
 }
 
@@ -593,4 +620,63 @@ fn prepare_methods_give_identical_tables() {
         assert_eq!(sums[0], sums[1], "{auto_inc}: LOAD DATA and INSERT must give identical tables");
         assert_eq!(sums[0], sums[2]);
     }
+}
+
+#[test]
+fn rand_seed_makes_single_thread_runs_reproducible() {
+    let log = |seed: &str| {
+        let d = MockDriver::new().recording();
+        mock_run(Test::OltpReadWrite, &format!("--events=20 --time=0 --tables=3 --rand-seed={seed}"), d.clone())
+            .unwrap();
+        d.log()
+    };
+    let a = log("42");
+    assert_eq!(a.len(), 400);
+    assert_eq!(a, log("42"));
+    assert_ne!(a, log("43"));
+}
+
+#[test]
+fn warmup_and_checkpoints() {
+    struct Seen {
+        warmups: usize,
+        checkpoints: Vec<u64>,
+    }
+    impl runner::Observer for Seen {
+        fn warmup_done(&mut self) {
+            self.warmups += 1;
+        }
+        fn checkpoint(&mut self, r: &RunResult) {
+            self.checkpoints.push(r.counts.events);
+        }
+    }
+    let d = MockDriver::new().with_delay(Duration::from_millis(2));
+    let inv = options::parse(&["oltp_point_select", "--time=2", "--warmup-time=1", "run"].map(String::from)).unwrap();
+    let mut seen = Seen { warmups: 0, checkpoints: Vec::new() };
+    let r = runner::run(
+        Test::OltpPointSelect,
+        &inv.options,
+        Arc::new(d.clone()),
+        Arc::new(AtomicBool::new(false)),
+        &mut seen,
+    )
+    .unwrap();
+    assert_eq!(seen.warmups, 1);
+    // Only the 2 measured seconds count: about 2 s / 2 ms events, not 3 s worth.
+    assert!((r.time_interval.as_secs_f64() - 2.0).abs() < 0.3, "{:?}", r.time_interval);
+    assert!(r.counts.events < d.executions() as u64 * 4 / 5, "{} of {}", r.counts.events, d.executions());
+    let inv =
+        options::parse(&["oltp_point_select", "--time=2", "--report-checkpoints=1", "run"].map(String::from)).unwrap();
+    let mut seen = Seen { warmups: 0, checkpoints: Vec::new() };
+    let d = MockDriver::new().with_delay(Duration::from_millis(2));
+    let r = runner::run(
+        Test::OltpPointSelect,
+        &inv.options,
+        Arc::new(d.clone()),
+        Arc::new(AtomicBool::new(false)),
+        &mut seen,
+    )
+    .unwrap();
+    assert_eq!(seen.checkpoints.len(), 1);
+    assert_eq!(seen.checkpoints[0] + r.counts.events, d.executions() as u64, "checkpoint resets the counts");
 }

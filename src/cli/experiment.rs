@@ -15,14 +15,19 @@ use super::DbArg;
 
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
-    /// The experiment file (TOML; see docs/experiments.md).
-    file: PathBuf,
+    /// The experiment file (TOML; see docs/experiments.md); with --resume-id it may be left out.
+    #[arg(required_unless_present = "resume_id")]
+    file: Option<PathBuf>,
     /// Print the plan and the estimated duration, run nothing.
     #[arg(long)]
     dry_run: bool,
     /// Continue the latest experiment of the same name: run only what is missing.
     #[arg(long)]
     resume: bool,
+    /// Continue the stored experiment with this id (its definition is read from the store when no
+    /// FILE is given).
+    #[arg(long, value_name = "ID")]
+    resume_id: Option<i64>,
     /// Keep the prepared data snapshots after the experiment has finished.
     #[arg(long)]
     keep_data: bool,
@@ -51,34 +56,45 @@ pub(super) struct ShowArgs {
 
 /// `versus run FILE`.
 pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
-    let (file, text) = ExperimentFile::load(&a.file)?;
-    let base = a.file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let plan = Plan::new(&file, &base).map_err(|m| Error::file(&a.file, m))?;
+    let (path, file, text) = match (&a.file, a.resume_id) {
+        (Some(p), _) => {
+            let (file, text) = ExperimentFile::load(p)?;
+            (p.clone(), file, text)
+        }
+        (None, Some(id)) => {
+            let store = a.db.open(home)?;
+            let e = store.experiment(id)?.ok_or_else(|| {
+                Error::option(
+                    "--resume-id",
+                    format!("no experiment {id} in {}; `versus runs` lists them", store.path().display()),
+                )
+            })?;
+            let path = PathBuf::from(e.file.clone().unwrap_or_else(|| format!("experiment-{id}.toml")));
+            let file = ExperimentFile::parse(&e.definition).map_err(|m| Error::file(&path, m))?;
+            (path, file, e.definition)
+        }
+        (None, None) => unreachable!("clap requires FILE unless --resume-id is given"),
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let plan = Plan::new(&file, &base).map_err(|m| Error::file(&path, m))?;
     if a.dry_run {
         print!("{}", plan.describe());
         return Ok(0);
     }
-    check_targets(home, &plan, &a.file)?;
+    check_targets(home, &plan, &path)?;
     let mut store = a.db.open(home)?;
     let mut executor = SandboxExecutor::new(home, &file.name);
     let mut progress = Progress::stderr();
-    let path = std::path::absolute(&a.file).unwrap_or(a.file.clone());
-    let outcome = run_experiment(
-        &text,
-        Some(&path),
-        &plan,
-        &mut store,
-        &mut executor,
-        &RunOptions { resume: a.resume },
-        &mut progress,
-    )?;
+    let abs = std::path::absolute(&path).unwrap_or(path.clone());
+    let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id };
+    let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
     if finished && !a.keep_data {
         let _ = crate::server::snapshot::remove_tree(executor.work_dir());
     }
     println!("experiment {} stored in {}", outcome.experiment_id, store.path().display());
     if outcome.interrupted {
-        println!("interrupted; continue with: versus run {} --resume", a.file.display());
+        println!("interrupted; continue with: versus run --resume-id {}", outcome.experiment_id);
         return Err(Error::Interrupted);
     }
     Ok(if outcome.failed > 0 { 1 } else { 0 })
@@ -109,7 +125,7 @@ pub(super) fn runs(home: &Home, a: RunsArgs) -> Result<i32> {
             t.add_row(vec![
                 e.id.to_string(),
                 e.name,
-                timestamp(e.created_at),
+                crate::report::fmt::timestamp(e.created_at),
                 e.status.to_string(),
                 e.runs.to_string(),
                 e.done.to_string(),
@@ -213,30 +229,4 @@ fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_style(NOTHING).set_header(header.to_vec());
     t
-}
-
-fn timestamp(unix: i64) -> String {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", secs / 3600, secs % 3600 / 60)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn timestamps_are_civil_utc() {
-        assert_eq!(super::timestamp(0), "1970-01-01 00:00");
-        assert_eq!(super::timestamp(1_795_997_328), "2026-11-30 00:08");
-        assert_eq!(super::timestamp(951_782_400), "2000-02-29 00:00");
-    }
 }

@@ -119,6 +119,8 @@ pub(super) struct QuickstartArgs {
     /// The build to use [default: the distribution's MariaDB, registered as `system`].
     #[arg(long, default_value = "system")]
     build: String,
+    #[command(flatten)]
+    db: super::DbArg,
 }
 
 pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
@@ -158,37 +160,54 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
     Ok(0)
 }
 
-/// The quick start: register the distribution's MariaDB, start a sandbox, show it, stop it.
+/// The quick start: the whole loop on the distribution's MariaDB. A built-in experiment (two durability
+/// configs × two thread counts × five repetitions) runs with a progress bar, then the comparison is
+/// printed and written as a self-contained HTML report.
 pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
-    let build = match home.build(&args.build) {
-        Ok(b) => b,
-        Err(_) if args.build == "system" => {
-            fetch::fetch(home, "system", &FetchOptions::default(), &mut |l| eprintln!("{l}"))?
+    const EXPERIMENT: &str = include_str!("../../examples/quickstart.toml");
+    if home.build(&args.build).is_err() {
+        if args.build != "system" {
+            home.build(&args.build)?;
         }
-        Err(e) => return Err(e),
-    };
-    let dir = home.sandboxes_dir().join("quickstart");
-    let mut spec = SandboxSpec::new("quickstart", build, &dir);
-    spec.fresh = true;
-    let mut sb = Sandbox::start(spec)?;
-    println!(
-        "{} started in {:.2} s on 127.0.0.1:{} (pid {})",
-        sb.version(),
-        sb.ready_after().as_secs_f64(),
-        sb.port(),
-        sb.pid()
-    );
-    let mut conn = sb.connect()?;
-    let vars = admin::global_variables(&mut conn)?;
-    for key in ["version_comment", "innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "log_bin"] {
-        if let Some((_, v)) = vars.iter().find(|(k, _)| k == key) {
-            println!("  {key:<32} {v}");
-        }
+        let b = fetch::fetch(home, "system", &FetchOptions::default(), &mut |l| eprintln!("{l}"))?;
+        eprintln!("registered the distribution's MariaDB {} as build 'system'", b.version_string);
     }
-    drop(conn);
-    let outcome = sb.stop()?;
-    println!("stopped ({outcome:?})");
-    Ok(0)
+    let dir = home.root().join("quickstart");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
+    let file = dir.join("quickstart.toml");
+    let text = EXPERIMENT.replace("builds = [\"system\"]", &format!("builds = [\"{}\"]", args.build));
+    std::fs::write(&file, &text).map_err(|e| Error::file(&file, e))?;
+    let (spec, text) = crate::experiment::ExperimentFile::load(&file)?;
+    let plan = crate::experiment::Plan::new(&spec, &dir).map_err(|m| Error::file(&file, m))?;
+    let mut store = args.db.open(home)?;
+    let mut executor = crate::experiment::sandbox_executor::SandboxExecutor::new(home, &spec.name);
+    let mut progress = crate::experiment::Progress::stderr();
+    let opts = crate::experiment::RunOptions::default();
+    let outcome =
+        crate::experiment::run_experiment(&text, Some(&file), &plan, &mut store, &mut executor, &opts, &mut progress)?;
+    let _ = crate::server::snapshot::remove_tree(executor.work_dir());
+    if outcome.interrupted {
+        return Err(Error::Interrupted);
+    }
+    let selection =
+        crate::report::Selection { experiments: vec![outcome.experiment_id.to_string()], ..Default::default() };
+    let report = crate::report::build_report(&store, &selection)?;
+    let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+    println!(
+        "{}",
+        crate::report::terminal::render_with(&report, &crate::report::terminal::Options { color, brief: true })
+    );
+    let html = dir.join("report.html");
+    let page = crate::report::render(&report, crate::report::Format::Html)?;
+    std::fs::write(&html, page).map_err(|e| Error::file(&html, e))?;
+    println!("HTML report: {}", html.display());
+    println!(
+        "results: {} (experiment {}); `versus compare {}` shows the full tables",
+        store.path().display(),
+        outcome.experiment_id,
+        outcome.experiment_id
+    );
+    Ok(if outcome.failed > 0 { 1 } else { 0 })
 }
 
 fn list(home: &Home, json: bool) -> Result<()> {

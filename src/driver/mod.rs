@@ -6,8 +6,12 @@
 //! [`mysql::MysqlDriver`] talks to MySQL/MariaDB; [`mock::MockDriver`] is a deterministic stand-in for
 //! scheduler and report tests.
 
+mod auth;
+pub mod lean;
 pub mod mock;
 pub mod mysql;
+mod response;
+pub mod wire;
 
 use std::fmt;
 
@@ -144,6 +148,8 @@ pub struct ConnectOptions {
     pub stmt_cache_size: usize,
     /// Statements run on every new connection, reconnects included.
     pub init: Vec<String>,
+    /// Give up connecting after this many seconds (sysbench's `--thread-init-timeout`).
+    pub connect_timeout_secs: u64,
 }
 
 impl Default for ConnectOptions {
@@ -160,6 +166,7 @@ impl Default for ConnectOptions {
             ps_mode: PsMode::Auto,
             stmt_cache_size: 64,
             init: Vec::new(),
+            connect_timeout_secs: 30,
         }
     }
 }
@@ -222,6 +229,25 @@ pub trait Connection: Send {
         let _ = (sql, data);
         Err(DbError { kind: ErrorKind::Client, code: None, message: "LOAD DATA LOCAL INFILE is not supported".into() })
     }
+    /// The non-blocking interface for event-loop workers, when the connection has one.
+    fn multiplexed(&mut self) -> Option<&mut dyn Multiplexed> {
+        None
+    }
+}
+
+/// A connection driven by an event loop: send a statement, poll the descriptor, read what arrived, take
+/// the response once complete. One statement at a time per connection, as in the blocking interface.
+pub trait Multiplexed {
+    /// Sends a prepared statement (or its text emulation) without waiting.
+    fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError>;
+    /// Sends a text query without waiting.
+    fn send_query(&mut self, sql: &str) -> Result<(), DbError>;
+    /// The descriptor to poll for readability.
+    fn fd(&self) -> Option<std::os::fd::RawFd>;
+    /// Reads what the socket has; call when poll reports it readable.
+    fn read_available(&mut self) -> Result<(), DbError>;
+    /// The next complete response, if one has arrived.
+    fn take_result(&mut self) -> Option<Result<Outcome, DbError>>;
 }
 
 /// A producer of `LOAD DATA LOCAL INFILE` bytes.

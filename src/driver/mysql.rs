@@ -35,7 +35,8 @@ impl MysqlDriver {
             .max_allowed_packet(Some(1 << 30))
             .stmt_cache_size(o.stmt_cache_size.max(32))
             .tcp_nodelay(true)
-            .init(o.init.clone());
+            .init(o.init.clone())
+            .tcp_connect_timeout(Some(std::time::Duration::from_secs(o.connect_timeout_secs.max(1))));
         b = match endpoint {
             Endpoint::Tcp(h, p) => b.ip_or_hostname(Some(h.clone())).tcp_port(*p),
             Endpoint::Socket(s) => b.socket(Some(s.clone())),
@@ -51,7 +52,8 @@ impl MysqlDriver {
         b.into()
     }
 
-    fn open(&self, endpoint: Endpoint) -> Result<Box<dyn Connection>, DbError> {
+    /// Opens a connection to `endpoint`.
+    pub fn open_endpoint(&self, endpoint: Endpoint) -> Result<Box<dyn Connection>, DbError> {
         let opts = self.opts_for(&endpoint);
         let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&endpoint, e))?;
         Ok(Box::new(MysqlConnection {
@@ -68,11 +70,11 @@ impl MysqlDriver {
 impl Driver for MysqlDriver {
     fn connect(&self) -> Result<Box<dyn Connection>, DbError> {
         let n = self.cursor.fetch_add(1, Ordering::Relaxed);
-        self.open(self.options.endpoint(n))
+        self.open_endpoint(self.options.endpoint(n))
     }
 
     fn connect_first(&self) -> Result<Box<dyn Connection>, DbError> {
-        self.open(self.options.endpoint(0))
+        self.open_endpoint(self.options.endpoint(0))
     }
 
     fn name(&self) -> &'static str {

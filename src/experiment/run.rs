@@ -54,6 +54,8 @@ pub trait Executor {
 pub struct RunOptions {
     /// Continue the latest experiment of the same name instead of starting a new one.
     pub resume: bool,
+    /// With `resume`: continue this experiment (by id) rather than the latest of the name.
+    pub experiment_id: Option<i64>,
 }
 
 /// What an experiment invocation did.
@@ -80,7 +82,11 @@ pub fn run_experiment(
     progress: &mut Progress,
 ) -> Result<Outcome> {
     let file = &plan.file;
-    let experiment_id = if opts.resume { find_resumable(file, store)? } else { create(file, text, path, plan, store)? };
+    let experiment_id = if opts.resume {
+        find_resumable(file, opts.experiment_id, store)?
+    } else {
+        create(file, text, path, plan, store)?
+    };
     let stored = store.runs(experiment_id)?;
     let pending = store.pending_runs(experiment_id)?;
     let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
@@ -187,8 +193,12 @@ fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, s
     })
 }
 
-fn find_resumable(file: &ExperimentFile, store: &Store) -> Result<i64> {
-    let Some(e) = store.latest_experiment_named(&file.name)? else {
+fn find_resumable(file: &ExperimentFile, id: Option<i64>, store: &Store) -> Result<i64> {
+    let found = match id {
+        Some(id) => store.experiment(id)?.filter(|e| e.name == file.name),
+        None => store.latest_experiment_named(&file.name)?,
+    };
+    let Some(e) = found else {
         return Err(Error::option(
             "--resume",
             format!("no stored experiment is named '{}'; run it without --resume first", file.name),
@@ -302,7 +312,7 @@ test = "oltp_point_select"
     ) -> Result<Outcome> {
         // The plan of `file` itself, so that a changed file is what the store sees.
         let own = Plan::new(file, Path::new("/")).unwrap();
-        run_experiment(text, None, &own, store, ex, &RunOptions { resume }, &mut Progress::quiet())
+        run_experiment(text, None, &own, store, ex, &RunOptions { resume, experiment_id: None }, &mut Progress::quiet())
     }
 
     #[test]

@@ -342,8 +342,9 @@ impl Observer for Collector {
         self.begin_measuring();
     }
     fn interval(&mut self, i: &sysbench::Interval) {
-        // Intervals that end inside the warm-up are not part of the measurement.
-        if i.time <= self.warmup_s + 1e-6 {
+        // Intervals that begin inside the warm-up are not part of the measurement (stamps are measured
+        // times, so compare with half an interval of slack rather than exactly).
+        if i.time - i.duration < self.warmup_s - 0.5 {
             return;
         }
         let c = &i.counts;

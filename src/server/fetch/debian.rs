@@ -157,14 +157,7 @@ pub fn fetch(
         },
         size_bytes: tree_size(&final_tree),
     };
-    home.register(&build)?;
-    committed.finish();
-    log(&format!(
-        "registered {name} ({} MB) in {:.1} s",
-        build.size_bytes / 1_000_000,
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(build)
+    committed.register(home, build, started, log)
 }
 
 #[cfg(test)]

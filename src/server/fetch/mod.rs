@@ -185,6 +185,26 @@ struct Committed {
 }
 
 impl Committed {
+    /// Registers `build` (whose tree this commit moved into place), keeps the tree and logs how big it
+    /// is and how long the fetch took.
+    fn register(
+        self,
+        home: &Home,
+        build: Build,
+        started: std::time::Instant,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Build> {
+        home.register(&build)?;
+        self.finish();
+        log(&format!(
+            "registered {} ({} MB) in {:.1} s",
+            build.name,
+            build.size_bytes / 1_000_000,
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(build)
+    }
+
     fn finish(mut self) {
         self.done = true;
         if let Some(old) = &self.old {

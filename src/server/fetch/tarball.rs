@@ -59,12 +59,5 @@ pub fn fetch(home: &Home, spec: &str, file: &Path, opts: &FetchOptions, log: &mu
         source: Source::Tarball { file },
         size_bytes: tree_size(&tree),
     };
-    home.register(&build)?;
-    committed.finish();
-    log(&format!(
-        "registered {name} ({} MB) in {:.1} s",
-        build.size_bytes / 1_000_000,
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(build)
+    committed.register(home, build, started, log)
 }

@@ -228,7 +228,11 @@ pub fn translate(args: &[String]) -> Result<Option<Translation>> {
     if batch {
         out.push(format!("--report-interval={batch_delay}"));
     }
-    if !events_given {
+    let modern_name = super::options::Test::ALL.iter().any(|(n, _)| {
+        let base = test_arg.rsplit('/').next().unwrap_or(&test_arg);
+        base.strip_suffix(".lua").unwrap_or(base) == *n
+    });
+    if !events_given && !modern_name {
         // 0.4 and 0.5 stopped after 10000 requests unless told otherwise.
         out.push("--events=10000".to_string());
     }
@@ -283,6 +287,12 @@ mod tests {
         assert_eq!(x.args, ["oltp_read_write", "--tables=3", "--index-updates=10", "--events=10000", "run"]);
         let x = t("--test=tests/db/select.lua prepare").unwrap().unwrap();
         assert_eq!(x.args[0], "oltp_point_select");
+    }
+
+    #[test]
+    fn deprecated_test_option_with_a_1_0_name() {
+        let x = t("--test=oltp_point_select --threads=2 run").unwrap().unwrap();
+        assert_eq!(x.args, ["oltp_point_select", "--threads=2", "run"]);
     }
 
     #[test]

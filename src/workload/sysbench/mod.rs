@@ -7,6 +7,8 @@
 
 pub mod json;
 pub mod legacy;
+mod mux;
+pub mod names;
 pub mod oltp;
 pub mod options;
 pub mod prepare;
@@ -108,6 +110,19 @@ pub fn test_help(test: Test) -> String {
     format!("{}.lua options:\n{}", test.name(), spec::help_lines(&specs))
 }
 
+/// The driver the options ask for: the mock under `--mysql-dry-run`, else the `--client` choice.
+pub fn driver_for(o: &Options) -> Arc<dyn Driver> {
+    use crate::driver::lean::LeanDriver;
+    if o.dry_run {
+        return Arc::new(crate::driver::mock::MockDriver::new().all_other());
+    }
+    match o.client {
+        options::Client::Auto => Arc::new(LeanDriver::new(o.connect.clone(), false)),
+        options::Client::Lean => Arc::new(LeanDriver::new(o.connect.clone(), true)),
+        options::Client::Crate => Arc::new(MysqlDriver::new(o.connect.clone())),
+    }
+}
+
 /// Entry point of `versus sysbench ARGS...`; returns the process exit code.
 pub fn main(args: Vec<String>) -> Result<i32> {
     let args = match legacy::translate(&args)? {
@@ -138,11 +153,7 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     };
     let o = inv.options;
     let text = o.format == Format::Text;
-    let driver: Arc<dyn Driver> = if o.dry_run {
-        Arc::new(crate::driver::mock::MockDriver::new().all_other())
-    } else {
-        Arc::new(MysqlDriver::new(o.connect.clone()))
-    };
+    let driver = driver_for(&o);
     let log = |line: &str| {
         if text {
             out(&format!("{line}\n"));

@@ -38,10 +38,10 @@ pub struct Quiet;
 impl Observer for Quiet {}
 
 /// What one worker accumulates between two drains by the reporter.
-struct Acc {
-    counts: Counts,
-    hist: Histogram<u64>,
-    lat: Latency,
+pub(super) struct Acc {
+    pub(super) counts: Counts,
+    pub(super) hist: Histogram<u64>,
+    pub(super) lat: Latency,
 }
 
 impl Acc {
@@ -52,7 +52,7 @@ impl Acc {
 
 /// `--rate` arrivals: an absolute Poisson schedule served FIFO by whichever worker is free, which is
 /// sysbench's event generator thread and queue without the thread.
-struct Schedule {
+pub(super) struct Schedule {
     rng: Xoroshiro,
     mean_ns: f64,
     next: Instant,
@@ -79,7 +79,7 @@ impl Schedule {
         Ok(self.pending.len())
     }
 
-    fn take(&mut self, now: Instant) -> std::result::Result<Instant, ()> {
+    pub(super) fn take(&mut self, now: Instant) -> std::result::Result<Instant, ()> {
         self.fill(now)?;
         Ok(match self.pending.pop_front() {
             Some(t) => t,
@@ -88,28 +88,28 @@ impl Schedule {
     }
 }
 
-struct Shared {
-    opts: Options,
-    test: Test,
-    stop: Arc<AtomicBool>,
-    failed: AtomicBool,
+pub(super) struct Shared {
+    pub(super) opts: Options,
+    pub(super) test: Test,
+    pub(super) stop: Arc<AtomicBool>,
+    pub(super) failed: AtomicBool,
     fatal: Mutex<Option<Error>>,
-    warming: AtomicBool,
-    events_claimed: AtomicU64,
-    in_service: AtomicU64,
-    schedule: Option<Mutex<Schedule>>,
-    accs: Vec<Mutex<Acc>>,
-    unique: Arc<Unique>,
+    pub(super) warming: AtomicBool,
+    pub(super) events_claimed: AtomicU64,
+    pub(super) in_service: AtomicU64,
+    pub(super) schedule: Option<Mutex<Schedule>>,
+    pub(super) accs: Vec<Mutex<Acc>>,
+    pub(super) unique: Arc<Unique>,
 }
 
 impl Shared {
-    fn fail(&self, e: Error) {
+    pub(super) fn fail(&self, e: Error) {
         let mut g = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
         g.get_or_insert(e);
         self.failed.store(true, Ordering::SeqCst);
     }
 
-    fn stopping(&self) -> bool {
+    pub(super) fn stopping(&self) -> bool {
         self.failed.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
     }
 }
@@ -144,8 +144,10 @@ pub fn run(
         accs: (0..threads).map(|_| Mutex::new(Acc::new())).collect(),
         unique,
     });
-    let ready = Arc::new(Barrier::new(threads + 1));
-    let go = Arc::new(Barrier::new(threads + 1));
+    let mux = opts.client_threads as usize;
+    let os_threads = if mux == 0 { threads } else { mux.min(threads) };
+    let ready = Arc::new(Barrier::new(os_threads + 1));
+    let go = Arc::new(Barrier::new(os_threads + 1));
     let start_cell: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     let (done_tx, done_rx) = mpsc::channel::<usize>();
     let mut handles = Vec::with_capacity(threads);
@@ -159,18 +161,37 @@ pub fn run(
             pending: VecDeque::new(),
         }));
     }
-    for tid in 0..threads {
-        let (shared, driver, ready, go, start_cell, done_tx) =
-            (shared.clone(), driver.clone(), ready.clone(), go.clone(), start_cell.clone(), done_tx.clone());
-        let rnd = Random::new(&opts.rand, seeder.next_u64());
-        let h = std::thread::Builder::new()
-            .name(format!("sysbench-{tid}"))
-            .spawn(move || {
-                worker(tid, &shared, driver.as_ref(), rnd, &ready, &go, &start_cell);
-                let _ = done_tx.send(tid);
-            })
-            .map_err(|e| Error::Other(format!("cannot start worker thread: {e}")))?;
-        handles.push(h);
+    if mux == 0 {
+        for tid in 0..threads {
+            let (shared, driver, ready, go, start_cell, done_tx) =
+                (shared.clone(), driver.clone(), ready.clone(), go.clone(), start_cell.clone(), done_tx.clone());
+            let rnd = Random::new(&opts.rand, seeder.next_u64());
+            let h = std::thread::Builder::new()
+                .name(format!("sysbench-{tid}"))
+                .spawn(move || {
+                    worker(tid, &shared, driver.as_ref(), rnd, &ready, &go, &start_cell);
+                    let _ = done_tx.send(tid);
+                })
+                .map_err(|e| Error::Other(format!("cannot start worker thread: {e}")))?;
+            handles.push(h);
+        }
+    } else {
+        // Event-loop workers: connections spread over `mux` OS threads; the barriers count connections.
+        let groups: Vec<Vec<usize>> = (0..mux.min(threads)).map(|w| (w..threads).step_by(mux).collect()).collect();
+        let mut rnds: Vec<Random> = (0..threads).map(|_| Random::new(&opts.rand, seeder.next_u64())).collect();
+        for tids in groups {
+            let (shared, driver, ready, go, start_cell, done_tx) =
+                (shared.clone(), driver.clone(), ready.clone(), go.clone(), start_cell.clone(), done_tx.clone());
+            let my_rnds: Vec<Random> = tids.iter().map(|t| rnds[*t].clone()).collect();
+            let h = std::thread::Builder::new()
+                .name(format!("sysbench-mux-{}", tids[0]))
+                .spawn(move || {
+                    super::mux::worker(&tids, &shared, driver.as_ref(), my_rnds, &ready, &go, &start_cell, &done_tx)
+                })
+                .map_err(|e| Error::Other(format!("cannot start worker thread: {e}")))?;
+            handles.push(h);
+        }
+        rnds.clear();
     }
     drop(done_tx);
     ready.wait();
@@ -213,15 +234,17 @@ fn worker(
         wl.prepare(c.as_mut()).map_err(|e| super::session::fatal("prepare statements", e))?;
         Ok(c)
     });
-    ready.wait();
-    go.wait();
+    // Report a failed start before the barrier, so that the run never says "Threads started!".
     let conn = match init {
-        Ok(c) => c,
+        Ok(c) => Some(c),
         Err(e) => {
             sh.fail(e);
-            return;
+            None
         }
     };
+    ready.wait();
+    go.wait();
+    let Some(conn) = conn else { return };
     let Some(start) = *start_cell.lock().unwrap_or_else(|p| p.into_inner()) else { return };
     let deadline = (o.time > 0).then(|| start + Duration::from_secs(o.time + o.warmup_time));
     let mut s = Session::new(conn, &o.ignore_errors, &sh.stop, deadline);

@@ -258,6 +258,22 @@ pub const SPECS: &[Spec] = &[
     o("delta", Num, Some("5"), "Size of BETWEEN ranges", Script, RandomRanges),
     o("format", Str, Some("text"), "report format {text, json}", Versus, All),
     o(
+        "client_threads",
+        Int,
+        Some("0"),
+        "OS threads running the connections as event loops (lean client only); 0 = one thread per connection, as sysbench",
+        Versus,
+        All,
+    ),
+    o(
+        "client",
+        Str,
+        Some("auto"),
+        "MySQL protocol client {auto: versus's lean client, with the mysql crate for TLS, compression and other auth plugins; lean; crate}",
+        Versus,
+        All,
+    ),
+    o(
         "prepare_method",
         Str,
         Some("auto"),

@@ -1,0 +1,285 @@
+//! Experiments end to end, as a user runs them: `versus run` on real sandboxes, the stored results,
+//! kill -9 of versus and --resume, a server killed mid-run, and no server left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use versus::store::{Status, Store};
+
+struct Env {
+    home: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env { home: tempfile::Builder::new().prefix("versus-exp-").tempdir().unwrap() };
+        let out = env.versus(&["server", "fetch", "system"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        env
+    }
+
+    fn versus(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
+        c.args(args).env("VERSUS_HOME", self.home.path()).env_remove("VERSUS_DB").stdin(Stdio::null());
+        c
+    }
+
+    fn file(&self, text: &str) -> PathBuf {
+        let p = self.home.path().join("exp.toml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn store(&self) -> Store {
+        Store::open(self.home.path().join("results.db")).unwrap()
+    }
+
+    /// Server processes started from this home (their --defaults-file lies under it).
+    fn servers(&self) -> Vec<(u32, String)> {
+        servers_under(self.home.path())
+    }
+
+    fn assert_no_servers(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.servers().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(self.servers(), vec![], "servers left running");
+    }
+}
+
+fn servers_under(home: &Path) -> Vec<(u32, String)> {
+    let needle = format!("--defaults-file={}", home.display());
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if cmd.contains(&needle) && versus::server::process::is_alive(pid) {
+            out.push((pid, cmd));
+        }
+    }
+    out
+}
+
+fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn kill9(pid: u32) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+}
+
+fn finish(mut child: Child) -> (i32, String) {
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    (status.code().unwrap_or(-1), err)
+}
+
+const MATRIX: &str = r#"
+name = "matrix"
+builds = ["system"]
+threads = [1, 2]
+duration = "2s"
+warmup = "1s"
+repetitions = 2
+[[configs]]
+name = "sync"
+set = { innodb_flush_log_at_trx_commit = 1 }
+[[configs]]
+name = "nosync"
+set = { innodb_flush_log_at_trx_commit = 0 }
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 2000 }
+"#;
+
+#[test]
+fn a_small_matrix_is_run_and_everything_is_stored() {
+    let env = Env::new();
+    let file = env.file(MATRIX);
+    let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    assert!(plan.contains("2 target(s) × 1 workload(s) → 4 cells × 2 repetition(s) = 8 runs"), "{plan}");
+    assert!(env.store_is_absent(), "a dry run stores nothing");
+
+    let out = env.versus(&["run", file.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = env.store();
+    let exps = store.list_experiments().unwrap();
+    assert_eq!(exps.len(), 1);
+    assert_eq!((exps[0].runs, exps[0].done, exps[0].failed), (8, 8, 0));
+    let e = store.experiment(exps[0].id).unwrap().unwrap();
+    assert_eq!(e.status, Status::Done);
+    assert!(e.host.logical_cpus.unwrap_or(0) >= 1, "host facts are stored");
+    let runs = store.runs(e.id).unwrap();
+    let mut cells: Vec<(String, u32, u32)> =
+        runs.iter().map(|r| (r.cell.target.clone(), r.cell.threads, r.repetition)).collect();
+    cells.sort();
+    cells.dedup();
+    assert_eq!(cells.len(), 8, "every cell × repetition exactly once");
+    for r in &runs {
+        let d = store.run(r.id).unwrap().unwrap();
+        let s = d.run.summary.as_ref().unwrap();
+        assert!(s.events > 0 && s.tps > 0.0, "run {} measured nothing", r.id);
+        assert!(!d.intervals.is_empty(), "1-s intervals are stored");
+        assert!(d.intervals.iter().all(|i| i.t_s > 1.5), "no warm-up interval is stored: {:?}", d.intervals);
+        assert!(d.variables.iter().any(|(k, _)| k == "innodb_flush_log_at_trx_commit"));
+        let flush = d.variables.iter().find(|(k, _)| k == "innodb_flush_log_at_trx_commit").unwrap().1.clone();
+        assert_eq!(flush, if r.cell.target.ends_with("/sync") { "1" } else { "0" });
+        assert!(d.status_deltas.iter().any(|(k, v)| k == "Com_select" && *v > 0), "status deltas are stored");
+        assert!(d.efficiency.server_cpu_user_us.unwrap_or(0.0) > 0.0, "server CPU per txn: {:?}", d.efficiency);
+        assert!(d.efficiency.client_cpu_us.unwrap_or(0.0) > 0.0, "client CPU per txn: {:?}", d.efficiency);
+        let cmd = d.command.unwrap().to_string();
+        assert!(cmd.contains("--mysql-password=<redacted>") && !cmd.contains("sbpass"), "{cmd}");
+    }
+    let show = env.versus(&["show", &runs[0].id.to_string()]).output().unwrap();
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(text.contains("SQL statistics:") && text.contains("95th percentile:"), "{text}");
+    env.assert_no_servers();
+    assert!(!env.home.path().join("experiments/matrix").exists(), "the prepared data is removed when done");
+}
+
+impl Env {
+    fn store_is_absent(&self) -> bool {
+        !self.home.path().join("results.db").exists()
+    }
+}
+
+const RESUMABLE: &str = r#"
+name = "resumable"
+builds = ["system"]
+threads = [1, 2]
+duration = "2s"
+repetitions = 2
+prewarm = false
+[[workloads]]
+test = "oltp_read_only"
+options = { tables = 1, table-size = 2000 }
+"#;
+
+#[test]
+fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
+    let env = Env::new();
+    let file = env.file(RESUMABLE);
+    let child = env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let db = env.home.path().join("results.db");
+    wait_until("the first finished run", Duration::from_secs(120), || {
+        db.exists()
+            && Store::open(&db)
+                .is_ok_and(|s| s.list_experiments().is_ok_and(|e| e.first().is_some_and(|e| e.done >= 1)))
+    });
+    wait_until("a run in flight", Duration::from_secs(60), || !env.servers().is_empty());
+    kill9(pid);
+    let (code, _) = finish(child);
+    assert_eq!(code, -1, "killed by a signal");
+    env.assert_no_servers();
+
+    let before = env.store().runs(1).unwrap();
+    let done_before: Vec<i64> = before.iter().filter(|r| r.status == Status::Done).map(|r| r.id).collect();
+    assert!(!done_before.is_empty() && done_before.len() < 4, "{done_before:?}");
+
+    let out = env.versus(&["run", file.to_str().unwrap(), "--resume"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = env.store();
+    assert_eq!(store.list_experiments().unwrap().len(), 1, "resumed, not started anew");
+    let after = store.runs(1).unwrap();
+    assert_eq!(after.len(), 4);
+    assert!(after.iter().all(|r| r.status == Status::Done), "{after:?}");
+    let again = after.iter().filter(|r| done_before.contains(&r.id)).collect::<Vec<_>>();
+    for (a, b) in again.iter().zip(before.iter().filter(|r| done_before.contains(&r.id))) {
+        assert_eq!(a.started_at, b.started_at, "finished runs are not run again");
+    }
+    env.assert_no_servers();
+
+    let by_id = env.versus(&["run", "--resume-id", "1"]).output().unwrap();
+    assert!(by_id.status.success(), "{}", String::from_utf8_lossy(&by_id.stderr));
+    assert!(String::from_utf8_lossy(&by_id.stderr).contains("0 to do"), "nothing is left to run");
+    assert_eq!(env.store().runs(1).unwrap().len(), 4);
+
+    let changed = env.file(&RESUMABLE.replace("repetitions = 2", "repetitions = 3"));
+    let out = env.versus(&["run", changed.to_str().unwrap(), "--resume"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("repetitions: 2 → 3"), "{err}");
+}
+
+#[test]
+fn a_server_killed_mid_run_fails_that_run_and_the_experiment_goes_on() {
+    let env = Env::new();
+    let file = env.file(
+        r#"
+name = "crash"
+builds = ["system"]
+threads = [2]
+duration = "4s"
+repetitions = 2
+prewarm = false
+order = "interleaved"
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 2000 }
+"#,
+    );
+    let child = env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).spawn().unwrap();
+    let run_cnf = env.home.path().join("experiments/crash/run/my.cnf");
+    let needle = format!("--defaults-file={}", run_cnf.display());
+    let db = env.home.path().join("results.db");
+    let mut victim = 0;
+    wait_until("the first run to be measuring", Duration::from_secs(120), || {
+        let measuring = db.exists()
+            && Store::open(&db)
+                .is_ok_and(|s| s.runs(1).is_ok_and(|r| r.first().is_some_and(|r| r.status == Status::Running)));
+        if let Some((pid, _)) = env.servers().into_iter().find(|(_, c)| c.contains(&needle)) {
+            victim = pid;
+        }
+        measuring && victim != 0
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    kill9(victim);
+    let (code, err) = finish(child);
+    assert_eq!(code, 1, "a failed run makes the exit code 1: {err}");
+    let store = env.store();
+    let runs = store.runs(1).unwrap();
+    assert_eq!(runs[0].status, Status::Failed, "{runs:?}");
+    let why = runs[0].error.clone().unwrap_or_default();
+    assert!(why.contains("died") || why.contains("Lost connection") || why.contains("lost"), "{why}");
+    assert!(!store.run(runs[0].id).unwrap().unwrap().intervals.is_empty(), "partial intervals are kept");
+    assert_eq!(runs[1].status, Status::Done);
+    assert_eq!(store.experiment(1).unwrap().unwrap().status, Status::Done);
+    env.assert_no_servers();
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() {
+    let env = Env::new();
+    let file =
+        env.file(&RESUMABLE.replace("\"resumable\"", "\"ctrlc\"").replace("duration = \"2s\"", "duration = \"6s\""));
+    let child =
+        env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let db = env.home.path().join("results.db");
+    wait_until("a run measuring", Duration::from_secs(120), || {
+        db.exists()
+            && Store::open(&db).is_ok_and(|s| s.runs(1).is_ok_and(|r| r.iter().any(|r| r.status == Status::Running)))
+    });
+    std::thread::sleep(Duration::from_millis(2500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let (code, err) = finish(child);
+    assert_eq!(code, 130, "{err}");
+    let store = env.store();
+    let runs = store.runs(1).unwrap();
+    let interrupted: Vec<_> = runs.iter().filter(|r| r.status == Status::Interrupted).collect();
+    assert_eq!(interrupted.len(), 1, "{runs:?}");
+    assert!(!store.run(interrupted[0].id).unwrap().unwrap().intervals.is_empty(), "measured intervals are kept");
+    assert_eq!(store.experiment(1).unwrap().unwrap().status, Status::Interrupted);
+    env.assert_no_servers();
+}
