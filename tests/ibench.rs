@@ -61,9 +61,21 @@ fn small() -> Options {
     }
 }
 
+/// Prints the interval lines (the test harness shows them when a test fails).
+struct Lines;
+impl ibench::Observer for Lines {
+    fn step_started(&mut self, step: Step) {
+        println!("{}", ibench::report::interval_header(step));
+    }
+    fn interval(&mut self, _: Step, l: &ibench::IntervalLine) {
+        println!("{}", ibench::report::interval_text(l));
+    }
+}
+
 fn run_all(sb: &Sandbox, label: &str) -> IbenchResult {
     let stop = Arc::new(AtomicBool::new(false));
-    ibench::run(&small(), driver(sb), &mut Pid(sb.pid()), &mut Quiet, stop, Some(label)).expect("ibench runs")
+    println!("{label}:");
+    ibench::run(&small(), driver(sb), &mut Pid(sb.pid()), &mut Lines, stop, Some(label)).expect("ibench runs")
 }
 
 #[test]
