@@ -270,3 +270,33 @@ options = { rows = 20000, rows-i1 = 2000, rows-i2 = 200, query-seconds = 2, rate
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert_eq!(json["ibench"][0]["tables"]["steps"].as_array().map(Vec::len), Some(6));
 }
+
+#[test]
+fn saved_results_are_compared_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        rows_load: 500,
+        query_seconds: 1,
+        rates: vec![100],
+        steps: vec![Step::Load, Step::Query { point: true, rate: 100 }],
+        ..Options::default()
+    };
+    let mock = versus::driver::mock::MockDriver::new().with_delay(Duration::from_micros(200));
+    let stop = Arc::new(AtomicBool::new(false));
+    let r = ibench::run(&o, Arc::new(mock), &mut NoProbe, &mut Quiet, stop, Some("mock")).unwrap();
+    let paths: Vec<_> = ["a.json", "b.json"].iter().map(|n| dir.path().join(n)).collect();
+    for p in &paths {
+        std::fs::write(p, serde_json::to_string(&r).unwrap()).unwrap();
+    }
+    let out = versus().args(["ibench", "compare", "--format", "markdown"]).args(&paths).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for want in ["**Relative to mock", "| mock#2 | 1.00 | 1.00 |", "qp100: efficiency per query", "| target | 100 |"] {
+        assert!(text.contains(want), "missing {want}:\n{text}");
+    }
+    std::fs::write(&paths[1], "{}").unwrap();
+    let out = versus().args(["ibench", "compare"]).args(&paths).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("b.json: not a `versus ibench --format json` result") && err.lines().count() == 1, "{err}");
+}

@@ -76,7 +76,7 @@ struct RunArgs {
     #[arg(long, help_heading = "Connection")]
     socket: Option<String>,
     /// User.
-    #[arg(long, default_value = "root", help_heading = "Connection")]
+    #[arg(long, default_value = "sbtest", help_heading = "Connection")]
     user: String,
     /// Password [default: $VERSUS_IBENCH_PASSWORD, else none].
     #[arg(long, env = "VERSUS_IBENCH_PASSWORD", hide_env_values = true, help_heading = "Connection")]
@@ -357,9 +357,13 @@ fn compare(c: CompareArgs) -> Result<i32> {
             )
         })?;
         let mut side = ibench::compare::SideInput::of(&r);
-        let n = sides.iter().filter(|s: &&ibench::compare::SideInput| s.label.starts_with(&side.label)).count();
+        let base = side.label.clone();
+        let n = sides
+            .iter()
+            .filter(|s: &&ibench::compare::SideInput| s.label == base || s.label.starts_with(&format!("{base}#")))
+            .count();
         if n > 0 {
-            side.label = format!("{}#{}", side.label, n + 1);
+            side.label = format!("{base}#{}", n + 1);
         }
         sides.push(side);
     }
