@@ -3,6 +3,7 @@
 
 mod compare;
 mod experiment;
+mod ibench;
 mod server;
 
 use std::path::PathBuf;
@@ -48,6 +49,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// The Insert Benchmark against a running server: load, index, write and query steps with
+    /// rate-limited background writes and an SLA; `versus ibench compare` tabulates saved results.
+    Ibench(ibench::IbenchArgs),
     /// Compare stored runs: ratio to a baseline with its confidence interval and a verdict.
     Compare(compare::CompareArgs),
     /// Export a comparison as markdown, JSON, CSV or a self-contained HTML page.
@@ -76,6 +80,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Runs(args) => experiment::runs(&home, args),
         Command::Show(args) => experiment::show(&home, args),
         Command::Sysbench { args } => crate::workload::sysbench::main(args),
+        Command::Ibench(args) => ibench::run(args),
         Command::Compare(args) => compare::compare(&home, args),
         Command::Report(args) => compare::report(&home, args),
     }

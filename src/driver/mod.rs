@@ -52,6 +52,20 @@ pub enum PsMode {
     Disable,
 }
 
+/// What one statement returned and changed, counted (for workloads that check their own results, such
+/// as the Insert Benchmark).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// How the statement is counted.
+    pub outcome: Option<Outcome>,
+    /// Rows in its result set (0 without one).
+    pub fetched: u64,
+    /// Rows it changed.
+    pub affected: u64,
+    /// The first column of the first row as text; `None` when there is no row or the value is NULL.
+    pub first: Option<String>,
+}
+
 /// What kind of failure a [`DbError`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -200,6 +214,11 @@ pub trait Connection: Send {
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError>;
     /// Sends `sql` over the text protocol, buffering and discarding any rows.
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError>;
+    /// Sends `sql` over the text protocol and counts what it returned and changed. Drivers that cannot
+    /// count answer with the [`Outcome`] alone (counts 0).
+    fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
+        self.query(sql).map(|o| Rows { outcome: Some(o), ..Rows::default() })
+    }
     /// Reconnects to the same endpoint and prepares every statement again, keeping the handles valid.
     fn reconnect(&mut self) -> Result<(), DbError>;
     /// The SQL text of a prepared statement (for error messages).

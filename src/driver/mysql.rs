@@ -10,7 +10,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Params, SslOpts, Statement, Value};
 
 use super::{
-    ConnectOptions, Connection, DbError, Driver, Endpoint, ErrorKind, LocalData, Outcome, Param, PsMode, StmtId,
+    ConnectOptions, Connection, DbError, Driver, Endpoint, ErrorKind, LocalData, Outcome, Param, PsMode, Rows, StmtId,
 };
 
 /// Driver for MySQL-protocol servers.
@@ -173,6 +173,46 @@ fn classify<T: mysql::prelude::Protocol>(mut res: mysql::QueryResult<'_, '_, '_,
     })
 }
 
+/// Like [`classify`], and counts the rows fetched and changed, keeping the first column of the first row.
+fn count_rows<T: mysql::prelude::Protocol>(mut res: mysql::QueryResult<'_, '_, '_, T>) -> Result<Rows, mysql::Error> {
+    let read = !res.columns().as_ref().is_empty();
+    let affected = res.affected_rows();
+    let mut rows = Rows { affected, ..Rows::default() };
+    while let Some(set) = res.iter() {
+        for row in set {
+            let row = row?;
+            if rows.fetched == 0 {
+                rows.first = row.as_ref(0).and_then(value_text);
+            }
+            rows.fetched += 1;
+        }
+    }
+    rows.outcome = Some(if read {
+        Outcome::Read
+    } else if affected > 0 {
+        Outcome::Write
+    } else {
+        Outcome::Other
+    });
+    Ok(rows)
+}
+
+/// A column value as text, as the text protocol would send it; `None` for NULL.
+fn value_text(v: &Value) -> Option<String> {
+    match v {
+        Value::NULL => None,
+        Value::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Double(d) => Some(d.to_string()),
+        Value::Date(y, mo, d, h, mi, s, us) => Some(format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}")),
+        Value::Time(neg, d, h, m, s, us) => {
+            Some(format!("{}{}:{m:02}:{s:02}.{us:06}", if *neg { "-" } else { "" }, u64::from(*d) * 24 + u64::from(*h)))
+        }
+    }
+}
+
 fn to_values(params: &[Param<'_>]) -> Params {
     if params.is_empty() {
         return Params::Empty;
@@ -222,6 +262,11 @@ impl Connection for MysqlConnection {
 
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
         let r = self.conn()?.query_iter(sql).and_then(classify);
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
+        let r = self.conn()?.query_iter(sql).and_then(count_rows);
         r.map_err(|e| self.fail(e))
     }
 

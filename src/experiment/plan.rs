@@ -117,7 +117,8 @@ impl Plan {
     /// Builds the plan; `base_dir` resolves relative config file paths.
     pub fn new(file: &ExperimentFile, base_dir: &Path) -> Result<Plan, String> {
         let targets = targets(file, base_dir)?;
-        let workloads = file.workloads.clone();
+        // An Insert Benchmark workload becomes one workload per step.
+        let workloads = super::ibench::expand(&file.workloads)?;
         let mut cells = Vec::new();
         let mut preparations: Vec<Preparation> = Vec::new();
         for (ti, t) in targets.iter().enumerate() {
@@ -138,6 +139,7 @@ impl Plan {
         }
         let seed = file.seed.unwrap_or(1);
         let runs = order_runs(cells.len(), file.repetitions, file.order, seed);
+        let runs = super::ibench::group_runs(&runs, &cells, &workloads);
         Ok(Plan { file: file.clone(), targets, workloads, cells, preparations, runs, seed })
     }
 
@@ -149,7 +151,12 @@ impl Plan {
         let prepare: Duration =
             self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum();
         let per_run = |r: &PlannedRun| {
-            let prep = &self.preparations[self.cells[r.cell].preparation];
+            let cell = &self.cells[r.cell];
+            let w = &self.workloads[cell.workload];
+            if super::ibench::is_ibench(w) {
+                return super::ibench::estimate(w, cell.threads);
+            }
+            let prep = &self.preparations[cell.preparation];
             let prewarm =
                 if self.file.prewarm { Duration::from_secs(1 + prep.rows / 1_000_000) } else { Duration::ZERO };
             RESTART + prewarm + self.file.warmup + self.file.duration
@@ -180,6 +187,12 @@ impl Plan {
             f.warmup.as_secs(),
             f.duration.as_secs()
         );
+        if self.workloads.iter().any(super::ibench::is_ibench) {
+            let _ = writeln!(
+                s,
+                "ibench workloads: one run per step; the steps of a sequence run in order on one server, from an empty datadir (docs/ibench.md)"
+            );
+        }
         let _ = writeln!(s, "\ntargets:");
         for t in &self.targets {
             match &t.kind {
@@ -281,18 +294,30 @@ pub fn workload_option<'a>(w: &'a WorkloadDef, name: &str) -> Option<&'a toml::V
 }
 
 fn rows(w: &WorkloadDef) -> u64 {
+    if super::ibench::is_ibench(w) {
+        return 0;
+    }
     let int = |n: &str, d: i64| workload_option(w, n).and_then(toml::Value::as_integer).unwrap_or(d);
     (int("tables", 1) * int("table_size", 10_000)).max(0) as u64
 }
 
 fn preparation_key(t: &Target, w: &WorkloadDef) -> String {
-    let family = if w.test == "bulk_insert" { "bulk_insert" } else { "oltp" };
+    let family = match w.test.as_str() {
+        "bulk_insert" => "bulk_insert",
+        // The Insert Benchmark starts from an empty datadir: step l.i0 creates its tables.
+        super::ibench::TEST => return format!("{};ibench", server_key(t)),
+        _ => "oltp",
+    };
     let mut shape: Vec<String> = SHAPE_OPTIONS
         .iter()
         .filter_map(|n| workload_option(w, n).map(|v| format!("{n}={}", v.to_string().trim_matches('"'))))
         .collect();
     shape.sort();
-    let server = match &t.kind {
+    format!("{};{family};{}", server_key(t), shape.join(";"))
+}
+
+fn server_key(t: &Target) -> String {
+    match &t.kind {
         TargetKind::Sandbox { build, overrides, .. } => {
             let mut init = init_time_overrides(overrides);
             init.sort();
@@ -300,8 +325,7 @@ fn preparation_key(t: &Target, w: &WorkloadDef) -> String {
             if init.is_empty() { format!("build={build}") } else { format!("build={build};{}", init.join(";")) }
         }
         TargetKind::External { .. } => format!("target={}", t.label),
-    };
-    format!("{server};{family};{}", shape.join(";"))
+    }
 }
 
 /// The overrides among `overrides` that fix the on-disk format of a datadir (see [`INIT_TIME_OPTIONS`]);

@@ -25,13 +25,31 @@ pub struct SandboxExecutor {
     home: Home,
     work: PathBuf,
     snapshots: HashMap<usize, PathBuf>,
+    ibench: super::ibench::Sessions,
 }
 
 impl SandboxExecutor {
     /// An executor keeping its sandboxes and snapshots under `home/experiments/NAME`.
     pub fn new(home: &Home, experiment: &str) -> Self {
         let work = home.root().join("experiments").join(experiment);
-        SandboxExecutor { home: home.clone(), work, snapshots: HashMap::new() }
+        SandboxExecutor { home: home.clone(), work, snapshots: HashMap::new(), ibench: Default::default() }
+    }
+
+    /// The snapshot of preparation `index`, once prepared.
+    pub(super) fn snapshot_of(&self, index: usize) -> Option<PathBuf> {
+        self.snapshots.get(&index).cloned()
+    }
+
+    /// The sandbox of `target` in `dir`, with the target's config.
+    pub(super) fn spec_for(&self, plan: &Plan, target: usize, dir: &Path) -> Result<SandboxSpec> {
+        let mut spec = self.sandbox_spec(plan, target, dir, &[])?;
+        spec.datadir = Some(dir.join("data"));
+        Ok(spec)
+    }
+
+    /// The Insert Benchmark sessions (a server kept running through the steps of a sequence).
+    pub(super) fn ibench_sessions(&mut self) -> &mut super::ibench::Sessions {
+        &mut self.ibench
     }
 
     /// The directory of this experiment's sandboxes and snapshots (removed by the caller when done).
@@ -127,6 +145,7 @@ fn invoke(args: &[String], log: &mut Progress) -> Result<()> {
 impl Executor for SandboxExecutor {
     fn prepare(&mut self, plan: &Plan, index: usize, progress: &mut Progress) -> Result<()> {
         let p = &plan.preparations[index];
+        let ibench = super::ibench::is_ibench(&plan.workloads[p.workload]);
         let threads = workload_option(&plan.workloads[p.workload], "tables")
             .and_then(toml::Value::as_integer)
             .unwrap_or(1)
@@ -136,6 +155,10 @@ impl Executor for SandboxExecutor {
                 let (host, port) = split_address(address)?;
                 let password = password_env.as_ref().and_then(|v| std::env::var(v).ok()).unwrap_or_default();
                 let connect = connect_args(&host, port, user, &password, database);
+                if ibench {
+                    // Step l.i0 creates the tables.
+                    return Ok(());
+                }
                 progress.step(&format!("preparing {} on {address}", p.key));
                 invoke(&sysbench_args(plan, p.workload, threads, &connect, "cleanup", 0), progress)?;
                 invoke(&sysbench_args(plan, p.workload, threads, &connect, "prepare", 0), progress)
@@ -155,7 +178,9 @@ impl Executor for SandboxExecutor {
                 let mut sb = Sandbox::start(spec)?;
                 let i = sb.info().clone();
                 let connect = connect_args("127.0.0.1", i.port, &i.user, &i.password, &i.database);
-                invoke(&sysbench_args(plan, p.workload, threads, &connect, "prepare", 0), progress)?;
+                if !ibench {
+                    invoke(&sysbench_args(plan, p.workload, threads, &connect, "prepare", 0), progress)?;
+                }
                 sb.stop()?;
                 let snap = self.work.join(format!("snapshot-{index}"));
                 sb.snapshot(&snap)?;
@@ -173,6 +198,9 @@ impl Executor for SandboxExecutor {
         started: &mut dyn FnMut(StartRun) -> Result<()>,
         progress: &mut Progress,
     ) -> RunOutcome {
+        if super::ibench::is_ibench(&plan.workloads[plan.cells[run.cell].workload]) {
+            return super::ibench::run(self, plan, run, started, progress);
+        }
         let mut collector = Collector::default();
         let result = self.measure(plan, run, started, progress, &mut collector);
         match result {

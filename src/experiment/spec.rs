@@ -251,6 +251,9 @@ impl ExperimentFile {
             check_set(&t.set, &format!("target {what}"))?;
         }
         let mut wnames = std::collections::HashSet::new();
+        for w in self.workloads.iter().filter(|w| super::ibench::is_ibench(w)) {
+            super::ibench::check(w)?;
+        }
         for w in &self.workloads {
             if !wnames.insert(w.label()) {
                 return Err(format!("workload '{}' is listed twice; give one of them a `name`", w.label()));

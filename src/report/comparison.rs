@@ -31,6 +31,7 @@ fn values_of(r: &LoadedRun, m: Metric) -> Option<f64> {
 /// The report from runs already selected and placed.
 fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
     let metric = sel.metric;
+    let ibench = crate::workload::ibench::stored::sections(&s);
     let mut notes = s.notes.clone();
     let present = s.runs.iter().filter(|r| values_of(r, metric).is_some()).count();
     if present == 0 {
@@ -138,6 +139,7 @@ fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
         variables,
         experiments,
         notes,
+        ibench,
     })
 }
 

@@ -275,6 +275,10 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &eff_rel, 3);
     write_table(&mut out, &tables::stability_table(r), 2);
     write_table(&mut out, &tables::variables_table(r), 2);
+    for sec in &r.ibench {
+        let _ = writeln!(out, "<h2 class=\"ibench\">{}</h2>", escape(&sec.title));
+        out.push_str(&crate::workload::ibench::report::comparison_html(&sec.tables));
+    }
     out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");
     for e in &r.experiments {
         write_table(&mut out, &tables::experiment_table(e), 3);

@@ -82,6 +82,10 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &eff_rel);
     write_table(&mut out, &tables::latency_table(r));
     write_table(&mut out, &tables::variables_table(r));
+    for sec in &r.ibench {
+        let _ = writeln!(out, "## {}\n", sec.title);
+        let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
+    }
     if !r.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");
         for n in &r.notes {

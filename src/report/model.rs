@@ -355,6 +355,9 @@ pub struct CompareReport {
     pub experiments: Vec<ExperimentInfo>,
     /// Caveats a reader must see (within-run intervals, missing metrics, forced comparisons).
     pub notes: Vec<String>,
+    /// Insert Benchmark runs: the Small Datum tables per step (absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ibench: Vec<crate::workload::ibench::stored::Section>,
 }
 
 impl CompareReport {

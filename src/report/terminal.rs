@@ -121,6 +121,10 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
         if !r.variables.rows.is_empty() {
             write_table(&mut out, &tables::variables_table(r), opts.color);
         }
+        for sec in &r.ibench {
+            let _ = writeln!(out, "{}\n", sec.title);
+            let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));
+        }
     }
     for n in &r.notes {
         let _ = writeln!(out, "Note: {n}");

@@ -1,0 +1,201 @@
+//! Efficiency of a step: the server process and versus itself from `/proc`, the whole host from
+//! `/proc/stat`, the server's status counters, normalised per operation with the reference's formulas.
+
+use crate::sampler::{Efficiency, HostCpu, HostCpuDelta, ProcessDelta, ProcessSample, status_deltas};
+
+use super::result::StepEfficiency;
+
+/// What the runner may learn about the server besides the workload's connections. Every method has a
+/// default that knows nothing.
+pub trait Probe {
+    /// The server's process id, when it runs on this machine.
+    fn server_pid(&mut self) -> Option<u32> {
+        None
+    }
+    /// `SHOW GLOBAL STATUS`.
+    fn global_status(&mut self) -> Option<Vec<(String, String)>> {
+        None
+    }
+    /// `Err` with a one-line reason when the server is known to have stopped (checked after a failure,
+    /// for a better message).
+    fn check_alive(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A probe that knows nothing (a remote server).
+pub struct NoProbe;
+impl Probe for NoProbe {}
+
+/// Counters read at the start of a step.
+pub struct Snapshot {
+    server: Option<ProcessSample>,
+    client: Option<ProcessSample>,
+    host: Option<HostCpu>,
+    status: Option<Vec<(String, String)>>,
+}
+
+impl Snapshot {
+    /// Reads everything available now.
+    pub fn take(probe: &mut dyn Probe) -> Snapshot {
+        Snapshot {
+            server: probe.server_pid().and_then(|p| ProcessSample::read(p).ok()),
+            client: ProcessSample::read_self().ok(),
+            host: HostCpu::read().ok(),
+            status: probe.global_status(),
+        }
+    }
+}
+
+/// What changed over a step.
+#[derive(Debug, Clone, Default)]
+pub struct Deltas {
+    /// The server process.
+    pub server: Option<ProcessDelta>,
+    /// versus.
+    pub client: Option<ProcessDelta>,
+    /// The host.
+    pub host: Option<HostCpuDelta>,
+    /// Status counters.
+    pub status: Vec<(String, i64)>,
+}
+
+impl Deltas {
+    /// The changes from `before` to now.
+    pub fn since(before: &Snapshot, probe: &mut dyn Probe) -> Deltas {
+        let after = Snapshot::take(probe);
+        Deltas {
+            server: before.server.as_ref().zip(after.server.as_ref()).map(|(b, a)| b.delta_to(a)),
+            client: before.client.as_ref().zip(after.client.as_ref()).map(|(b, a)| b.delta_to(a)),
+            host: before.host.as_ref().zip(after.host.as_ref()).map(|(b, a)| b.delta_to(a)),
+            status: match (&before.status, &after.status) {
+                (Some(b), Some(a)) => status_deltas(b, a),
+                _ => Vec::new(),
+            },
+        }
+    }
+}
+
+/// Busy CPU µs of the host (user, nice, system, irq, softirq: everything but idle, I/O wait and steal),
+/// which is what vmstat's `us + sy` counts.
+pub fn host_busy_us(h: &HostCpuDelta) -> f64 {
+    let busy = h.total_ticks.saturating_sub(h.idle_ticks + h.iowait_ticks + h.steal_ticks);
+    busy as f64 * 1e6 / h.ticks_per_second.max(1) as f64
+}
+
+fn status(d: &Deltas, name: &str) -> Option<i64> {
+    d.status.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
+}
+
+/// The efficiency figures of a step with `ops` operations named `per` and `inserted` rows, from the
+/// deltas and the largest server RSS seen.
+pub fn efficiency(per: &str, ops: u64, inserted: u64, d: &Deltas, rss_max: Option<u64>) -> StepEfficiency {
+    let per_n = |v: f64, n: u64| (n > 0).then(|| v / n as f64);
+    let per_op = |v: f64| per_n(v, ops);
+    let mut e = StepEfficiency {
+        per: per.to_string(),
+        operations: ops,
+        server_rss_max_bytes: rss_max.or(d.server.as_ref().map(|s| s.rss_bytes)).filter(|r| *r > 0),
+        ..StepEfficiency::default()
+    };
+    if let Some(h) = &d.host {
+        let busy = host_busy_us(h);
+        e.host_cpu_us_per_op = per_op(busy);
+        e.host_cpu_pct = (h.total_ticks > 0).then(|| 100.0 * busy / h.total_us());
+        e.host_cs_per_op = per_op(h.ctxt_switches as f64);
+    }
+    if let Some(s) = &d.server {
+        e.server_cpu_us_per_op = per_op(s.cpu_us() as f64);
+        e.server_cs_per_op = per_op(s.ctxt_switches() as f64);
+        e.server_cpu_us_per_row = per_n(s.cpu_us() as f64, inserted);
+    }
+    if let Some(c) = &d.client {
+        e.client_cpu_us_per_op = per_op(c.cpu_us() as f64);
+        e.client_cpu_us_per_row = per_n(c.cpu_us() as f64, inserted);
+    }
+    let process_io = d.server.as_ref().and_then(|s| s.read_bytes.zip(s.write_bytes));
+    let innodb_io = status(d, "Innodb_data_read").zip(status(d, "Innodb_data_written"));
+    let (read, written, source) = match (process_io, innodb_io) {
+        (Some((r, w)), _) => (Some(r as f64), Some(w as f64), Some("process")),
+        (None, Some((r, w))) => (Some(r.max(0) as f64), Some(w.max(0) as f64), Some("innodb")),
+        _ => (None, None, None),
+    };
+    e.read_kb_per_op = read.and_then(|r| per_op(r / 1024.0));
+    e.write_kb_per_op = written.and_then(|w| per_op(w / 1024.0));
+    e.write_kb_per_insert = written.and_then(|w| per_n(w / 1024.0, inserted));
+    e.io_source = source.map(str::to_string);
+    e
+}
+
+/// The per-operation costs in the results store's form ([`Efficiency`]).
+pub fn store_efficiency(ops: u64, d: &Deltas) -> Efficiency {
+    Efficiency::compute(ops, d.server.as_ref(), d.client.as_ref(), &d.status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn deltas() -> Deltas {
+        Deltas {
+            server: Some(ProcessDelta {
+                wall: Duration::from_secs(10),
+                user_us: 3_000_000,
+                system_us: 1_000_000,
+                voluntary_ctxt_switches: 5_000,
+                nonvoluntary_ctxt_switches: 1_000,
+                read_bytes: Some(1024 * 100),
+                write_bytes: Some(1024 * 2000),
+                rss_bytes: 500 << 20,
+                ..ProcessDelta::default()
+            }),
+            client: Some(ProcessDelta { user_us: 800_000, system_us: 200_000, ..ProcessDelta::default() }),
+            host: Some(HostCpuDelta {
+                total_ticks: 2000,
+                idle_ticks: 900,
+                iowait_ticks: 100,
+                steal_ticks: 0,
+                ctxt_switches: 40_000,
+                ticks_per_second: 100,
+            }),
+            status: vec![("Innodb_data_read".into(), 7), ("Innodb_data_written".into(), 9)],
+        }
+    }
+
+    #[test]
+    fn per_operation_formulas() {
+        // 1000 queries while 500 rows were inserted.
+        let e = efficiency("query", 1000, 500, &deltas(), Some(600 << 20));
+        // host: 1000 busy ticks of 2000 = 10 s busy CPU → 10 000 µs per query, 50 % of the host.
+        assert_eq!(e.host_cpu_us_per_op, Some(10_000.0));
+        assert_eq!(e.host_cpu_pct, Some(50.0));
+        assert_eq!(e.host_cs_per_op, Some(40.0));
+        assert_eq!(e.server_cpu_us_per_op, Some(4_000.0));
+        assert_eq!(e.server_cs_per_op, Some(6.0));
+        assert_eq!(e.client_cpu_us_per_op, Some(1_000.0));
+        assert_eq!(e.client_cpu_us_per_row, Some(2_000.0));
+        assert_eq!(e.server_cpu_us_per_row, Some(8_000.0));
+        assert_eq!(e.read_kb_per_op, Some(0.1));
+        assert_eq!(e.write_kb_per_op, Some(2.0));
+        assert_eq!(e.write_kb_per_insert, Some(4.0), "wKB/i is always per insert");
+        assert_eq!(e.server_rss_max_bytes, Some(600 << 20));
+        assert_eq!(e.io_source.as_deref(), Some("process"));
+    }
+
+    #[test]
+    fn innodb_counters_stand_in_for_unreadable_process_io_and_zero_ops_give_nothing() {
+        let mut d = deltas();
+        if let Some(s) = d.server.as_mut() {
+            s.read_bytes = None;
+        }
+        let e = efficiency("insert", 1024, 1024, &d, None);
+        assert_eq!(e.io_source.as_deref(), Some("innodb"));
+        assert_eq!(e.write_kb_per_op, Some(9.0 / 1024.0 / 1024.0));
+        assert_eq!(e.server_rss_max_bytes, Some(500 << 20), "the last sample when none was taken during the step");
+        let none = efficiency("insert", 0, 0, &Deltas::default(), None);
+        assert_eq!(none.host_cpu_us_per_op, None);
+        assert_eq!(none.write_kb_per_insert, None);
+        assert_eq!(none.server_rss_max_bytes, None);
+    }
+}
