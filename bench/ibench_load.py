@@ -13,7 +13,7 @@ client CPU µs per row (user+sys of the client process, from wait4) and server C
 /proc/PID/stat). Appends a section to BENCHMARKS.md (or --out).
 
 Usage: bench/ibench_load.py [--versus target/release/versus] [--rows 2000000] [--rounds 2] [--out BENCHMARKS.md]
-Needs: /usr/sbin/mariadbd, /usr/bin/mariadb-install-db, /usr/bin/mariadb. Nothing is left running.
+Needs: a release build of versus, the distribution's MariaDB and its `mariadb` client. Nothing is left running.
 """
 
 import argparse
@@ -22,65 +22,15 @@ import json
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
 
-CLK = os.sysconf("SC_CLK_TCK")
+from benchlib import Server
 
 CREATE = ("CREATE TABLE pi1 (transactionid BIGINT NOT NULL AUTO_INCREMENT, dateandtime DATETIME, "
           "cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, "
           "data VARCHAR(4000), PRIMARY KEY (transactionid)) ENGINE=innodb")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """A throw-away MariaDB in a temp dir, stopped by PID."""
-
-    def __init__(self, buffer_pool):
-        self.dir = tempfile.mkdtemp(prefix="vs-ibench-", dir="/tmp")
-        self.port = free_port()
-        data = os.path.join(self.dir, "data")
-        subprocess.run(["mariadb-install-db", "--no-defaults", "--user=root", "--auth-root-authentication-method=normal",
-                        "--skip-test-db", f"--datadir={data}"], check=True, capture_output=True)
-        self.proc = subprocess.Popen([
-            "/usr/sbin/mariadbd", "--no-defaults", "--user=root", f"--datadir={data}", "--bind-address=127.0.0.1",
-            f"--port={self.port}", f"--socket={self.dir}/mysqld.sock", f"--pid-file={self.dir}/mysqld.pid",
-            f"--log-error={self.dir}/error.log", f"--innodb-buffer-pool-size={buffer_pool}",
-            "--innodb-log-file-size=512M", "--innodb-flush-log-at-trx-commit=2",
-        ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
-            if self.sql("SELECT 1", check=False).returncode == 0:
-                break
-            if self.proc.poll() is not None:
-                raise SystemExit(f"mariadbd exited; see {self.dir}/error.log")
-            time.sleep(0.1)
-        self.sql("CREATE USER sbtest@'%' IDENTIFIED BY 'sbpass'; GRANT ALL ON *.* TO sbtest@'%'; CREATE DATABASE ib")
-
-    def sql(self, q, check=True):
-        return subprocess.run(["mariadb", "--no-defaults", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-e", q],
-                              capture_output=True, text=True, check=check)
-
-    def cpu(self):
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def generate(path, rows, rpc, seed):
@@ -135,7 +85,7 @@ def main():
     work = tempfile.mkdtemp(prefix="vs-ibench-sql-", dir="/tmp")
     sql_file = os.path.join(work, "l.i0.sql")
     generate(sql_file, a.rows, 100, 1)
-    srv = Server(a.buffer_pool)
+    srv = Server(a.versus, [f"innodb_buffer_pool_size={a.buffer_pool}", "innodb_log_file_size=512M", "innodb_flush_log_at_trx_commit=2"], database="ib")
     results = []
     try:
         for rnd in range(a.rounds):

@@ -7,70 +7,18 @@ client process, from wait4) per transaction, server CPU, and the wall time of `p
 results and the ratios to BENCHMARKS.md (or --out).
 
 Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 15] [--out BENCHMARKS.md]
-Needs: /usr/sbin/mariadbd, /usr/bin/mariadb-install-db, /usr/bin/sysbench. Nothing is left running.
+Needs: a release build of versus, the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 """
 
 import argparse
 import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-CLK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """A throw-away MariaDB in a temp dir, stopped by PID."""
-
-    def __init__(self, mariadbd, install_db, buffer_pool):
-        self.dir = tempfile.mkdtemp(prefix="vs-bench-", dir="/tmp")
-        self.port = free_port()
-        self.sock = os.path.join(self.dir, "mysqld.sock")
-        data = os.path.join(self.dir, "data")
-        subprocess.run([install_db, "--no-defaults", "--user=root", "--auth-root-authentication-method=normal",
-                        "--skip-test-db", f"--datadir={data}"], check=True, capture_output=True)
-        self.proc = subprocess.Popen([
-            mariadbd, "--no-defaults", "--user=root", f"--datadir={data}", "--bind-address=127.0.0.1",
-            f"--port={self.port}", f"--socket={self.sock}", f"--log-error={self.dir}/error.log",
-            f"--innodb-buffer-pool-size={buffer_pool}", "--innodb-log-file-size=512M",
-            "--innodb-flush-log-at-trx-commit=2", "--max-connections=1000", "--max-prepared-stmt-count=100000",
-        ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
-            if self.sql("SELECT 1", check=False).returncode == 0:
-                break
-            if self.proc.poll() is not None:
-                raise SystemExit(f"mariadbd exited; see {self.dir}/error.log")
-            time.sleep(0.1)
-        self.sql("CREATE USER sbtest@'%' IDENTIFIED BY 'sbpass'; GRANT ALL ON *.* TO sbtest@'%'; CREATE DATABASE sbtest")
-
-    def sql(self, q, check=True):
-        return subprocess.run(["mariadb", "--no-defaults", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-e", q],
-                              capture_output=True, text=True, check=check)
-
-    def cpu(self):
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+from benchlib import Server
 
 
 def run_client(cmd):
@@ -106,8 +54,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--versus", default="target/release/versus")
     ap.add_argument("--sysbench", default="/usr/bin/sysbench")
-    ap.add_argument("--mariadbd", default="/usr/sbin/mariadbd")
-    ap.add_argument("--install-db", default="/usr/bin/mariadb-install-db")
     ap.add_argument("--time", type=int, default=15, help="seconds per run")
     ap.add_argument("--threads", default="1,4,16")
     ap.add_argument("--prepare-rows", type=int, default=1_000_000)
@@ -118,7 +64,7 @@ def main():
                          "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate)")
     a = ap.parse_args()
 
-    srv = Server(a.mariadbd, a.install_db, "2G")
+    srv = Server(a.versus, ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M", "innodb_flush_log_at_trx_commit=2", "max_connections=1000", "max_prepared_stmt_count=100000"])
     conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest", "--mysql-password=sbpass",
             "--mysql-db=sbtest"]
     all_tools = {

@@ -4,6 +4,7 @@
 //! The library holds everything; `main.rs` only parses the command line and prints errors.
 
 pub mod cli;
+pub mod clock;
 pub mod driver;
 pub mod error;
 pub mod experiment;

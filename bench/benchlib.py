@@ -1,0 +1,54 @@
+"""Shared pieces of the benchmark scripts: a throw-away sandboxed MariaDB started by versus itself.
+
+The server is the distribution's MariaDB, started with `versus server start` in a temporary versus home
+(so with the same generated my.cnf, loopback-only listener and user sbtest/sbpass as every other
+versus sandbox), and stopped by `versus server stop`, which signals its PID.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    """A sandbox of the distribution's MariaDB with `settings` (name=value strings) in its my.cnf."""
+
+    def __init__(self, versus, settings, database="sbtest"):
+        self.versus = versus
+        self.home = tempfile.mkdtemp(prefix="vs-bench-", dir="/tmp")
+        self.env = dict(os.environ, VERSUS_HOME=self.home)
+        self._versus("server", "fetch", "system")
+        args = ["server", "start", "system", "--name", "bench"]
+        for s in settings:
+            args += ["--set", s]
+        self._versus(*args)
+        info = json.loads(self._versus("server", "status", "bench", "--json"))[0]
+        self.port, self.pid, self.sock = info["port"], info["pid"], info["socket"]
+        self.dir = info["dir"]
+        if database != "sbtest":
+            self.sql(f"CREATE DATABASE IF NOT EXISTS {database}")
+
+    def _versus(self, *args):
+        r = subprocess.run([self.versus, *args], env=self.env, capture_output=True, text=True)
+        if r.returncode != 0:
+            self.stop()
+            raise SystemExit(f"versus {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def sql(self, q, check=True):
+        return subprocess.run(["mariadb", "--no-defaults", "-S", self.sock, "-uroot", "-N", "-e", q],
+                              capture_output=True, text=True, check=check)
+
+    def cpu(self):
+        """The server's user + system CPU seconds so far."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK
+
+    def stop(self):
+        subprocess.run([self.versus, "server", "stop", "--all"], env=self.env, capture_output=True)
+        shutil.rmtree(self.home, ignore_errors=True)
