@@ -283,3 +283,35 @@ fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() 
     assert_eq!(store.experiment(1).unwrap().unwrap().status, Status::Interrupted);
     env.assert_no_servers();
 }
+
+#[test]
+fn a_config_the_server_rejects_fails_its_cells_with_the_servers_message_and_the_others_run() {
+    let env = Env::new();
+    let file = env.file(
+        r#"
+name = "rejected"
+threads = [1]
+duration = "1s"
+prewarm = false
+[[targets]]
+name = "good"
+build = "system"
+[[targets]]
+name = "bad"
+build = "system"
+set = { no_such_option_xyz = 1 }
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 1000 }
+"#,
+    );
+    let out = env.versus(&["run", file.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let runs = env.store().runs(1).unwrap();
+    let bad = runs.iter().find(|r| r.cell.target == "bad").unwrap();
+    let good = runs.iter().find(|r| r.cell.target == "good").unwrap();
+    assert_eq!(bad.status, Status::Failed);
+    assert!(bad.error.as_deref().unwrap_or("").contains("unknown variable 'no_such_option_xyz=1'"), "{:?}", bad.error);
+    assert_eq!(good.status, Status::Done);
+    env.assert_no_servers();
+}
