@@ -7,6 +7,7 @@ pub mod cli;
 pub mod driver;
 pub mod error;
 pub mod experiment;
+pub mod explain;
 pub mod interrupt;
 pub mod report;
 pub mod sampler;

@@ -1,0 +1,268 @@
+//! Tests of the bisection search with a deterministic fake measurement: a multiplicative model of
+//! each candidate's effect, with seeded normal noise per repetition.
+
+use super::*;
+use crate::stats::{BootstrapConfig, DEFAULT_NOISE_BAND};
+use proptest::prelude::*;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// B's metric is `b`; each candidate set on B multiplies it by its factor; `pairs` multiply only when
+/// both are set. A's metric is `a`. Every repetition gets `cv` relative normal noise.
+struct Model {
+    a: f64,
+    b: f64,
+    factors: Vec<f64>,
+    pairs: Vec<(usize, usize, f64)>,
+    fails_on: Vec<Vec<usize>>,
+    cv: f64,
+    reps: usize,
+    rng: Xoshiro256PlusPlus,
+    steps: Vec<Step>,
+}
+
+impl Model {
+    fn new(a: f64, b: f64, factors: &[f64], seed: u64) -> Model {
+        Model {
+            a,
+            b,
+            factors: factors.to_vec(),
+            pairs: vec![],
+            fails_on: vec![],
+            cv: 0.015,
+            reps: 3,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            steps: vec![],
+        }
+    }
+
+    fn mean(&self, probe: &Probe) -> f64 {
+        match probe {
+            Probe::A => self.a,
+            Probe::B => self.b,
+            Probe::Set(s) => {
+                let mut m = self.b;
+                for &i in s {
+                    m *= self.factors[i];
+                }
+                for &(x, y, f) in &self.pairs {
+                    if s.contains(&x) && s.contains(&y) {
+                        m *= f;
+                    }
+                }
+                m
+            }
+        }
+    }
+
+    fn normal(&mut self) -> f64 {
+        let u1: f64 = 1.0 - self.rng.random::<f64>();
+        let u2: f64 = self.rng.random::<f64>();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+impl Measure for Model {
+    fn measure(&mut self, step: &Step, _: &[Candidate]) -> Result<Vec<ProbeResult>> {
+        self.steps.push(step.clone());
+        let mut out = Vec::new();
+        for p in &step.probes {
+            if let Probe::Set(s) = p
+                && self.fails_on.contains(s)
+            {
+                out.push(Err("the server did not start".to_string()));
+                continue;
+            }
+            let m = self.mean(p);
+            let samples = (0..self.reps).map(|_| m * (1.0 + self.cv * self.normal())).collect();
+            out.push(Ok(samples));
+        }
+        Ok(out)
+    }
+}
+
+fn candidates(names: &[&str]) -> Vec<Candidate> {
+    names.iter().map(|n| Candidate { name: n.to_string(), a: "a".into(), b: "b".into() }).collect()
+}
+
+fn named(n: usize) -> Vec<Candidate> {
+    (0..n).map(|i| Candidate { name: format!("v{i:02}"), a: "a".into(), b: "b".into() }).collect()
+}
+
+fn cfg(direction: Direction, max_runs: usize) -> SearchConfig {
+    SearchConfig {
+        compare: CompareConfig {
+            direction,
+            noise_band: DEFAULT_NOISE_BAND,
+            bootstrap: BootstrapConfig { resamples: 2000, ..BootstrapConfig::default() },
+        },
+        runs_per_probe: 3,
+        max_runs,
+        confirm: true,
+    }
+}
+
+fn names(effects: &[Effect]) -> Vec<String> {
+    effects.iter().map(|e| e.names.join("+")).collect()
+}
+
+/// The seed case: a cache size that does not matter, the redo flush (×1.15) and sync_binlog (×1.6);
+/// 3 % of the gap is not configuration.
+#[test]
+fn seed_case_names_both_culprits_in_order_and_clears_the_cache() {
+    let c = candidates(&["innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "sync_binlog"]);
+    let mut m = Model::new(1000.0 * 1.15 * 1.6 * 1.03, 1000.0, &[1.0, 1.15, 1.6], 1);
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 100), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
+    assert_eq!(names(&out.culprits), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
+    assert!(out.joint.is_empty() && out.unresolved.is_empty());
+    assert_eq!(out.cleared, [0]);
+    let gap = out.gap.unwrap();
+    let want_gap = (1.0 / (1.15 * 1.6 * 1.03) - 1.0) * 100.0;
+    assert!((gap.points - want_gap).abs() < 3.0, "gap {} want {want_gap}", gap.points);
+    let sync = out.culprits[0].points.unwrap();
+    let want_sync = 0.6 / (1.15 * 1.6 * 1.03) * 100.0;
+    assert!((sync - want_sync).abs() < 4.0, "sync_binlog {sync} want {want_sync}");
+    let together = out.together.as_ref().unwrap();
+    assert!(together.toward_a);
+    let unexplained = out.unexplained_points.unwrap();
+    let want = (1.0 - 1.0 / 1.03) * 100.0;
+    assert!((unexplained - want).abs() < 3.0, "unexplained {unexplained} want {want}");
+    // Gap, one split of {cache} | {flush, sync}, one of {flush} | {sync}, the confirmation.
+    let purposes: Vec<Purpose> = out.steps.iter().map(|s| s.step.purpose).collect();
+    assert_eq!(purposes, [Purpose::Gap, Purpose::Split, Purpose::Split, Purpose::Confirm]);
+    assert_eq!(
+        out.steps[3].labels,
+        ["B", "A", "B+sync_binlog", "B+innodb_flush_log_at_trx_commit", "B+innodb_flush_log_at_trx_commit+sync_binlog"]
+    );
+    assert_eq!(out.runs_used, 3 * (3 + 3 + 3 + 5));
+    assert!(out.runs_used <= estimate_runs(3, 2, 3, true));
+    assert_eq!(m.steps.len(), 4);
+}
+
+#[test]
+fn no_gap_stops_after_the_first_step() {
+    let c = candidates(&["x", "y"]);
+    let mut m = Model::new(1000.0, 1000.0, &[1.0, 1.0], 2);
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 100), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::NoGap);
+    assert_eq!(out.steps.len(), 1);
+    assert!(out.culprits.is_empty());
+}
+
+#[test]
+fn a_gap_that_config_does_not_explain_is_said_so() {
+    let c = candidates(&["x", "y", "z"]);
+    let mut m = Model::new(1300.0, 1000.0, &[1.0, 1.0, 1.005], 3);
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 100), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::NotConfig);
+    assert_eq!(out.steps.len(), 1);
+    assert!(!out.all.unwrap().toward_a);
+}
+
+#[test]
+fn values_that_matter_only_together_are_reported_as_a_group() {
+    let c = named(8);
+    let mut m = Model::new(1500.0, 1000.0, &[1.0; 8], 4);
+    m.pairs.push((0, 1, 1.5));
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
+    assert!(out.culprits.is_empty(), "{:?}", names(&out.culprits));
+    assert_eq!(names(&out.joint), ["v00+v01"]);
+    assert_eq!(out.cleared, [2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn a_small_budget_leaves_groups_unresolved_and_is_kept() {
+    let c = named(16);
+    let mut factors = vec![1.0; 16];
+    factors[3] = 1.4;
+    factors[12] = 1.3;
+    let mut m = Model::new(1820.0, 1000.0, &factors, 5);
+    let budget = 30;
+    let out = search(&c, &cfg(Direction::HigherIsBetter, budget), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::Partial);
+    assert!(!out.unresolved.is_empty());
+    assert!(out.runs_used <= budget, "{} runs", out.runs_used);
+    assert!(out.notes.iter().any(|n| n.contains("budget")), "{:?}", out.notes);
+    // A budget below the first step runs nothing.
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 8), &mut Model::new(1.0, 1.0, &factors, 5)).unwrap();
+    assert_eq!((out.runs_used, out.steps.len()), (0, 0));
+}
+
+#[test]
+fn a_probe_that_fails_leaves_its_group_unresolved() {
+    let c = candidates(&["a", "b", "c", "d"]);
+    let mut m = Model::new(1600.0, 1000.0, &[1.6, 1.0, 1.0, 1.0], 6);
+    m.fails_on = vec![vec![2, 3]];
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::Partial);
+    assert_eq!(names(&out.culprits), ["a"]);
+    assert_eq!(out.unresolved, [vec![2, 3]]);
+    assert!(out.notes.iter().any(|n| n.contains("B+c+d could not be measured")), "{:?}", out.notes);
+    // When B+all itself fails, the search cannot tell that config matters.
+    let mut m = Model::new(1600.0, 1000.0, &[1.6, 1.0, 1.0, 1.0], 6);
+    m.fails_on = vec![vec![0, 1, 2, 3]];
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::NotConfig);
+    assert!(out.all.unwrap().error.is_some());
+}
+
+#[test]
+fn lower_is_better_metrics_are_searched_the_other_way() {
+    // Latency: B's is 1.5 × A's because of candidate 1.
+    let c = candidates(&["p", "q", "r"]);
+    let mut m = Model::new(10.0, 15.0, &[1.0, 1.0 / 1.5, 1.0], 7);
+    let out = search(&c, &cfg(Direction::LowerIsBetter, 100), &mut m).unwrap();
+    assert_eq!(names(&out.culprits), ["q"]);
+    let gap = out.gap.unwrap();
+    assert!(gap.points < -40.0, "B is worse: {}", gap.points);
+    assert!(out.culprits[0].points.unwrap() > 40.0);
+}
+
+#[test]
+fn labels_and_estimates() {
+    let c = named(5);
+    assert_eq!(probe_label(&Probe::Set(vec![0, 1, 2, 3, 4]), &c), "B+all");
+    assert_eq!(probe_label(&Probe::Set(vec![1, 3]), &c), "B+v01+v03");
+    assert_eq!(probe_label(&Probe::Set(vec![0, 1, 2, 3]), &c), "B+v00+3 more");
+    assert_eq!(probe_label(&Probe::A, &c), "A");
+    // One candidate: gap and confirmation (B, A, it) only.
+    assert_eq!(estimate_runs(1, 1, 3, true), 3 * (3 + 3));
+    // 16 candidates, 2 culprits: 8 splits at most.
+    assert_eq!(estimate_runs(16, 2, 1, false), 3 + 3 * 8);
+    assert_eq!(estimate_runs(3, 5, 1, true), 3 + 3 * 2 + 2 + 3 + 1);
+    assert_eq!(estimate_runs(0, 1, 3, true), 0);
+}
+
+proptest! {
+    #![proptest_config(crate::stats::testutil::proptest_config(24))]
+
+    /// Any 1–3 culprits with clear effects among up to 12 candidates are found exactly, in order of
+    /// effect, within the worst-case estimate.
+    #[test]
+    fn culprits_are_found_exactly(
+        seed in any::<u64>(),
+        n in 1usize..=12,
+        picks in prop::collection::btree_set(0usize..12, 1..=3),
+        strengths in prop::collection::vec(1.25f64..1.6, 3),
+    ) {
+        let truth: Vec<usize> = picks.into_iter().filter(|&i| i < n).collect();
+        prop_assume!(!truth.is_empty());
+        let mut factors = vec![1.0; n];
+        for (k, &i) in truth.iter().enumerate() {
+            factors[i] = strengths[k];
+        }
+        let a = factors.iter().product::<f64>() * 1000.0;
+        let mut m = Model::new(a, 1000.0, &factors, seed);
+        m.cv = 0.01;
+        let out = search(&named(n), &cfg(Direction::HigherIsBetter, 1000), &mut m).unwrap();
+        let mut found: Vec<usize> = out.culprits.iter().map(|e| e.set[0]).collect();
+        found.sort_unstable();
+        prop_assert_eq!(&found, &truth, "{:?}", out.notes);
+        prop_assert!(out.joint.is_empty());
+        prop_assert!(out.runs_used <= estimate_runs(n, truth.len(), 3, true), "{} runs", out.runs_used);
+        let pts: Vec<f64> = out.culprits.iter().map(|e| e.points.unwrap()).collect();
+        prop_assert!(pts.windows(2).all(|w| w[0] >= w[1]));
+    }
+}
