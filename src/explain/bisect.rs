@@ -7,14 +7,20 @@
 //! 1. **Gap** — probes B, A and B+all (every candidate set to A's value). If B is not significantly
 //!    different from A there is nothing to explain; if B+all does not move B significantly towards A,
 //!    the configuration does not explain the gap.
-//! 2. **Split** — a group that moves B towards A is halved (candidates in name order) and one step
-//!    probes B, B+first half and B+second half. Each half that moves B significantly towards A is
-//!    split again; a half that does not is cleared. A single candidate that does is a culprit. When
-//!    neither half does on its own but the group did, the group acts jointly (its values matter
-//!    only together, or each one's effect is too small to see alone) and is reported as a group.
-//!    Groups are split breadth-first.
+//! 2. **Split** — a group that moves B towards A is resolved: a group of up to `singles_max`
+//!    candidates in one step that probes B and B+each candidate alone; a bigger group is halved
+//!    (candidates in name order) and one step probes B, B+first half and B+second half. Each part that
+//!    moves B significantly towards A is resolved in turn; a part that does not is cleared; a single
+//!    candidate that does is a culprit. When no part does on its own but the group did, the group
+//!    acts jointly (its values matter only together, or each one's effect is too small to see alone)
+//!    and is reported as a group. Groups are resolved breadth-first.
 //! 3. **Confirm** — one step probes B, A, B+each culprit (and joint group) alone and B+all of them
 //!    together, so that the final attribution comes from one experiment under the same conditions.
+//!
+//! A step whose comparisons are **unclear** — not significant although the point estimate is beyond
+//! the noise band — is run again up to `extra_rounds` times while the budget allows, and the samples
+//! of the rounds are pooled (a mild form of sequential testing: it slightly raises the false-positive
+//! rate, so it is limited to a round or two).
 //!
 //! Every step re-measures B as its own control, so slow drifts of the machine between steps do not
 //! become effects. Effects are given in **points of A**: `100 · (mean(B+S) − mean(B)) / mean(A)`,
@@ -23,9 +29,11 @@
 //! out). The gap is `100 · (mean(B)/mean(A) − 1)`, in the same orientation (negative: B is worse).
 //!
 //! Cost: with `r` runs per probe (repetitions × thread counts), `n` candidates and `k` culprits the
-//! search takes `3r` runs for the gap, `3r` per split with at most `min(n − 1, k·⌈log₂ n⌉)` splits, and
-//! `(k + 3)·r` to confirm ([`estimate_runs`]). A step that would exceed the budget is not run: its
-//! groups are reported as unresolved, and the runs for the confirmation are kept back while splitting.
+//! search takes `3r` runs for the gap, `3r` per halving (at most about `k·⌈log₂(n/singles_max)⌉` of
+//! them), `(g + 1)·r` per group of `g ≤ singles_max` tried one by one, each of these up to
+//! `1 + extra_rounds` times, and `(k + 3)·r` to confirm; [`estimate_runs`] gives the worst case. A
+//! step that would exceed the budget is not run: its groups are reported as unresolved, and the runs
+//! for the confirmation are kept back while searching.
 
 use std::collections::VecDeque;
 
@@ -100,6 +108,12 @@ pub struct SearchConfig {
     pub max_runs: usize,
     /// Run the confirmation step.
     pub confirm: bool,
+    /// Groups of at most this many candidates are resolved in one step with each candidate alone
+    /// instead of being halved (halving is cheaper only for bigger groups).
+    pub singles_max: usize,
+    /// How many times a step whose comparisons are unclear (no significant change, but a point
+    /// estimate beyond the noise band) is run again, its samples pooled with the first round's.
+    pub extra_rounds: usize,
 }
 
 /// The gap between B and A.
@@ -215,36 +229,47 @@ pub fn probe_label(probe: &Probe, candidates: &[Candidate]) -> String {
     }
 }
 
-/// Worst-case runs of a search over `n` candidates with `k` culprits (see the module docs).
-pub fn estimate_runs(n: usize, k: usize, runs_per_probe: usize, confirm: bool) -> usize {
+/// Worst-case runs of a search over `n` candidates with `k` culprits (see the module docs): every
+/// decisive step repeated `1 + cfg.extra_rounds` times, culprits spread so that the most groups must be
+/// resolved.
+pub fn estimate_runs(n: usize, k: usize, cfg: &SearchConfig) -> usize {
     if n == 0 {
         return 0;
     }
     let k = k.clamp(1, n);
-    let depth = (usize::BITS - (n - 1).leading_zeros()) as usize; // ⌈log₂ n⌉
-    let splits = (n - 1).min(k * depth);
-    let confirm_probes = if confirm { 2 + k + usize::from(k > 1) } else { 0 };
-    runs_per_probe * (3 + 3 * splits + confirm_probes)
+    let rounds = 1 + cfg.extra_rounds;
+    let search = if n == 1 { 0 } else { group_probes(n, k, cfg.singles_max) };
+    let confirm = if cfg.confirm { confirm_probes(k) } else { 0 };
+    cfg.runs_per_probe * (rounds * (3 + search) + confirm)
+}
+
+/// Most probes needed to resolve a group of `n` holding `k` culprits.
+fn group_probes(n: usize, k: usize, singles_max: usize) -> usize {
+    if k == 0 {
+        return 0;
+    }
+    if n <= singles_max.max(2) {
+        return n + 1;
+    }
+    let (n1, n2) = (n / 2, n - n / 2);
+    (0..=k.min(n1))
+        .filter(|k1| k - k1 <= n2)
+        .map(|k1| 3 + group_probes(n1, k1, singles_max) + group_probes(n2, k - k1, singles_max))
+        .max()
+        .unwrap_or(3)
 }
 
 struct Search<'a> {
     cfg: &'a SearchConfig,
     candidates: &'a [Candidate],
     out: SearchOutcome,
-    /// mean(B)/mean(A) of the gap step.
-    scale: f64,
-    /// +1 when higher values are better, −1 otherwise.
-    sign: f64,
 }
 
 /// Runs the search with `measure` over `candidates` (which must all be settable on B).
 pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Measure) -> Result<SearchOutcome> {
-    let sign = if cfg.compare.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 };
     let mut s = Search {
         cfg,
         candidates,
-        scale: 1.0,
-        sign,
         out: SearchOutcome {
             candidates: candidates.to_vec(),
             gap: None,
@@ -278,7 +303,20 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
         s.out.unresolved.push(all);
         return Ok(s.out);
     }
-    let results = s.run(Purpose::Gap, probes, measure)?;
+    // More rounds while B against A, or (with a gap) B+all against B, is unclear.
+    let cmp = cfg.compare;
+    let gap_unclear = move |r: &[ProbeResult]| match (&r[0], &r[1]) {
+        (Ok(b), Ok(a)) => match stats::compare(a, b, stats::SampleLevel::Repetitions, &cmp) {
+            Ok(g) if g.verdict == Verdict::NoSignificantChange => unclear(Some(g)),
+            Ok(_) => r.get(2).is_some_and(|x| match x {
+                Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
+                Err(_) => false,
+            }),
+            Err(_) => false,
+        },
+        _ => false,
+    };
+    let results = s.run_rounds(Purpose::Gap, probes, 0, measure, &gap_unclear)?;
     let (b, a) = (&results[0], &results[1]);
     let (Ok(b), Ok(a)) = (b, a) else {
         let why = [b, a].iter().filter_map(|r| r.as_ref().err()).cloned().collect::<Vec<_>>().join("; ");
@@ -286,25 +324,25 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
         s.out.unresolved.push(all);
         return Ok(s.out);
     };
-    let gap = match stats::compare(a, b, stats::SampleLevel::Repetitions, &cfg.compare) {
-        Ok(c) => c,
+    let gap = match gap(a, b, &cfg.compare) {
+        Ok(g) => g,
         Err(e) => {
             s.out.notes.push(format!("no interval for the gap: {e}"));
             s.out.unresolved.push(all);
             return Ok(s.out);
         }
     };
-    s.scale = gap.ci.ratio;
-    s.out.gap = Some(s.gap_of(gap));
+    s.out.gap = Some(gap);
+    let verdict = gap.comparison.verdict;
     if all.is_empty() {
         s.out.conclusion =
-            if gap.verdict == Verdict::NoSignificantChange { Conclusion::NoGap } else { Conclusion::NotConfig };
+            if verdict == Verdict::NoSignificantChange { Conclusion::NoGap } else { Conclusion::NotConfig };
         return Ok(s.out);
     }
-    let all_effect = s.effect(&all, 1, b, &results[2], gap.verdict);
+    let all_effect = s.effect(&all, s.out.steps.len(), b, &results[2], &gap);
     let all_toward = all_effect.toward_a;
     s.out.all = Some(all_effect);
-    if gap.verdict == Verdict::NoSignificantChange {
+    if verdict == Verdict::NoSignificantChange {
         s.out.conclusion = Conclusion::NoGap;
         return Ok(s.out);
     }
@@ -313,64 +351,82 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
         return Ok(s.out);
     }
     let mut items: Vec<Effect> = Vec::new(); // culprits and joint groups, as found
-    // Groups still to split, with the effect that put them here.
+    // Groups still to resolve, with the effect that put them there.
     let mut queue: VecDeque<(Vec<usize>, Effect)> = VecDeque::new();
     match s.out.all.clone() {
         Some(e) if all.len() == 1 => items.push(e),
         Some(e) => queue.push_back((all.clone(), e)),
         None => {}
     }
+    let any_unclear = move |r: &[ProbeResult]| match &r[0] {
+        Ok(b) => r[1..].iter().any(|x| match x {
+            Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
+            Err(_) => false,
+        }),
+        Err(_) => false,
+    };
     while let Some((group, parent)) = queue.pop_front() {
-        let reserve = if cfg.confirm { confirm_probes(items.len() + queue.len() + 2) } else { 0 };
-        if !s.fits(3 + reserve) {
+        // Small groups are resolved in one step of singles; bigger ones are halved.
+        let parts: Vec<Vec<usize>> = if group.len() <= cfg.singles_max.max(2) {
+            group.iter().map(|&i| vec![i]).collect()
+        } else {
+            let mid = group.len() / 2;
+            vec![group[..mid].to_vec(), group[mid..].to_vec()]
+        };
+        let reserve = if cfg.confirm { confirm_probes(items.len() + queue.len() + parts.len()) } else { 0 };
+        if !s.fits(parts.len() + 1 + reserve) {
             s.out.unresolved.push(group);
             s.out.unresolved.extend(queue.drain(..).map(|(g, _)| g));
             s.out.notes.push(format!(
-                "the budget of {} runs ran out before every group was split; raise --max-runs to resolve them",
+                "the budget of {} runs ran out before every group was resolved; raise --max-runs to resolve them",
                 cfg.max_runs
             ));
             break;
         }
-        let mid = group.len() / 2;
-        let (h1, h2) = (group[..mid].to_vec(), group[mid..].to_vec());
-        let results = s.run(Purpose::Split, vec![Probe::B, Probe::Set(h1.clone()), Probe::Set(h2.clone())], measure)?;
+        let mut probes = vec![Probe::B];
+        probes.extend(parts.iter().map(|p| Probe::Set(p.clone())));
+        let reserve_after = reserve;
+        let results = s.run_rounds(Purpose::Split, probes, reserve_after, measure, &any_unclear)?;
         let step = s.out.steps.len();
         let Ok(b) = &results[0] else {
             s.out.notes.push(format!("step {step}: B could not be measured; group left unresolved"));
             s.out.unresolved.push(group);
             continue;
         };
-        let e1 = s.effect(&h1, step, b, &results[1], gap.verdict);
-        let e2 = s.effect(&h2, step, b, &results[2], gap.verdict);
-        if !e1.toward_a && !e2.toward_a {
-            if e1.error.is_some() || e2.error.is_some() {
+        let effects: Vec<Effect> =
+            parts.iter().zip(&results[1..]).map(|(p, r)| s.effect(p, step, b, r, &gap)).collect();
+        if effects.iter().all(|e| !e.toward_a) {
+            if effects.iter().any(|e| e.error.is_some()) {
                 s.out.unresolved.push(group);
             } else {
-                // The group moved B towards A but neither half does alone.
+                // The group moved B towards A but none of its parts does alone.
                 items.push(parent);
             }
             continue;
         }
-        for (h, e) in [(h1, e1), (h2, e2)] {
-            if e.error.is_some() {
-                s.out.notes.push(format!(
-                    "step {step}: {} could not be measured: {}",
-                    probe_label(&Probe::Set(h.clone()), candidates),
-                    e.error.as_deref().unwrap_or("")
-                ));
-                s.out.unresolved.push(h);
+        for (part, e) in parts.into_iter().zip(effects) {
+            if let Some(err) = &e.error {
+                let label = probe_label(&Probe::Set(part.clone()), candidates);
+                s.out.notes.push(format!("step {step}: {label} could not be measured: {err}"));
+                s.out.unresolved.push(part);
             } else if !e.toward_a {
-                s.out.cleared.extend(h);
-            } else if h.len() == 1 {
+                s.out.cleared.extend(part);
+            } else if part.len() == 1 {
                 items.push(e);
             } else {
-                queue.push_back((h, e));
+                queue.push_back((part, e));
             }
         }
     }
     s.out.cleared.sort_unstable();
-    s.confirm(items, gap.verdict, measure)?;
+    s.confirm(items, gap, measure)?;
     Ok(s.out)
+}
+
+/// Whether a comparison is unclear: no significant change although the point estimate is beyond the
+/// noise band (more repetitions may decide it).
+fn unclear(c: Option<Comparison>) -> bool {
+    c.is_some_and(|c| c.verdict == Verdict::NoSignificantChange && c.change.abs() > c.noise_band)
 }
 
 fn confirm_probes(items: usize) -> usize {
@@ -381,19 +437,99 @@ fn order(x: f64, y: f64) -> (f64, f64) {
     if x <= y { (x, y) } else { (y, x) }
 }
 
+fn sign(cfg: &CompareConfig) -> f64 {
+    if cfg.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 }
+}
+
+/// The gap of B (candidate) against A (baseline) from their samples.
+pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
+    let c = stats::compare(a, b, stats::SampleLevel::Repetitions, cfg)?;
+    let pts = |r: f64| sign(cfg) * (r - 1.0) * 100.0;
+    let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
+    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi })
+}
+
+/// The effect of setting `set` (called `names`) on B, from B's samples and those of B+set in one step,
+/// in points of A by `gap` of the same (or the first) step.
+pub fn effect(
+    set: &[usize],
+    names: Vec<String>,
+    step: usize,
+    b: &[f64],
+    with: &ProbeResult,
+    gap: &Gap,
+    cfg: &CompareConfig,
+) -> Effect {
+    let mut e = Effect {
+        set: set.to_vec(),
+        names,
+        step,
+        comparison: None,
+        points: None,
+        points_lo: None,
+        points_hi: None,
+        toward_a: false,
+        error: None,
+    };
+    let samples = match with {
+        Ok(x) => x,
+        Err(why) => {
+            e.error = Some(why.clone());
+            return e;
+        }
+    };
+    match stats::compare(b, samples, stats::SampleLevel::Repetitions, cfg) {
+        Ok(c) => {
+            let scale = gap.comparison.ci.ratio;
+            let pts = |r: f64| sign(cfg) * (r - 1.0) * scale * 100.0;
+            let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
+            e.points = Some(pts(c.ci.ratio));
+            e.points_lo = Some(lo);
+            e.points_hi = Some(hi);
+            e.toward_a = matches!(
+                (gap.comparison.verdict, c.verdict),
+                (Verdict::Slower, Verdict::Faster) | (Verdict::Faster, Verdict::Slower)
+            );
+            e.comparison = Some(c);
+        }
+        Err(err) => e.error = Some(format!("no interval: {err}")),
+    }
+    e
+}
+
 impl Search<'_> {
     fn fits(&self, probes: usize) -> bool {
         self.out.runs_used + probes * self.cfg.runs_per_probe <= self.cfg.max_runs
     }
 
-    fn gap_of(&self, c: Comparison) -> Gap {
-        let pts = |r: f64| self.sign * (r - 1.0) * 100.0;
-        let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
-        Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi }
-    }
-
     fn names(&self, set: &[usize]) -> Vec<String> {
         set.iter().map(|&i| self.candidates[i].name.clone()).collect()
+    }
+
+    /// Runs a step, and again (up to `extra_rounds` times, budget and `reserve` permitting) while
+    /// `unclear` says its results do not decide; the samples of the rounds are pooled.
+    fn run_rounds(
+        &mut self,
+        purpose: Purpose,
+        probes: Vec<Probe>,
+        reserve: usize,
+        measure: &mut dyn Measure,
+        unclear: &dyn Fn(&[ProbeResult]) -> bool,
+    ) -> Result<Vec<ProbeResult>> {
+        let n = probes.len();
+        let mut results = self.run(purpose, probes.clone(), measure)?;
+        for _ in 0..self.cfg.extra_rounds {
+            if !unclear(&results) || !self.fits(n + reserve) {
+                break;
+            }
+            let more = self.run(purpose, probes.clone(), measure)?;
+            for (r, m) in results.iter_mut().zip(more) {
+                if let (Ok(x), Ok(y)) = (r.as_mut(), m) {
+                    x.extend(y);
+                }
+            }
+        }
+        Ok(results)
     }
 
     fn run(&mut self, purpose: Purpose, probes: Vec<Probe>, measure: &mut dyn Measure) -> Result<Vec<ProbeResult>> {
@@ -406,43 +542,11 @@ impl Search<'_> {
         Ok(results)
     }
 
-    /// The effect of `set` measured against `b` in `step`; `gap` is B's verdict against A.
-    fn effect(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: Verdict) -> Effect {
-        let mut e = Effect {
-            set: set.to_vec(),
-            names: self.names(set),
-            step,
-            comparison: None,
-            points: None,
-            points_lo: None,
-            points_hi: None,
-            toward_a: false,
-            error: None,
-        };
-        let samples = match with {
-            Ok(x) => x,
-            Err(why) => {
-                e.error = Some(why.clone());
-                return e;
-            }
-        };
-        match stats::compare(b, samples, stats::SampleLevel::Repetitions, &self.cfg.compare) {
-            Ok(c) => {
-                let pts = |r: f64| self.sign * (r - 1.0) * self.scale * 100.0;
-                let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
-                e.points = Some(pts(c.ci.ratio));
-                e.points_lo = Some(lo);
-                e.points_hi = Some(hi);
-                e.toward_a =
-                    matches!((gap, c.verdict), (Verdict::Slower, Verdict::Faster) | (Verdict::Faster, Verdict::Slower));
-                e.comparison = Some(c);
-            }
-            Err(err) => e.error = Some(format!("no interval: {err}")),
-        }
-        e
+    fn effect(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: &Gap) -> Effect {
+        effect(set, self.names(set), step, b, with, gap, &self.cfg.compare)
     }
 
-    fn confirm(&mut self, mut items: Vec<Effect>, gap: Verdict, measure: &mut dyn Measure) -> Result<()> {
+    fn confirm(&mut self, mut items: Vec<Effect>, mut gap: Gap, measure: &mut dyn Measure) -> Result<()> {
         let by_points = |x: &Effect, y: &Effect| y.points.unwrap_or(f64::MIN).total_cmp(&x.points.unwrap_or(f64::MIN));
         items.sort_by(by_points);
         let mut units: Vec<Vec<usize>> = items.iter().map(|e| e.set.clone()).collect();
@@ -461,12 +565,12 @@ impl Search<'_> {
                 let step = self.out.steps.len();
                 if let (Ok(b), Ok(a)) = (&results[0], &results[1]) {
                     // The final numbers all come from this one experiment.
-                    if let Ok(c) = stats::compare(a, b, stats::SampleLevel::Repetitions, &self.cfg.compare) {
-                        self.scale = c.ci.ratio;
-                        self.out.gap = Some(self.gap_of(c));
+                    if let Ok(g) = self::gap(a, b, &self.cfg.compare) {
+                        gap = g;
+                        self.out.gap = Some(g);
                     }
                     let fresh: Vec<Effect> =
-                        units.iter().enumerate().map(|(i, u)| self.effect(u, step, b, &results[2 + i], gap)).collect();
+                        units.iter().enumerate().map(|(i, u)| self.effect(u, step, b, &results[2 + i], &gap)).collect();
                     let (now, rest) = fresh.split_at(items.len());
                     items = now.to_vec();
                     for e in items.iter().filter(|e| !e.toward_a) {
@@ -483,7 +587,7 @@ impl Search<'_> {
                         ));
                     }
                     if n > 1 {
-                        self.out.together = Some(self.effect(&union, step, b, &results[2 + n], gap));
+                        self.out.together = Some(self.effect(&union, step, b, &results[2 + n], &gap));
                     }
                 } else {
                     self.out.notes.push(

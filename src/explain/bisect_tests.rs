@@ -89,6 +89,7 @@ fn named(n: usize) -> Vec<Candidate> {
     (0..n).map(|i| Candidate { name: format!("v{i:02}"), a: "a".into(), b: "b".into() }).collect()
 }
 
+/// Halving only (no singles step) and no extra rounds, so that the steps are predictable.
 fn cfg(direction: Direction, max_runs: usize) -> SearchConfig {
     SearchConfig {
         compare: CompareConfig {
@@ -99,6 +100,8 @@ fn cfg(direction: Direction, max_runs: usize) -> SearchConfig {
         runs_per_probe: 3,
         max_runs,
         confirm: true,
+        singles_max: 0,
+        extra_rounds: 0,
     }
 }
 
@@ -136,8 +139,49 @@ fn seed_case_names_both_culprits_in_order_and_clears_the_cache() {
         ["B", "A", "B+sync_binlog", "B+innodb_flush_log_at_trx_commit", "B+innodb_flush_log_at_trx_commit+sync_binlog"]
     );
     assert_eq!(out.runs_used, 3 * (3 + 3 + 3 + 5));
-    assert!(out.runs_used <= estimate_runs(3, 2, 3, true));
+    assert!(out.runs_used <= estimate_runs(3, 2, &cfg(Direction::HigherIsBetter, 100)));
     assert_eq!(m.steps.len(), 4);
+
+    // With singles for small groups: the gap, one step of each candidate alone, the confirmation.
+    let mut m = Model::new(1000.0 * 1.15 * 1.6 * 1.03, 1000.0, &[1.0, 1.15, 1.6], 1);
+    let singles = SearchConfig { singles_max: 4, ..cfg(Direction::HigherIsBetter, 100) };
+    let out = search(&c, &singles, &mut m).unwrap();
+    assert_eq!(names(&out.culprits), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
+    assert_eq!(out.cleared, [0]);
+    assert_eq!(
+        out.steps[1].labels,
+        ["B", "B+innodb_buffer_pool_size", "B+innodb_flush_log_at_trx_commit", "B+sync_binlog"]
+    );
+    assert_eq!(out.runs_used, 3 * (3 + 4 + 5));
+    assert!(out.runs_used <= estimate_runs(3, 2, &singles));
+}
+
+/// Scripted samples per step, to check the pooling of extra rounds.
+struct Script(Vec<Vec<Vec<f64>>>, usize);
+
+impl Measure for Script {
+    fn measure(&mut self, step: &Step, _: &[Candidate]) -> Result<Vec<ProbeResult>> {
+        let r = self.0[self.1].iter().take(step.probes.len()).map(|v| Ok(v.clone())).collect();
+        self.1 += 1;
+        Ok(r)
+    }
+}
+
+#[test]
+fn an_unclear_step_is_run_again_and_pooled() {
+    // Round 1: B has an outlier, so B against A is not significant although it is 40 % lower.
+    let round1 = vec![vec![100.0, 45.0, 101.0], vec![150.0, 151.0, 149.0], vec![148.0, 150.0, 152.0]];
+    let round2 = vec![vec![99.0, 98.0, 102.0], vec![152.0, 149.0, 150.0], vec![151.0, 149.0, 150.0]];
+    let c = candidates(&["only"]);
+    let once = SearchConfig { confirm: false, ..cfg(Direction::HigherIsBetter, 100) };
+    let out = search(&c, &once, &mut Script(vec![round1.clone()], 0)).unwrap();
+    assert_eq!(out.conclusion, Conclusion::NoGap);
+    let twice = SearchConfig { extra_rounds: 1, ..once };
+    let out = search(&c, &twice, &mut Script(vec![round1, round2], 0)).unwrap();
+    assert_eq!(out.steps.len(), 2, "the gap step ran twice");
+    assert_eq!(out.runs_used, 2 * 3 * 3);
+    assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
+    assert_eq!(names(&out.culprits), ["only"]);
 }
 
 #[test]
@@ -227,12 +271,19 @@ fn labels_and_estimates() {
     assert_eq!(probe_label(&Probe::Set(vec![1, 3]), &c), "B+v01+v03");
     assert_eq!(probe_label(&Probe::Set(vec![0, 1, 2, 3]), &c), "B+v00+3 more");
     assert_eq!(probe_label(&Probe::A, &c), "A");
-    // One candidate: gap and confirmation (B, A, it) only.
-    assert_eq!(estimate_runs(1, 1, 3, true), 3 * (3 + 3));
-    // 16 candidates, 2 culprits: 8 splits at most.
-    assert_eq!(estimate_runs(16, 2, 1, false), 3 + 3 * 8);
-    assert_eq!(estimate_runs(3, 5, 1, true), 3 + 3 * 2 + 2 + 3 + 1);
-    assert_eq!(estimate_runs(0, 1, 3, true), 0);
+    let halving = SearchConfig { runs_per_probe: 1, confirm: false, ..cfg(Direction::HigherIsBetter, 100) };
+    // One candidate: the gap step only (and the confirmation: B, A, it).
+    assert_eq!(estimate_runs(1, 1, &halving), 3);
+    assert_eq!(estimate_runs(1, 1, &SearchConfig { confirm: true, ..halving }), 3 + 3);
+    // 16 candidates, 1 culprit, halving down to pairs: 8 | 4 | 2 | 1 = 4 steps of 3 probes.
+    assert_eq!(estimate_runs(16, 1, &halving), 3 + 4 * 3);
+    // With singles up to 4: 8 | 4, then the 4 one by one (5 probes).
+    let singles = SearchConfig { singles_max: 4, ..halving };
+    assert_eq!(estimate_runs(16, 1, &singles), 3 + 3 + 3 + 5);
+    // Extra rounds double every step but the confirmation.
+    let again = SearchConfig { extra_rounds: 1, confirm: true, ..singles };
+    assert_eq!(estimate_runs(3, 2, &again), 2 * (3 + 4) + 2 + 2 + 1);
+    assert_eq!(estimate_runs(0, 1, &again), 0);
 }
 
 proptest! {
@@ -246,6 +297,8 @@ proptest! {
         n in 1usize..=12,
         picks in prop::collection::btree_set(0usize..12, 1..=3),
         strengths in prop::collection::vec(1.25f64..1.6, 3),
+        singles_max in 0usize..=5,
+        extra_rounds in 0usize..=1,
     ) {
         let truth: Vec<usize> = picks.into_iter().filter(|&i| i < n).collect();
         prop_assume!(!truth.is_empty());
@@ -256,12 +309,13 @@ proptest! {
         let a = factors.iter().product::<f64>() * 1000.0;
         let mut m = Model::new(a, 1000.0, &factors, seed);
         m.cv = 0.01;
-        let out = search(&named(n), &cfg(Direction::HigherIsBetter, 1000), &mut m).unwrap();
+        let config = SearchConfig { singles_max, extra_rounds, ..cfg(Direction::HigherIsBetter, 1000) };
+        let out = search(&named(n), &config, &mut m).unwrap();
         let mut found: Vec<usize> = out.culprits.iter().map(|e| e.set[0]).collect();
         found.sort_unstable();
         prop_assert_eq!(&found, &truth, "{:?}", out.notes);
         prop_assert!(out.joint.is_empty());
-        prop_assert!(out.runs_used <= estimate_runs(n, truth.len(), 3, true), "{} runs", out.runs_used);
+        prop_assert!(out.runs_used <= estimate_runs(n, truth.len(), &config), "{} runs", out.runs_used);
         let pts: Vec<f64> = out.culprits.iter().map(|e| e.points.unwrap()).collect();
         prop_assert!(pts.windows(2).all(|w| w[0] >= w[1]));
     }

@@ -224,14 +224,26 @@ fn list_elements(v: &str) -> BTreeSet<String> {
     v.split(',').map(|e| e.trim().to_ascii_lowercase()).filter(|e| !e.is_empty()).collect()
 }
 
-/// `+x −y` for comma-separated lists that differ; `None` unless both values are lists.
+/// What differs between two comma-separated lists: for `key=value` lists (optimizer_switch) the keys
+/// whose value changed (`mrr off→on`), and elements only B has (`+x`) or only A has (`−y`); `None` unless
+/// both values are lists.
 fn list_detail(a: &str, b: &str) -> Option<String> {
     if !(a.contains(',') && b.contains(',')) {
         return None;
     }
     let (ea, eb) = (list_elements(a), list_elements(b));
-    let mut parts: Vec<String> = eb.difference(&ea).map(|e| format!("+{e}")).collect();
-    parts.extend(ea.difference(&eb).map(|e| format!("−{e}")));
+    let key = |e: &str| e.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()));
+    let ka: BTreeMap<String, String> = ea.iter().filter_map(|e| key(e)).collect();
+    let kb: BTreeMap<String, String> = eb.iter().filter_map(|e| key(e)).collect();
+    let mut parts = Vec::new();
+    for (k, vb) in &kb {
+        if let Some(va) = ka.get(k).filter(|va| *va != vb) {
+            parts.push(format!("{k} {va}→{vb}"));
+        }
+    }
+    let changed = |e: &String| key(e).is_some_and(|(k, _)| ka.contains_key(&k) && kb.contains_key(&k));
+    parts.extend(eb.difference(&ea).filter(|e| !changed(e)).map(|e| format!("+{e}")));
+    parts.extend(ea.difference(&eb).filter(|e| !changed(e)).map(|e| format!("−{e}")));
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
@@ -314,6 +326,6 @@ mod tests {
         let a = snap("A", &[("optimizer_switch", "index_merge=on,mrr=off,hash_join=off")], &[]);
         let b = snap("B", &[("optimizer_switch", "index_merge=on,mrr=on,hash_join=off,cset_narrowing=on")], &[]);
         let d = diff(&a, &b);
-        assert_eq!(d.rows[0].detail.as_deref(), Some("+cset_narrowing=on +mrr=on −mrr=off"));
+        assert_eq!(d.rows[0].detail.as_deref(), Some("mrr off→on +cset_narrowing=on"));
     }
 }

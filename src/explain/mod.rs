@@ -14,6 +14,10 @@
 pub mod bisect;
 pub mod diffvars;
 pub mod noise;
+pub mod render;
+pub mod runner;
+pub mod section;
+pub mod series;
 pub mod targets;
 
 pub use diffvars::{Snapshot, VarDiff, VarRow, diff};
