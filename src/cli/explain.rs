@@ -269,9 +269,6 @@ pub(super) struct ExplainArgs {
 /// Runs `versus explain`.
 pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     let (ta, tb) = a.pair.specs()?;
-    for t in [&ta, &tb] {
-        home.build(&t.build)?;
-    }
     let m = &a.measure;
     let opts = ExplainOptions {
         name: a.name.clone(),
@@ -289,6 +286,9 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
         confidence: m.confidence,
         seed: m.seed,
     };
+    for t in [&ta, &tb] {
+        home.build(&t.build)?;
+    }
     let mut store = a.db.open(home)?;
     let progress = Progress::stderr();
     let mut log = |l: &str| eprintln!("{l}");

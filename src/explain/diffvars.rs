@@ -167,6 +167,49 @@ impl VarDiff {
     }
 }
 
+/// The differences of two targets without their full variable lists: what reports and JSON carry.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct VarChanges {
+    /// Label of target A (the reference).
+    pub a: String,
+    /// Label of target B.
+    pub b: String,
+    /// A's build, when known.
+    pub a_build: Option<String>,
+    /// B's build, when known.
+    pub b_build: Option<String>,
+    /// A's `SELECT VERSION()`, when known.
+    pub a_version: Option<String>,
+    /// B's `SELECT VERSION()`, when known.
+    pub b_version: Option<String>,
+    /// The differing variables (noise only when asked for).
+    pub rows: Vec<VarRow>,
+    /// Variables both have with the same value.
+    pub equal: usize,
+    /// Noise differences left out of `rows`.
+    pub noise_hidden: usize,
+    /// [`VarDiff::summary`].
+    pub summary: String,
+}
+
+impl VarDiff {
+    /// The compact form, noise rows kept only with `all`.
+    pub fn changes(&self, all: bool) -> VarChanges {
+        VarChanges {
+            a: self.a.label.clone(),
+            b: self.b.label.clone(),
+            a_build: self.a.build.clone(),
+            b_build: self.b.build.clone(),
+            a_version: self.a.server_version.clone(),
+            b_version: self.b.server_version.clone(),
+            rows: self.visible(all).cloned().collect(),
+            equal: self.equal,
+            noise_hidden: if all { 0 } else { self.noise_count() },
+            summary: self.summary(),
+        }
+    }
+}
+
 /// Compares the variables of `a` and `b`.
 pub fn diff(a: &Snapshot, b: &Snapshot) -> VarDiff {
     let names: BTreeSet<&String> = a.variables.keys().chain(b.variables.keys()).collect();

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 
 use super::bisect::Conclusion;
-use super::diffvars::VarDiff;
+use super::diffvars::{VarChanges, VarDiff};
 use super::runner::{ExplainReport, SkipReason};
 use super::section;
 use super::series::SeriesReport;
@@ -71,19 +71,19 @@ fn table(id: &str, title: &str, header: &[(&str, bool)]) -> Table {
     }
 }
 
-/// The differing variables as a table (noise only with `all`).
-pub fn diff_table(d: &VarDiff, all: bool) -> Table {
+/// The differing variables as a table.
+pub fn changes_table(c: &VarChanges, id: &str, title: &str) -> Table {
     let mut t = table(
-        "diff-vars",
-        "Server variables that differ",
-        &[("variable", false), ("A", false), ("B", false), ("what", false), ("list elements", false)],
+        id,
+        title,
+        &[("variable", false), (c.a.as_str(), false), (c.b.as_str(), false), ("what", false), ("list elements", false)],
     );
-    let mut caption = d.summary();
-    if !all && d.noise_count() > 0 {
-        caption.push_str("; --all shows the noise");
+    let mut caption = c.summary.clone();
+    if c.noise_hidden > 0 {
+        caption.push_str(" (noise not listed)");
     }
     t.caption = Some(caption);
-    for r in d.visible(all) {
+    for r in &c.rows {
         let cell = |v: &Option<String>| match v {
             Some(x) => plain(short(x)),
             None => muted("(none)"),
@@ -95,24 +95,20 @@ pub fn diff_table(d: &VarDiff, all: bool) -> Table {
     t
 }
 
-/// `versus diff-vars` output.
+/// `versus diff-vars` output (noise only with `all`).
 pub fn render_diff(d: &VarDiff, all: bool, format: OutputFormat, color: bool) -> Result<String> {
+    let c = d.changes(all);
     if format == OutputFormat::Json {
-        let mut shown = d.clone();
-        shown.rows.retain(|r| all || r.noise.is_none());
-        let value = serde_json::json!({
-            "a": { "label": d.a.label, "build": d.a.build, "server_version": d.a.server_version },
-            "b": { "label": d.b.label, "build": d.b.build, "server_version": d.b.server_version },
-            "equal": d.equal,
-            "noise_hidden": if all { 0 } else { d.noise_count() },
-            "rows": shown.rows,
-        });
-        return serde_json::to_string_pretty(&value)
+        return serde_json::to_string_pretty(&c)
             .map(|s| s + "\n")
             .map_err(|e| Error::Other(format!("cannot write JSON: {e}")));
     }
     let mut out = String::new();
-    write_table(&mut out, &diff_table(d, all), format, color);
+    let mut t = changes_table(&c, "diff-vars", "Server variables that differ");
+    if !all && c.noise_hidden > 0 {
+        t.caption = Some(format!("{}; --all shows the noise", c.summary));
+    }
+    write_table(&mut out, &t, format, color);
     Ok(out)
 }
 
