@@ -144,7 +144,7 @@ pub(super) struct MeasureArgs {
     #[arg(long, value_name = "N", value_delimiter = ',', default_value = "4")]
     threads: Vec<u32>,
     /// Measured time per run (90s, 2m …).
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     duration: Duration,
     /// Warm-up per run, not measured.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
@@ -232,7 +232,7 @@ pub(super) struct ExplainArgs {
     #[command(flatten)]
     measure: MeasureArgs,
     /// Most runs in total (each run restarts the server and measures --duration).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 150)]
     max_runs: usize,
     /// Skip the confirmation step (each culprit alone and all together, with A and B, in one experiment).
     #[arg(long)]

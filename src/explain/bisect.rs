@@ -1,39 +1,51 @@
-//! Config bisection: which of A's values, set on B, account for the gap between B and A.
+//! Config bisection: which of A's values, set on B, account for the gap between B and A, and in
+//! which order.
 //!
 //! The search is separate from servers: it asks a [`Measure`] to run **steps**, each a small
 //! experiment of a few **probes** (A itself, B itself, or B with a subset of A's values), and
 //! decides from the per-repetition samples it gets back with [`crate::stats::compare`].
 //!
-//! 1. **Gap** — probes B, A and B+all (every candidate set to A's value). If B is not significantly
-//!    different from A there is nothing to explain; if B+all does not move B significantly towards A,
-//!    the configuration does not explain the gap.
-//! 2. **Split** — a group that moves B towards A is resolved: a group of up to `singles_max`
-//!    candidates in one step that probes B and B+each candidate alone; a bigger group is halved
-//!    (candidates in name order) and one step probes B, B+first half and B+second half. Each part that
-//!    moves B significantly towards A is resolved in turn; a part that does not is cleared; a single
-//!    candidate that does is a culprit. When no part does on its own but the group did, the group
-//!    acts jointly (its values matter only together, or each one's effect is too small to see alone)
-//!    and is reported as a group. Groups are resolved breadth-first.
-//! 3. **Confirm** — one step probes B, A, B+each culprit (and joint group) alone and B+all of them
-//!    together, so that the final attribution comes from one experiment under the same conditions.
+//! The search runs in **rounds**. Round 1 starts from B; every later round starts from B with the
+//! findings of the earlier rounds applied (the round's **base**), so that a value whose effect is
+//! masked by another (the redo-log flush matters little while `sync_binlog=1` still costs an fsync per
+//! commit) is found once the other is set. Each round:
+//!
+//! 1. **Gap** — probes base, A and base+rest (every candidate not yet found). If the base is not
+//!    significantly different from A the gap is explained (round 1: there is no gap); if base+rest
+//!    does not move the base significantly towards A, the rest of the gap is not in the configuration
+//!    (round 1: the gap is not in the configuration at all).
+//! 2. **Resolve** — the rest, which moves the base towards A, is resolved into findings: a group of up
+//!    to `singles_max` candidates in one step that probes the base and base+each candidate alone; a
+//!    bigger group is halved (candidates in name order) and one step probes the base and base+each
+//!    half. A part that moves the base significantly towards A is resolved in turn; a part that does
+//!    not is cleared (for this round); a single candidate that does is a **culprit**. When no part
+//!    does alone but the group did, the group is a finding of its own: its values act **together**
+//!    (they matter only in combination, or each one's effect is too small to see alone). Groups are
+//!    resolved breadth-first; the round's findings, largest effect first, join the base.
+//!
+//! **Confirm** — one step probes B, A, each finding alone, and the cumulative sets (first finding,
+//! first two, …, all), so that the final attribution comes from one experiment under the same
+//! conditions: what each finding recovers **on top of the earlier ones** (in the order found), what
+//! it recovers **alone**, and what all recover together.
 //!
 //! A step whose comparisons are **unclear** — not significant although the point estimate is beyond
 //! the noise band — is run again up to `extra_rounds` times while the budget allows, and the samples
 //! of the rounds are pooled (a mild form of sequential testing: it slightly raises the false-positive
 //! rate, so it is limited to a round or two).
 //!
-//! Every step re-measures B as its own control, so slow drifts of the machine between steps do not
-//! become effects. Effects are given in **points of A**: `100 · (mean(B+S) − mean(B)) / mean(A)`,
-//! signed so that positive moves B towards A's better value; the interval is the ratio interval of
-//! `B+S` against `B` in that step, scaled by `mean(B)/mean(A)` (the scale's own uncertainty is left
-//! out). The gap is `100 · (mean(B)/mean(A) − 1)`, in the same orientation (negative: B is worse).
+//! Every step re-measures its base as its own control, so slow drifts of the machine between steps do
+//! not become effects. Effects are given in **points of A**: `100 · (mean(X+S) − mean(X)) / mean(A)`
+//! for a set S on top of X, signed so that positive moves towards A's better value; the interval is the
+//! ratio interval of `X+S` against `X` in that step, scaled by `mean(X)/mean(A)` (the scale's own
+//! uncertainty is left out). The gap is `100 · (mean(B)/mean(A) − 1)`, in the same orientation
+//! (negative: B is worse).
 //!
-//! Cost: with `r` runs per probe (repetitions × thread counts), `n` candidates and `k` culprits the
-//! search takes `3r` runs for the gap, `3r` per halving (at most about `k·⌈log₂(n/singles_max)⌉` of
-//! them), `(g + 1)·r` per group of `g ≤ singles_max` tried one by one, each of these up to
-//! `1 + extra_rounds` times, and `(k + 3)·r` to confirm; [`estimate_runs`] gives the worst case. A
-//! step that would exceed the budget is not run: its groups are reported as unresolved, and the runs
-//! for the confirmation are kept back while searching.
+//! Cost: with `r` runs per probe (repetitions × thread counts), `n` candidates and `k` findings, every
+//! round takes `3r` runs for its gap step, `3r` per halving, `(g + 1)·r` per group of
+//! `g ≤ singles_max` tried one by one, each of these up to `1 + extra_rounds` times; the confirmation
+//! takes `(2k + 1)·r`. [`estimate_runs`] gives the worst case (one finding per round). A step that
+//! would exceed the budget is not run: its groups are reported as unresolved, and the runs for the
+//! confirmation are kept back while searching.
 
 use std::collections::VecDeque;
 
@@ -68,11 +80,11 @@ pub enum Probe {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
-    /// B and A, and B with every candidate.
+    /// A round's base, A, and the base with every candidate not yet found.
     Gap,
-    /// B and the two halves of a group.
+    /// The base and the parts of a group (halves, or each candidate alone).
     Split,
-    /// B and A, each culprit alone and all together.
+    /// B and A, each finding alone and the cumulative sets.
     Confirm,
 }
 
@@ -83,7 +95,7 @@ pub struct Step {
     pub number: usize,
     /// Why it runs.
     pub purpose: Purpose,
-    /// What it measures, B first.
+    /// What it measures, the base (B, or B with earlier findings) first.
     pub probes: Vec<Probe>,
 }
 
@@ -127,6 +139,8 @@ pub struct Gap {
     pub points_lo: f64,
     /// Interval of `points`, high end.
     pub points_hi: f64,
+    /// Mean of A's samples: the unit of points (a point is 1 % of it).
+    pub a_mean: f64,
 }
 
 /// What setting a subset of A's values on B did.
@@ -138,7 +152,7 @@ pub struct Effect {
     pub names: Vec<String>,
     /// The step it was measured in.
     pub step: usize,
-    /// B (baseline) against B+set (candidate), when both could be measured.
+    /// The base (B, or B with earlier findings) against base+set, when both could be measured.
     pub comparison: Option<Comparison>,
     /// Points of A recovered (positive: towards A's better value).
     pub points: Option<f64>,
@@ -162,7 +176,8 @@ pub enum Conclusion {
     /// Setting all of A's values on B does not move B significantly towards A: the gap is not in
     /// the configuration (or not in the variables that could be set).
     NotConfig,
-    /// Every group was resolved into culprits or joint groups.
+    /// Every group was resolved, and the search ended with no significant gap left, or with a rest of
+    /// the gap that the remaining variables do not move.
     Explained,
     /// The budget ran out (or probes failed) before every group was resolved.
     Partial,
@@ -179,27 +194,61 @@ pub struct StepRecord {
     pub runs: usize,
 }
 
+/// A culprit, or a group of values that act together, with what it recovers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The candidates (indices); more than one for a group that acts together.
+    pub set: Vec<usize>,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The round that found it.
+    pub round: usize,
+    /// The effect that found it: against B with the earlier rounds' findings.
+    pub found: Effect,
+    /// Confirmation: on top of the findings before it in this list, against them.
+    pub increment: Option<Effect>,
+    /// Confirmation: alone, against B.
+    pub alone: Option<Effect>,
+}
+
+impl Finding {
+    /// What it recovers on top of the earlier findings: the confirmation's, else the search's.
+    pub fn attributed(&self) -> &Effect {
+        self.increment.as_ref().unwrap_or(&self.found)
+    }
+}
+
+/// One round of the search: its base and what was left.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// 1, 2, …
+    pub number: usize,
+    /// The findings applied to B in this round (indices).
+    pub base: Vec<usize>,
+    /// The base against A.
+    pub gap: Gap,
+    /// The base with every candidate not yet found, against the base.
+    pub rest: Effect,
+}
+
 /// Everything the search found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchOutcome {
     /// The candidates searched.
     pub candidates: Vec<Candidate>,
-    /// B against A.
+    /// B against A (from the confirmation when there is one, else the first round).
     pub gap: Option<Gap>,
-    /// B+every candidate against B.
-    pub all: Option<Effect>,
-    /// Single culprits, largest recovery first.
-    pub culprits: Vec<Effect>,
-    /// Groups that move B towards A only together.
-    pub joint: Vec<Effect>,
-    /// Culprits and joint groups together against B (confirmation step, more than one of them).
+    /// The rounds.
+    pub rounds: Vec<Round>,
+    /// Culprits and groups, in the order found (round by round, largest effect first).
+    pub findings: Vec<Finding>,
+    /// All findings together against B (confirmation, two findings or more).
     pub together: Option<Effect>,
-    /// Groups left unsplit when the budget ran out or a probe failed.
+    /// Groups left unresolved when the budget ran out or a probe failed.
     pub unresolved: Vec<Vec<usize>>,
-    /// Candidates shown not to move B towards A.
+    /// Candidates not found to move B towards A.
     pub cleared: Vec<usize>,
-    /// Points of the gap not recovered by the culprits together (or by all candidates when there is no
-    /// together measurement).
+    /// Points of the gap not recovered by the findings together.
     pub unexplained_points: Option<f64>,
     /// How it ended.
     pub conclusion: Conclusion,
@@ -209,6 +258,18 @@ pub struct SearchOutcome {
     pub runs_used: usize,
     /// Caveats (failed probes, skipped confirmation).
     pub notes: Vec<String>,
+}
+
+impl SearchOutcome {
+    /// The single-variable findings.
+    pub fn culprits(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.set.len() == 1)
+    }
+
+    /// The findings that are groups acting together.
+    pub fn groups(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.set.len() > 1)
+    }
 }
 
 /// The label of a probe in experiments and reports: `A`, `B`, `B+all`, `B+sync_binlog`,
@@ -229,23 +290,32 @@ pub fn probe_label(probe: &Probe, candidates: &[Candidate]) -> String {
     }
 }
 
-/// Worst-case runs of a search over `n` candidates with `k` culprits (see the module docs): every
-/// decisive step repeated `1 + cfg.extra_rounds` times, culprits spread so that the most groups must be
-/// resolved.
+/// Worst-case runs of a search over `n` candidates with `k` findings (see the module docs): the
+/// findings split over the rounds in the costliest way, every search step repeated
+/// `1 + extra_rounds` times, and the confirmation.
 pub fn estimate_runs(n: usize, k: usize, cfg: &SearchConfig) -> usize {
     if n == 0 {
         return 0;
     }
     let k = k.clamp(1, n);
-    let rounds = 1 + cfg.extra_rounds;
-    let search = if n == 1 { 0 } else { group_probes(n, k, cfg.singles_max) };
     let confirm = if cfg.confirm { confirm_probes(k) } else { 0 };
-    cfg.runs_per_probe * (rounds * (3 + search) + confirm)
+    cfg.runs_per_probe * ((1 + cfg.extra_rounds) * rounds_probes(n, k, cfg.singles_max) + confirm)
 }
 
-/// Most probes needed to resolve a group of `n` holding `k` culprits.
-fn group_probes(n: usize, k: usize, singles_max: usize) -> usize {
+/// Most probes of the rounds that find `k` findings among `n` candidates, and the round after them.
+fn rounds_probes(n: usize, k: usize, singles_max: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
     if k == 0 {
+        return 3;
+    }
+    (1..=k).map(|j| 3 + group_probes(n, j, singles_max) + rounds_probes(n - j, k - j, singles_max)).max().unwrap_or(3)
+}
+
+/// Most probes needed to resolve a group of `n` holding `k` findings.
+fn group_probes(n: usize, k: usize, singles_max: usize) -> usize {
+    if k == 0 || n == 1 {
         return 0;
     }
     if n <= singles_max.max(2) {
@@ -265,6 +335,17 @@ struct Search<'a> {
     out: SearchOutcome,
 }
 
+fn base_probe(base: &[usize]) -> Probe {
+    if base.is_empty() { Probe::B } else { Probe::Set(base.to_vec()) }
+}
+
+fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut u: Vec<usize> = a.iter().chain(b).copied().collect();
+    u.sort_unstable();
+    u.dedup();
+    u
+}
+
 /// Runs the search with `measure` over `candidates` (which must all be settable on B).
 pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Measure) -> Result<SearchOutcome> {
     let mut s = Search {
@@ -273,9 +354,8 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
         out: SearchOutcome {
             candidates: candidates.to_vec(),
             gap: None,
-            all: None,
-            culprits: vec![],
-            joint: vec![],
+            rounds: vec![],
+            findings: vec![],
             together: None,
             unresolved: vec![],
             cleared: vec![],
@@ -286,25 +366,14 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             notes: vec![],
         },
     };
-    let all: Vec<usize> = (0..candidates.len()).collect();
     if candidates.is_empty() {
         s.out.notes.push("no differing variable can be set on B: nothing to bisect".into());
     }
-    let mut probes = vec![Probe::B, Probe::A];
-    if !all.is_empty() {
-        probes.push(Probe::Set(all.clone()));
-    }
-    if !s.fits(probes.len()) {
-        s.out.notes.push(format!(
-            "the budget of {} runs is below the {} runs of the first step; raise --max-runs",
-            cfg.max_runs,
-            probes.len() * cfg.runs_per_probe
-        ));
-        s.out.unresolved.push(all);
-        return Ok(s.out);
-    }
-    // More rounds while B against A, or (with a gap) B+all against B, is unclear.
+    let mut base: Vec<usize> = Vec::new();
+    let mut rest: Vec<usize> = (0..candidates.len()).collect();
     let cmp = cfg.compare;
+    // More rounds of a gap step while the base against A, or (with a gap) the rest against the base,
+    // is unclear.
     let gap_unclear = move |r: &[ProbeResult]| match (&r[0], &r[1]) {
         (Ok(b), Ok(a)) => match stats::compare(a, b, stats::SampleLevel::Repetitions, &cmp) {
             Ok(g) if g.verdict == Verdict::NoSignificantChange => unclear(Some(g)),
@@ -316,48 +385,6 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
         },
         _ => false,
     };
-    let results = s.run_rounds(Purpose::Gap, probes, 0, measure, &gap_unclear)?;
-    let (b, a) = (&results[0], &results[1]);
-    let (Ok(b), Ok(a)) = (b, a) else {
-        let why = [b, a].iter().filter_map(|r| r.as_ref().err()).cloned().collect::<Vec<_>>().join("; ");
-        s.out.notes.push(format!("A or B could not be measured: {why}"));
-        s.out.unresolved.push(all);
-        return Ok(s.out);
-    };
-    let gap = match gap(a, b, &cfg.compare) {
-        Ok(g) => g,
-        Err(e) => {
-            s.out.notes.push(format!("no interval for the gap: {e}"));
-            s.out.unresolved.push(all);
-            return Ok(s.out);
-        }
-    };
-    s.out.gap = Some(gap);
-    let verdict = gap.comparison.verdict;
-    if all.is_empty() {
-        s.out.conclusion =
-            if verdict == Verdict::NoSignificantChange { Conclusion::NoGap } else { Conclusion::NotConfig };
-        return Ok(s.out);
-    }
-    let all_effect = s.effect(&all, s.out.steps.len(), b, &results[2], &gap);
-    let all_toward = all_effect.toward_a;
-    s.out.all = Some(all_effect);
-    if verdict == Verdict::NoSignificantChange {
-        s.out.conclusion = Conclusion::NoGap;
-        return Ok(s.out);
-    }
-    if !all_toward {
-        s.out.conclusion = Conclusion::NotConfig;
-        return Ok(s.out);
-    }
-    let mut items: Vec<Effect> = Vec::new(); // culprits and joint groups, as found
-    // Groups still to resolve, with the effect that put them there.
-    let mut queue: VecDeque<(Vec<usize>, Effect)> = VecDeque::new();
-    match s.out.all.clone() {
-        Some(e) if all.len() == 1 => items.push(e),
-        Some(e) => queue.push_back((all.clone(), e)),
-        None => {}
-    }
     let any_unclear = move |r: &[ProbeResult]| match &r[0] {
         Ok(b) => r[1..].iter().any(|x| match x {
             Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
@@ -365,61 +392,92 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
         }),
         Err(_) => false,
     };
-    while let Some((group, parent)) = queue.pop_front() {
-        // Small groups are resolved in one step of singles; bigger ones are halved.
-        let parts: Vec<Vec<usize>> = if group.len() <= cfg.singles_max.max(2) {
-            group.iter().map(|&i| vec![i]).collect()
-        } else {
-            let mid = group.len() / 2;
-            vec![group[..mid].to_vec(), group[mid..].to_vec()]
-        };
-        let reserve = if cfg.confirm { confirm_probes(items.len() + queue.len() + parts.len()) } else { 0 };
-        if !s.fits(parts.len() + 1 + reserve) {
-            s.out.unresolved.push(group);
-            s.out.unresolved.extend(queue.drain(..).map(|(g, _)| g));
-            s.out.notes.push(format!(
-                "the budget of {} runs ran out before every group was resolved; raise --max-runs to resolve them",
-                cfg.max_runs
-            ));
+    let mut number = 0;
+    loop {
+        number += 1;
+        let first = number == 1;
+        if !first && rest.is_empty() {
+            // Every candidate is a finding: nothing more to try.
+            s.out.conclusion = Conclusion::Explained;
             break;
         }
-        let mut probes = vec![Probe::B];
-        probes.extend(parts.iter().map(|p| Probe::Set(p.clone())));
-        let reserve_after = reserve;
-        let results = s.run_rounds(Purpose::Split, probes, reserve_after, measure, &any_unclear)?;
-        let step = s.out.steps.len();
-        let Ok(b) = &results[0] else {
-            s.out.notes.push(format!("step {step}: B could not be measured; group left unresolved"));
-            s.out.unresolved.push(group);
-            continue;
-        };
-        let effects: Vec<Effect> =
-            parts.iter().zip(&results[1..]).map(|(p, r)| s.effect(p, step, b, r, &gap)).collect();
-        if effects.iter().all(|e| !e.toward_a) {
-            if effects.iter().any(|e| e.error.is_some()) {
-                s.out.unresolved.push(group);
-            } else {
-                // The group moved B towards A but none of its parts does alone.
-                items.push(parent);
-            }
-            continue;
+        let mut probes = vec![base_probe(&base), Probe::A];
+        if !rest.is_empty() {
+            probes.push(Probe::Set(union(&base, &rest)));
         }
-        for (part, e) in parts.into_iter().zip(effects) {
-            if let Some(err) = &e.error {
-                let label = probe_label(&Probe::Set(part.clone()), candidates);
-                s.out.notes.push(format!("step {step}: {label} could not be measured: {err}"));
-                s.out.unresolved.push(part);
-            } else if !e.toward_a {
-                s.out.cleared.extend(part);
-            } else if part.len() == 1 {
-                items.push(e);
-            } else {
-                queue.push_back((part, e));
+        let reserve = if cfg.confirm && !first { confirm_probes(s.out.findings.len()) } else { 0 };
+        if !s.fits(probes.len() + reserve) {
+            s.out.notes.push(format!(
+                "the budget of {} runs ran out before round {number}; raise --max-runs to search further",
+                cfg.max_runs
+            ));
+            if !rest.is_empty() {
+                s.out.unresolved.push(rest.clone());
             }
+            break;
+        }
+        let results = s.run_rounds(Purpose::Gap, probes, reserve, measure, &gap_unclear)?;
+        let step = s.out.steps.len();
+        let (Ok(b), Ok(a)) = (&results[0], &results[1]) else {
+            let why: Vec<String> = results[..2].iter().filter_map(|r| r.as_ref().err()).cloned().collect();
+            s.out.notes.push(format!("step {step}: the base or A could not be measured: {}", why.join("; ")));
+            s.out.unresolved.push(rest.clone());
+            break;
+        };
+        let g = match gap(a, b, &cfg.compare) {
+            Ok(g) => g,
+            Err(e) => {
+                s.out.notes.push(format!("step {step}: no interval for the gap: {e}"));
+                s.out.unresolved.push(rest.clone());
+                break;
+            }
+        };
+        if first {
+            s.out.gap = Some(g);
+        }
+        if rest.is_empty() {
+            s.out.conclusion = if g.comparison.verdict == Verdict::NoSignificantChange {
+                Conclusion::NoGap
+            } else {
+                Conclusion::NotConfig
+            };
+            break;
+        }
+        let rest_effect = s.effect(&rest, step, b, &results[2], &g);
+        s.out.rounds.push(Round { number, base: base.clone(), gap: g, rest: rest_effect.clone() });
+        if g.comparison.verdict == Verdict::NoSignificantChange {
+            s.out.conclusion = if first { Conclusion::NoGap } else { Conclusion::Explained };
+            break;
+        }
+        if !rest_effect.toward_a {
+            s.out.conclusion = if first { Conclusion::NotConfig } else { Conclusion::Explained };
+            if !first {
+                s.out.notes.push(format!(
+                    "{:.1} points of the gap remain with the findings applied, and the other variables do not move B \
+                     further towards A",
+                    -g.points
+                ));
+            }
+            break;
+        }
+        let found = s.resolve(number, &base, &rest, rest_effect, &g, measure, &any_unclear)?;
+        if found.is_empty() {
+            break;
+        }
+        for f in found {
+            base = union(&base, &f.set);
+            rest.retain(|i| !f.set.contains(i));
+            s.out.findings.push(f);
+        }
+        if !s.out.unresolved.is_empty() {
+            break;
         }
     }
-    s.out.cleared.sort_unstable();
-    s.confirm(items, gap, measure)?;
+    s.out.cleared = rest.iter().copied().filter(|i| !s.out.unresolved.iter().any(|u| u.contains(i))).collect();
+    if !s.out.unresolved.is_empty() {
+        s.out.conclusion = Conclusion::Partial;
+    }
+    s.confirm(measure)?;
     Ok(s.out)
 }
 
@@ -429,8 +487,9 @@ fn unclear(c: Option<Comparison>) -> bool {
     c.is_some_and(|c| c.verdict == Verdict::NoSignificantChange && c.change.abs() > c.noise_band)
 }
 
-fn confirm_probes(items: usize) -> usize {
-    if items == 0 { 0 } else { 2 + items + usize::from(items > 1) }
+/// Probes of the confirmation of `k` findings: B, A, each alone, and the cumulative sets of two or more.
+fn confirm_probes(k: usize) -> usize {
+    if k == 0 { 0 } else { 2 + k + k.saturating_sub(1) }
 }
 
 fn order(x: f64, y: f64) -> (f64, f64) {
@@ -446,11 +505,13 @@ pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
     let c = stats::compare(a, b, stats::SampleLevel::Repetitions, cfg)?;
     let pts = |r: f64| sign(cfg) * (r - 1.0) * 100.0;
     let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
-    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi })
+    let a_mean = stats::mean(a).unwrap_or(f64::NAN);
+    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi, a_mean })
 }
 
-/// The effect of setting `set` (called `names`) on B, from B's samples and those of B+set in one step,
-/// in points of A by `gap` of the same (or the first) step.
+/// The effect of setting `set` (called `names`) on top of a base (B, or B with other values), from the
+/// base's samples and those of base+set in one step, in points of A's mean in `gap`; `gap`'s verdict
+/// tells which way is towards A.
 pub fn effect(
     set: &[usize],
     names: Vec<String>,
@@ -480,7 +541,7 @@ pub fn effect(
     };
     match stats::compare(b, samples, stats::SampleLevel::Repetitions, cfg) {
         Ok(c) => {
-            let scale = gap.comparison.ci.ratio;
+            let scale = stats::mean(b).unwrap_or(f64::NAN) / gap.a_mean;
             let pts = |r: f64| sign(cfg) * (r - 1.0) * scale * 100.0;
             let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
             e.points = Some(pts(c.ci.ratio));
@@ -546,73 +607,163 @@ impl Search<'_> {
         effect(set, self.names(set), step, b, with, gap, &self.cfg.compare)
     }
 
-    fn confirm(&mut self, mut items: Vec<Effect>, mut gap: Gap, measure: &mut dyn Measure) -> Result<()> {
-        let by_points = |x: &Effect, y: &Effect| y.points.unwrap_or(f64::MIN).total_cmp(&x.points.unwrap_or(f64::MIN));
-        items.sort_by(by_points);
-        let mut units: Vec<Vec<usize>> = items.iter().map(|e| e.set.clone()).collect();
-        units.extend(self.out.unresolved.iter().cloned());
-        let n = units.len();
-        if self.cfg.confirm && n > 0 {
-            if self.fits(confirm_probes(n)) {
+    /// Resolves `rest` (which moves `base` towards A by `parent`) into findings, largest first.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &mut self,
+        round: usize,
+        base: &[usize],
+        rest: &[usize],
+        parent: Effect,
+        g: &Gap,
+        measure: &mut dyn Measure,
+        unclear: &dyn Fn(&[ProbeResult]) -> bool,
+    ) -> Result<Vec<Finding>> {
+        let cfg = self.cfg;
+        let finding = |set: Vec<usize>, names: Vec<String>, found: Effect| Finding {
+            set,
+            names,
+            round,
+            found,
+            increment: None,
+            alone: None,
+        };
+        let mut found: Vec<Finding> = Vec::new();
+        if rest.len() == 1 {
+            found.push(finding(rest.to_vec(), self.names(rest), parent));
+            return Ok(found);
+        }
+        let mut queue: VecDeque<(Vec<usize>, Effect)> = VecDeque::from([(rest.to_vec(), parent)]);
+        while let Some((group, parent)) = queue.pop_front() {
+            // Small groups are resolved in one step of singles; bigger ones are halved.
+            let parts: Vec<Vec<usize>> = if group.len() <= cfg.singles_max.max(2) {
+                group.iter().map(|&i| vec![i]).collect()
+            } else {
+                let mid = group.len() / 2;
+                vec![group[..mid].to_vec(), group[mid..].to_vec()]
+            };
+            let k = self.out.findings.len() + found.len() + queue.len() + parts.len();
+            let reserve = if cfg.confirm { confirm_probes(k) } else { 0 };
+            if !self.fits(parts.len() + 1 + reserve) {
+                self.out.unresolved.push(group);
+                self.out.unresolved.extend(queue.drain(..).map(|(g, _)| g));
+                self.out.notes.push(format!(
+                    "the budget of {} runs ran out before every group was resolved; raise --max-runs to resolve them",
+                    cfg.max_runs
+                ));
+                break;
+            }
+            let mut probes = vec![base_probe(base)];
+            probes.extend(parts.iter().map(|p| Probe::Set(union(base, p))));
+            let results = self.run_rounds(Purpose::Split, probes, reserve, measure, unclear)?;
+            let step = self.out.steps.len();
+            let Ok(b) = &results[0] else {
+                self.out.notes.push(format!("step {step}: the base could not be measured; group left unresolved"));
+                self.out.unresolved.push(group);
+                continue;
+            };
+            let effects: Vec<Effect> =
+                parts.iter().zip(&results[1..]).map(|(p, r)| self.effect(p, step, b, r, g)).collect();
+            if effects.iter().all(|e| !e.toward_a) {
+                if effects.iter().any(|e| e.error.is_some()) {
+                    self.out.unresolved.push(group);
+                } else {
+                    // The group moved the base towards A but none of its parts does alone.
+                    let names = self.names(&group);
+                    found.push(finding(group, names, parent));
+                }
+                continue;
+            }
+            for (part, e) in parts.into_iter().zip(effects) {
+                if let Some(err) = &e.error {
+                    let label = probe_label(&Probe::Set(part.clone()), self.candidates);
+                    self.out.notes.push(format!("step {step}: {label} could not be measured: {err}"));
+                    self.out.unresolved.push(part);
+                } else if !e.toward_a {
+                    // Cleared for this round; a later round may find it once others are set.
+                } else if part.len() == 1 {
+                    let names = self.names(&part);
+                    found.push(finding(part, names, e));
+                } else {
+                    queue.push_back((part, e));
+                }
+            }
+        }
+        found.sort_by(|x, y| y.found.points.unwrap_or(f64::MIN).total_cmp(&x.found.points.unwrap_or(f64::MIN)));
+        Ok(found)
+    }
+
+    fn confirm(&mut self, measure: &mut dyn Measure) -> Result<()> {
+        let k = self.out.findings.len();
+        let first_gap = self.out.gap;
+        if self.cfg.confirm && k > 0 {
+            if self.fits(confirm_probes(k)) {
+                let units: Vec<Vec<usize>> = self.out.findings.iter().map(|f| f.set.clone()).collect();
+                let mut prefixes: Vec<Vec<usize>> = Vec::new();
+                let mut acc: Vec<usize> = Vec::new();
+                for u in &units {
+                    acc = union(&acc, u);
+                    prefixes.push(acc.clone());
+                }
                 let mut probes = vec![Probe::B, Probe::A];
                 probes.extend(units.iter().map(|u| Probe::Set(u.clone())));
-                let mut union: Vec<usize> = units.iter().flatten().copied().collect();
-                union.sort_unstable();
-                if n > 1 {
-                    probes.push(Probe::Set(union.clone()));
-                }
+                probes.extend(prefixes[1..].iter().map(|p| Probe::Set(p.clone())));
                 let results = self.run(Purpose::Confirm, probes, measure)?;
                 let step = self.out.steps.len();
-                if let (Ok(b), Ok(a)) = (&results[0], &results[1]) {
-                    // The final numbers all come from this one experiment.
-                    if let Ok(g) = self::gap(a, b, &self.cfg.compare) {
-                        gap = g;
-                        self.out.gap = Some(g);
-                    }
-                    let fresh: Vec<Effect> =
-                        units.iter().enumerate().map(|(i, u)| self.effect(u, step, b, &results[2 + i], &gap)).collect();
-                    let (now, rest) = fresh.split_at(items.len());
-                    items = now.to_vec();
-                    for e in items.iter().filter(|e| !e.toward_a) {
-                        self.out.notes.push(format!(
-                            "{} did not move B significantly towards A in the confirmation step",
-                            e.names.join(" + ")
-                        ));
-                    }
-                    for (u, e) in self.out.unresolved.clone().iter().zip(rest) {
-                        self.out.notes.push(format!(
-                            "unresolved group {} recovers {} points together",
-                            self.names(u).join(", "),
-                            e.points.map(|p| format!("{p:.1}")).unwrap_or_else(|| "—".into())
-                        ));
-                    }
-                    if n > 1 {
-                        self.out.together = Some(self.effect(&union, step, b, &results[2 + n], &gap));
-                    }
-                } else {
-                    self.out.notes.push(
-                        "the confirmation step could not measure A or B; effects are from the bisection steps".into(),
-                    );
+                match (&results[0], &results[1]) {
+                    (Ok(b), Ok(a)) => match gap(a, b, &self.cfg.compare) {
+                        Ok(g) => {
+                            // The final numbers all come from this one experiment.
+                            self.out.gap = Some(g);
+                            let prefix_result = |i: usize| if i == 0 { &results[2] } else { &results[2 + k + i - 1] };
+                            for i in 0..k {
+                                let alone = self.effect(&units[i], step, b, &results[2 + i], &g);
+                                let increment = if i == 0 {
+                                    alone.clone()
+                                } else {
+                                    match prefix_result(i - 1) {
+                                        Ok(before) => self.effect(&units[i], step, before, prefix_result(i), &g),
+                                        Err(e) => Effect { error: Some(e.clone()), ..alone.clone() },
+                                    }
+                                };
+                                if !increment.toward_a {
+                                    self.out.notes.push(format!(
+                                        "{} did not move B significantly further towards A in the confirmation step",
+                                        self.out.findings[i].names.join(" + ")
+                                    ));
+                                }
+                                self.out.findings[i].alone = Some(alone);
+                                self.out.findings[i].increment = Some(increment);
+                            }
+                            if k > 1 {
+                                self.out.together =
+                                    Some(self.effect(&prefixes[k - 1], step, b, prefix_result(k - 1), &g));
+                            }
+                        }
+                        Err(e) => {
+                            self.out.notes.push(format!("the confirmation step has no interval for the gap: {e}"))
+                        }
+                    },
+                    _ => self.out.notes.push(
+                        "the confirmation step could not measure A or B; effects are from the search steps".into(),
+                    ),
                 }
             } else {
                 self.out.notes.push(format!(
-                    "the budget left no room for the confirmation step ({} runs); effects are from the bisection steps",
-                    confirm_probes(n) * self.cfg.runs_per_probe
+                    "the budget left no room for the confirmation step ({} runs); effects are from the search steps",
+                    confirm_probes(k) * self.cfg.runs_per_probe
                 ));
             }
         }
-        items.sort_by(by_points);
-        let (culprits, joint): (Vec<Effect>, Vec<Effect>) = items.into_iter().partition(|e| e.set.len() == 1);
-        self.out.culprits = culprits;
-        self.out.joint = joint;
-        let gap_points = self.out.gap.map(|g| g.points).unwrap_or(0.0);
-        let recovered = match (&self.out.together, self.out.culprits.len() + self.out.joint.len()) {
+        let gap_points = self.out.gap.or(first_gap).map(|g| g.points);
+        let recovered = match (&self.out.together, k) {
             (Some(t), _) => t.points,
-            (None, 1) => self.out.culprits.first().or(self.out.joint.first()).and_then(|e| e.points),
-            _ => self.out.all.as_ref().and_then(|e| e.points),
+            (None, 1) => self.out.findings[0].attributed().points,
+            // Without a confirmation, the findings' effects in their rounds add up.
+            (None, _) if k > 1 => self.out.findings.iter().map(|f| f.found.points).sum::<Option<f64>>(),
+            _ => None,
         };
-        self.out.unexplained_points = recovered.map(|r| -gap_points - r);
-        self.out.conclusion = if self.out.unresolved.is_empty() { Conclusion::Explained } else { Conclusion::Partial };
+        self.out.unexplained_points = gap_points.zip(recovered).map(|(g, r)| -g - r);
         Ok(())
     }
 }

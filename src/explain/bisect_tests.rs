@@ -105,8 +105,8 @@ fn cfg(direction: Direction, max_runs: usize) -> SearchConfig {
     }
 }
 
-fn names(effects: &[Effect]) -> Vec<String> {
-    effects.iter().map(|e| e.names.join("+")).collect()
+fn names(o: &SearchOutcome) -> Vec<String> {
+    o.findings.iter().map(|f| f.names.join("+")).collect()
 }
 
 /// The seed case: a cache size that does not matter, the redo flush (×1.15) and sync_binlog (×1.6);
@@ -117,43 +117,72 @@ fn seed_case_names_both_culprits_in_order_and_clears_the_cache() {
     let mut m = Model::new(1000.0 * 1.15 * 1.6 * 1.03, 1000.0, &[1.0, 1.15, 1.6], 1);
     let out = search(&c, &cfg(Direction::HigherIsBetter, 100), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
-    assert_eq!(names(&out.culprits), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
-    assert!(out.joint.is_empty() && out.unresolved.is_empty());
+    assert_eq!(names(&out), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
+    assert!(out.findings.iter().all(|f| f.round == 1 && f.set.len() == 1));
+    assert!(out.unresolved.is_empty());
     assert_eq!(out.cleared, [0]);
     let gap = out.gap.unwrap();
     let want_gap = (1.0 / (1.15 * 1.6 * 1.03) - 1.0) * 100.0;
     assert!((gap.points - want_gap).abs() < 3.0, "gap {} want {want_gap}", gap.points);
-    let sync = out.culprits[0].points.unwrap();
+    let sync = out.findings[0].attributed().points.unwrap();
     let want_sync = 0.6 / (1.15 * 1.6 * 1.03) * 100.0;
     assert!((sync - want_sync).abs() < 4.0, "sync_binlog {sync} want {want_sync}");
+    // On top of sync_binlog=0 the flush recovers 1.6 × 0.15 of B; alone 0.15 of B.
+    let flush = &out.findings[1];
+    let scale = 100.0 / (1.15 * 1.6 * 1.03);
+    assert!((flush.increment.as_ref().unwrap().points.unwrap() - 1.6 * 0.15 * scale).abs() < 3.0);
+    assert!((flush.alone.as_ref().unwrap().points.unwrap() - 0.15 * scale).abs() < 3.0);
     let together = out.together.as_ref().unwrap();
     assert!(together.toward_a);
     let unexplained = out.unexplained_points.unwrap();
     let want = (1.0 - 1.0 / 1.03) * 100.0;
     assert!((unexplained - want).abs() < 3.0, "unexplained {unexplained} want {want}");
-    // Gap, one split of {cache} | {flush, sync}, one of {flush} | {sync}, the confirmation.
+    // Round 1: the gap, {cache} | {flush, sync}, {flush} | {sync}; round 2: the gap with both applied;
+    // the confirmation.
     let purposes: Vec<Purpose> = out.steps.iter().map(|s| s.step.purpose).collect();
-    assert_eq!(purposes, [Purpose::Gap, Purpose::Split, Purpose::Split, Purpose::Confirm]);
+    assert_eq!(purposes, [Purpose::Gap, Purpose::Split, Purpose::Split, Purpose::Gap, Purpose::Confirm]);
+    assert_eq!(out.steps[3].labels, ["B+innodb_flush_log_at_trx_commit+sync_binlog", "A", "B+all"]);
     assert_eq!(
-        out.steps[3].labels,
+        out.steps[4].labels,
         ["B", "A", "B+sync_binlog", "B+innodb_flush_log_at_trx_commit", "B+innodb_flush_log_at_trx_commit+sync_binlog"]
     );
-    assert_eq!(out.runs_used, 3 * (3 + 3 + 3 + 5));
+    assert_eq!(out.runs_used, 3 * (3 + 3 + 3 + 3 + 5));
     assert!(out.runs_used <= estimate_runs(3, 2, &cfg(Direction::HigherIsBetter, 100)));
-    assert_eq!(m.steps.len(), 4);
+    assert_eq!(m.steps.len(), 5);
 
-    // With singles for small groups: the gap, one step of each candidate alone, the confirmation.
+    // With singles for small groups: the gap, one step of each candidate alone, the second gap, the
+    // confirmation.
     let mut m = Model::new(1000.0 * 1.15 * 1.6 * 1.03, 1000.0, &[1.0, 1.15, 1.6], 1);
     let singles = SearchConfig { singles_max: 4, ..cfg(Direction::HigherIsBetter, 100) };
     let out = search(&c, &singles, &mut m).unwrap();
-    assert_eq!(names(&out.culprits), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
+    assert_eq!(names(&out), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
     assert_eq!(out.cleared, [0]);
     assert_eq!(
         out.steps[1].labels,
         ["B", "B+innodb_buffer_pool_size", "B+innodb_flush_log_at_trx_commit", "B+sync_binlog"]
     );
-    assert_eq!(out.runs_used, 3 * (3 + 4 + 5));
+    assert_eq!(out.runs_used, 3 * (3 + 4 + 3 + 5));
     assert!(out.runs_used <= estimate_runs(3, 2, &singles));
+}
+
+/// The redo flush does nothing while sync_binlog=1 still costs its fsync (masking): the first round
+/// finds sync_binlog, the second, with it applied, the flush.
+#[test]
+fn a_masked_value_is_found_in_the_next_round() {
+    let c = candidates(&["innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "sync_binlog"]);
+    let mut m = Model::new(1000.0 * 1.6 * 1.3, 1000.0, &[1.0, 1.0, 1.6], 8);
+    m.pairs.push((1, 2, 1.3));
+    let singles = SearchConfig { singles_max: 4, ..cfg(Direction::HigherIsBetter, 100) };
+    let out = search(&c, &singles, &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
+    assert_eq!(names(&out), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
+    assert_eq!(out.findings.iter().map(|f| f.round).collect::<Vec<_>>(), [1, 2]);
+    let flush = &out.findings[1];
+    assert!(flush.increment.as_ref().unwrap().toward_a, "on top of sync_binlog it recovers");
+    assert!(!flush.alone.as_ref().unwrap().toward_a, "alone it does not");
+    assert_eq!(out.cleared, [0]);
+    assert_eq!(out.rounds.len(), 3, "the third round finds no gap left");
+    assert!(out.unexplained_points.unwrap().abs() < 3.0);
 }
 
 /// Scripted samples per step, to check the pooling of extra rounds.
@@ -181,7 +210,7 @@ fn an_unclear_step_is_run_again_and_pooled() {
     assert_eq!(out.steps.len(), 2, "the gap step ran twice");
     assert_eq!(out.runs_used, 2 * 3 * 3);
     assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
-    assert_eq!(names(&out.culprits), ["only"]);
+    assert_eq!(names(&out), ["only"]);
 }
 
 #[test]
@@ -191,7 +220,7 @@ fn no_gap_stops_after_the_first_step() {
     let out = search(&c, &cfg(Direction::HigherIsBetter, 100), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::NoGap);
     assert_eq!(out.steps.len(), 1);
-    assert!(out.culprits.is_empty());
+    assert!(out.findings.is_empty());
 }
 
 #[test]
@@ -201,7 +230,7 @@ fn a_gap_that_config_does_not_explain_is_said_so() {
     let out = search(&c, &cfg(Direction::HigherIsBetter, 100), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::NotConfig);
     assert_eq!(out.steps.len(), 1);
-    assert!(!out.all.unwrap().toward_a);
+    assert!(!out.rounds[0].rest.toward_a);
 }
 
 #[test]
@@ -211,8 +240,8 @@ fn values_that_matter_only_together_are_reported_as_a_group() {
     m.pairs.push((0, 1, 1.5));
     let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
-    assert!(out.culprits.is_empty(), "{:?}", names(&out.culprits));
-    assert_eq!(names(&out.joint), ["v00+v01"]);
+    assert_eq!(names(&out), ["v00+v01"]);
+    assert_eq!(out.groups().count(), 1);
     assert_eq!(out.cleared, [2, 3, 4, 5, 6, 7]);
 }
 
@@ -241,7 +270,7 @@ fn a_probe_that_fails_leaves_its_group_unresolved() {
     m.fails_on = vec![vec![2, 3]];
     let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::Partial);
-    assert_eq!(names(&out.culprits), ["a"]);
+    assert_eq!(names(&out), ["a"]);
     assert_eq!(out.unresolved, [vec![2, 3]]);
     assert!(out.notes.iter().any(|n| n.contains("B+c+d could not be measured")), "{:?}", out.notes);
     // When B+all itself fails, the search cannot tell that config matters.
@@ -249,7 +278,7 @@ fn a_probe_that_fails_leaves_its_group_unresolved() {
     m.fails_on = vec![vec![0, 1, 2, 3]];
     let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::NotConfig);
-    assert!(out.all.unwrap().error.is_some());
+    assert!(out.rounds[0].rest.error.is_some());
 }
 
 #[test]
@@ -258,10 +287,10 @@ fn lower_is_better_metrics_are_searched_the_other_way() {
     let c = candidates(&["p", "q", "r"]);
     let mut m = Model::new(10.0, 15.0, &[1.0, 1.0 / 1.5, 1.0], 7);
     let out = search(&c, &cfg(Direction::LowerIsBetter, 100), &mut m).unwrap();
-    assert_eq!(names(&out.culprits), ["q"]);
+    assert_eq!(names(&out), ["q"]);
     let gap = out.gap.unwrap();
     assert!(gap.points < -40.0, "B is worse: {}", gap.points);
-    assert!(out.culprits[0].points.unwrap() > 40.0);
+    assert!(out.findings[0].attributed().points.unwrap() > 40.0);
 }
 
 #[test]
@@ -275,14 +304,16 @@ fn labels_and_estimates() {
     // One candidate: the gap step only (and the confirmation: B, A, it).
     assert_eq!(estimate_runs(1, 1, &halving), 3);
     assert_eq!(estimate_runs(1, 1, &SearchConfig { confirm: true, ..halving }), 3 + 3);
-    // 16 candidates, 1 culprit, halving down to pairs: 8 | 4 | 2 | 1 = 4 steps of 3 probes.
-    assert_eq!(estimate_runs(16, 1, &halving), 3 + 4 * 3);
+    // 16 candidates, 1 culprit, halving down to pairs: 8 | 4 | 2 | 1 = 4 steps of 3 probes, then the
+    // gap of the second round.
+    assert_eq!(estimate_runs(16, 1, &halving), 3 + 4 * 3 + 3);
     // With singles up to 4: 8 | 4, then the 4 one by one (5 probes).
     let singles = SearchConfig { singles_max: 4, ..halving };
-    assert_eq!(estimate_runs(16, 1, &singles), 3 + 3 + 3 + 5);
-    // Extra rounds double every step but the confirmation.
+    assert_eq!(estimate_runs(16, 1, &singles), 3 + 3 + 3 + 5 + 3);
+    // Two findings in two rounds (3 + 4, 3 + 3, 3) cost more than in one (3 + 4, 3); extra rounds double
+    // every step but the confirmation (B, A, two alone, both).
     let again = SearchConfig { extra_rounds: 1, confirm: true, ..singles };
-    assert_eq!(estimate_runs(3, 2, &again), 2 * (3 + 4) + 2 + 2 + 1);
+    assert_eq!(estimate_runs(3, 2, &again), 2 * (7 + 6 + 3) + 5);
     assert_eq!(estimate_runs(0, 1, &again), 0);
 }
 
@@ -311,12 +342,14 @@ proptest! {
         m.cv = 0.01;
         let config = SearchConfig { singles_max, extra_rounds, ..cfg(Direction::HigherIsBetter, 1000) };
         let out = search(&named(n), &config, &mut m).unwrap();
-        let mut found: Vec<usize> = out.culprits.iter().map(|e| e.set[0]).collect();
+        let mut found: Vec<usize> = out.culprits().map(|f| f.set[0]).collect();
         found.sort_unstable();
         prop_assert_eq!(&found, &truth, "{:?}", out.notes);
-        prop_assert!(out.joint.is_empty());
+        prop_assert_eq!(out.groups().count(), 0);
         prop_assert!(out.runs_used <= estimate_runs(n, truth.len(), &config), "{} runs", out.runs_used);
-        let pts: Vec<f64> = out.culprits.iter().map(|e| e.points.unwrap()).collect();
-        prop_assert!(pts.windows(2).all(|w| w[0] >= w[1]));
+        // Within a round, largest effect first.
+        for w in out.findings.windows(2).filter(|w| w[0].round == w[1].round) {
+            prop_assert!(w[0].found.points.unwrap() >= w[1].found.points.unwrap());
+        }
     }
 }

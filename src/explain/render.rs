@@ -124,10 +124,9 @@ fn candidates_table(r: &ExplainReport) -> Table {
         let result = match &r.outcome {
             None => String::new(),
             Some(o) => {
-                if o.culprits.iter().any(|e| e.set == [i]) {
-                    "culprit".into()
-                } else if o.joint.iter().any(|e| e.set.contains(&i)) {
-                    "acts together with others".into()
+                if let Some((n, f)) = o.findings.iter().enumerate().find(|(_, f)| f.set.contains(&i)) {
+                    let what = if f.set.len() == 1 { "culprit" } else { "acts together with others" };
+                    format!("{what} #{} (round {})", n + 1, f.round)
                 } else if o.unresolved.iter().any(|g| g.contains(&i)) {
                     "unresolved".into()
                 } else if o.cleared.contains(&i) {
@@ -200,14 +199,14 @@ fn plan_lines(r: &ExplainReport) -> Vec<String> {
     let rpp = r.repetitions as usize * r.threads.len();
     vec![
         format!(
-            "plan: step 1 runs B, A and B with all {} value(s) ({} runs); each split runs B and two halves ({} runs); \
-             the confirmation runs B, A, each culprit and all culprits together",
+            "plan: each round runs its base (B, then B with the values found so far), A and the base with the \
+             other {} value(s) ({} runs), then resolves them: up to 4 at a time one by one, more by halving; \
+             the confirmation runs B, A, each finding alone and the findings cumulatively",
             r.candidates.len(),
-            3 * rpp,
             3 * rpp
         ),
         format!(
-            "worst case {} runs for 1 culprit, {} for 2, {} for 3 (about {}, {}, {} min at {} s per run); budget \
+            "worst case {} runs for 1 finding, {} for 2, {} for 3 (about {}, {}, {} min at {} s per run); budget \
              --max-runs {}",
             r.estimate_runs[0],
             r.estimate_runs[1],

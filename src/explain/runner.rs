@@ -402,8 +402,14 @@ pub fn step_experiment(
         })
     };
     let mut targets = Vec::new();
+    let mut used: Vec<String> = Vec::new();
     for p in &step.probes {
-        let label = bisect::probe_label(p, candidates);
+        let mut label = bisect::probe_label(p, candidates);
+        if used.contains(&label) {
+            // Long sets are labelled by their first name and a count, which can repeat.
+            label = format!("{label} #{}", used.len() + 1);
+        }
+        used.push(label.clone());
         targets.push(match p {
             Probe::A => target(label, a, "a", &a.overrides)?,
             Probe::B => target(label, b, "b", &b.overrides)?,

@@ -20,6 +20,17 @@ use crate::store::{Experiment, Store};
 /// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
 pub const ATTRIBUTION_SEED: u64 = 0x5EED;
 
+/// One finding of an attribution: what it recovers on top of the ones before it, and alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attributed {
+    /// The options set on B (`sync_binlog=0`); several for a group that acts together.
+    pub names: Vec<String>,
+    /// On top of the findings before it (for the first: against B).
+    pub increment: Effect,
+    /// Alone, against B (absent when it is the first, where it equals the increment, or unmeasured).
+    pub alone: Option<Effect>,
+}
+
 /// The gap between B and A and what A's values recover of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExplainSection {
@@ -35,9 +46,9 @@ pub struct ExplainSection {
     pub confidence: f64,
     /// B against A.
     pub gap: Option<Gap>,
-    /// Each culprit or group alone, largest recovery first; `names` are the options set on B.
-    pub effects: Vec<Effect>,
-    /// All of them together (when there are several).
+    /// The findings in the order found.
+    pub effects: Vec<Attributed>,
+    /// All of them together against B (when there are several).
     pub together: Option<Effect>,
     /// Points of the gap not recovered.
     pub unexplained_points: Option<f64>,
@@ -54,7 +65,7 @@ pub fn compare_config(metric: Metric, noise_band: f64, confidence: f64) -> Compa
     }
 }
 
-/// The section of a finished search; `names` of the effects become the options set on B.
+/// The section of a finished search; the findings' names become the options set on B.
 pub fn from_outcome(
     o: &SearchOutcome,
     experiment: &str,
@@ -63,13 +74,16 @@ pub fn from_outcome(
     higher_is_better: bool,
     confidence: f64,
 ) -> ExplainSection {
-    let as_options = |e: &Effect| {
-        let mut e = e.clone();
-        e.names = e.set.iter().map(|&i| override_for(&o.candidates[i].name, &o.candidates[i].a)).collect();
-        e
-    };
-    let mut effects: Vec<Effect> = o.culprits.iter().chain(&o.joint).map(as_options).collect();
-    effects.sort_by(|x, y| y.points.unwrap_or(f64::MIN).total_cmp(&x.points.unwrap_or(f64::MIN)));
+    let effects = o
+        .findings
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Attributed {
+            names: f.set.iter().map(|&c| override_for(&o.candidates[c].name, &o.candidates[c].a)).collect(),
+            increment: f.attributed().clone(),
+            alone: if i == 0 { None } else { f.alone.clone() },
+        })
+        .collect();
     ExplainSection {
         experiment: experiment.to_string(),
         description: description.to_string(),
@@ -78,14 +92,16 @@ pub fn from_outcome(
         confidence,
         gap: o.gap,
         effects,
-        together: o.together.as_ref().map(as_options),
+        together: o.together.clone(),
         unexplained_points: o.unexplained_points,
         notes: o.notes.clone(),
     }
 }
 
 /// The attribution recomputed from a stored `versus explain` experiment with A and B among its
-/// targets; `None` for any other experiment.
+/// targets; `None` for any other experiment. The targets after A and B are read in their order: each
+/// one that sets options no earlier one set is a finding alone; one that sets the options of the
+/// first findings together is their cumulative set.
 pub fn from_stored(
     store: &Store,
     e: &Experiment,
@@ -96,7 +112,8 @@ pub fn from_stored(
     let Ok(file) = ExperimentFile::parse(&e.definition) else { return Ok(None) };
     let Some(description) = file.description.filter(|d| d.starts_with(DESCRIPTION_MARKER)) else { return Ok(None) };
     let specs = stored_specs(e)?;
-    let Some(b_spec) = specs.get("B").filter(|_| specs.contains_key("A")) else { return Ok(None) };
+    let find = |l: &str| specs.iter().find(|(label, _)| label.as_str() == l).map(|(_, s)| s);
+    let (Some(_), Some(b_spec)) = (find("A"), find("B")) else { return Ok(None) };
     let samples = samples_by_target(store, e.id, metric)?;
     let cfg = compare_config(metric, noise_band, confidence);
     let mut section = ExplainSection {
@@ -123,31 +140,58 @@ pub fn from_stored(
         }
     };
     section.gap = Some(gap);
-    // What each other target sets on top of B.
     let base: BTreeSet<&String> = b_spec.overrides.iter().collect();
-    let applied: Vec<(String, Vec<String>)> = specs
-        .iter()
-        .filter(|(l, _)| l.as_str() != "A" && l.as_str() != "B")
-        .map(|(l, s)| (l.clone(), s.overrides.iter().filter(|o| !base.contains(o)).cloned().collect()))
-        .collect();
-    let union_of = |skip: &str| -> BTreeSet<String> {
-        applied.iter().filter(|(l, _)| l != skip).flat_map(|(_, o)| o.iter().cloned()).collect()
-    };
-    for (label, opts) in &applied {
-        let with = samples.get(label).cloned().unwrap_or_else(|| Err(format!("no runs of {label}")));
-        let mut eff = bisect::effect(&[], opts.clone(), 1, b, &with, &gap, &cfg);
-        eff.names.sort();
-        let mine: BTreeSet<String> = opts.iter().cloned().collect();
-        if applied.len() > 2 && mine == union_of(label) {
-            section.together = Some(eff);
-        } else {
-            section.effects.push(eff);
+    let result = |label: &str| samples.get(label).cloned().unwrap_or_else(|| Err(format!("no runs of {label}")));
+    // Units (findings alone) and cumulative sets, in target order.
+    let mut units: Vec<(BTreeSet<String>, String)> = Vec::new();
+    let mut cumulative: Vec<(usize, String)> = Vec::new();
+    for (label, spec) in specs.iter().filter(|(l, _)| l.as_str() != "A" && l.as_str() != "B") {
+        let set: BTreeSet<String> = spec.overrides.iter().filter(|o| !base.contains(o)).cloned().collect();
+        let seen: BTreeSet<String> = units.iter().flat_map(|(u, _)| u.iter().cloned()).collect();
+        if set.is_disjoint(&seen) {
+            units.push((set, label.clone()));
+            continue;
+        }
+        let mut acc = BTreeSet::new();
+        for (i, (u, _)) in units.iter().enumerate() {
+            acc.extend(u.iter().cloned());
+            if acc == set && i > 0 {
+                cumulative.push((i, label.clone()));
+            }
         }
     }
-    section.effects.sort_by(|x, y| y.points.unwrap_or(f64::MIN).total_cmp(&x.points.unwrap_or(f64::MIN)));
+    let prefix = |i: usize| -> Option<String> {
+        if i == 0 {
+            units.first().map(|u| u.1.clone())
+        } else {
+            cumulative.iter().find(|c| c.0 == i).map(|c| c.1.clone())
+        }
+    };
+    for (i, (set, label)) in units.iter().enumerate() {
+        let names: Vec<String> = set.iter().cloned().collect();
+        let alone = bisect::effect(&[], names.clone(), 1, b, &result(label), &gap, &cfg);
+        let increment = match (i, prefix(i.saturating_sub(1)), prefix(i)) {
+            (0, _, _) => alone.clone(),
+            (_, Some(before), Some(now)) => match result(&before) {
+                Ok(x) => bisect::effect(&[], names.clone(), 1, &x, &result(&now), &gap, &cfg),
+                Err(err) => Effect { error: Some(err), ..alone.clone() },
+            },
+            _ => {
+                // No cumulative set: an experiment of a search step, each part on its own.
+                alone.clone()
+            }
+        };
+        section.effects.push(Attributed { names, increment, alone: (i > 0).then_some(alone) });
+    }
+    if units.len() > 1
+        && let Some(all) = prefix(units.len() - 1)
+    {
+        let names: Vec<String> = units.iter().flat_map(|(u, _)| u.iter().cloned()).collect();
+        section.together = Some(bisect::effect(&[], names, 1, b, &result(&all), &gap, &cfg));
+    }
     let recovered = match (&section.together, section.effects.as_slice()) {
         (Some(t), _) => t.points,
-        (None, [only]) => only.points,
+        (None, [only]) => only.increment.points,
         _ => None,
     };
     section.unexplained_points = recovered.map(|r| -gap.points - r);
@@ -180,20 +224,32 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
             if g.points < 0.0 { (worse, -g.points_hi, -g.points_lo) } else { (better, g.points_lo, g.points_hi) };
         out.push(format!("B is {:.1} % {word} than A in {} ({level} {lo:.1} to {hi:.1} %).", g.points.abs(), s.metric));
     }
-    for e in &s.effects {
+    let alone_text = |e: &Option<Effect>| match e.as_ref().and_then(|a| a.points.map(|p| (p, a))) {
+        Some((p, a)) => format!(
+            "; alone it recovers {p:.1} ({level} {}{})",
+            ci(a.points_lo, a.points_hi),
+            if a.toward_a { "" } else { ", not significant" }
+        ),
+        None => String::new(),
+    };
+    for (i, e) in s.effects.iter().enumerate() {
         let what = e.names.join(", ");
-        match (e.points, e.toward_a) {
+        let inc = &e.increment;
+        let (prefix, more) = if i == 0 { ("Setting", "") } else { ("With that, setting", " more") };
+        match (inc.points, inc.toward_a) {
             (Some(p), true) => out.push(format!(
-                "Setting {what} on B recovers {p:.1} points ({level} {}).",
-                ci(e.points_lo, e.points_hi)
+                "{prefix} {what} on B recovers {p:.1}{more} points ({level} {}){}.",
+                ci(inc.points_lo, inc.points_hi),
+                alone_text(&e.alone)
             )),
             (Some(p), false) => out.push(format!(
-                "Setting {what} on B moves it by {p:+.1} points ({level} {}), not significantly.",
-                ci(e.points_lo, e.points_hi)
+                "{prefix} {what} on B moves it by {p:+.1}{more} points ({level} {}), not significantly{}.",
+                ci(inc.points_lo, inc.points_hi),
+                alone_text(&e.alone)
             )),
             (None, _) => out.push(format!(
-                "Setting {what} on B could not be measured: {}.",
-                e.error.as_deref().unwrap_or("no value")
+                "{prefix} {what} on B could not be measured: {}.",
+                inc.error.as_deref().unwrap_or("no value")
             )),
         }
     }
@@ -205,21 +261,28 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
     if let Some(u) = s.unexplained_points
         && g.comparison.verdict != Verdict::NoSignificantChange
     {
-        out.push(format!("{:.1} points of the gap remain unexplained by these settings.", u));
+        out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
     }
     out
 }
 
-/// The attribution table: one row per culprit (or group), then all together.
+/// The attribution table: one row per finding in the order found, then all together.
 pub fn table(s: &ExplainSection) -> Table {
     let level = format!("{} % CI", fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
-    let header =
-        [("set on B", false), ("recovers (points of A)", true), (level.as_str(), true), ("significant", false)];
+    let header = [
+        ("set on B, in this order", false),
+        ("recovers (points of A)", true),
+        (level.as_str(), true),
+        ("significant", false),
+        ("alone", true),
+        ("alone CI", true),
+    ];
     let mut t = Table {
         id: "explain".into(),
         title: "Explained: A's values set on B".into(),
         caption: Some(format!(
-            "From {}. A point is 1 % of A's {}; positive values move B towards A. {}",
+            "From {}. A point is 1 % of A's {}; positive values move B towards A. Each row is what the value \
+             recovers on top of the rows above it, and alone. {}",
             s.experiment, s.metric, s.description
         )),
         header: header.iter().map(|(h, _)| h.to_string()).collect(),
@@ -227,11 +290,12 @@ pub fn table(s: &ExplainSection) -> Table {
         rows: vec![],
         footnotes: vec![],
     };
-    let row = |name: String, e: &Effect| {
+    let pts = |e: &Effect| e.points.map(|p| format!("{p:.1}")).unwrap_or_else(|| "—".into());
+    let row = |name: String, e: &Effect, alone: Option<&Effect>| {
         let tone = if e.toward_a { Tone::Better } else { Tone::Plain };
         vec![
             Cell { text: name, tone: Tone::Plain },
-            Cell { text: e.points.map(|p| format!("{p:.1}")).unwrap_or_else(|| "—".into()), tone },
+            Cell { text: pts(e), tone },
             Cell { text: ci(e.points_lo, e.points_hi), tone: Tone::Plain },
             Cell {
                 text: match (&e.error, e.toward_a) {
@@ -241,8 +305,11 @@ pub fn table(s: &ExplainSection) -> Table {
                 },
                 tone: Tone::Plain,
             },
+            Cell { text: alone.map(pts).unwrap_or_default(), tone: Tone::Plain },
+            Cell { text: alone.map(|a| ci(a.points_lo, a.points_hi)).unwrap_or_default(), tone: Tone::Plain },
         ]
     };
+    let blank = || Cell { text: String::new(), tone: Tone::Plain };
     if let Some(g) = &s.gap {
         let tone = if g.comparison.verdict == Verdict::NoSignificantChange { Tone::Plain } else { Tone::Worse };
         t.rows.push(vec![
@@ -250,20 +317,24 @@ pub fn table(s: &ExplainSection) -> Table {
             Cell { text: format!("{:.1}", g.points), tone },
             Cell { text: format!("{:.1} to {:.1}", g.points_lo, g.points_hi), tone: Tone::Plain },
             Cell { text: if tone == Tone::Worse { "yes".into() } else { "no".into() }, tone: Tone::Plain },
+            blank(),
+            blank(),
         ]);
     }
     for e in &s.effects {
-        t.rows.push(row(e.names.join(", "), e));
+        t.rows.push(row(e.names.join(", "), &e.increment, e.alone.as_ref()));
     }
     if let Some(e) = &s.together {
-        t.rows.push(row("all of the above".into(), e));
+        t.rows.push(row("all of the above together".into(), e, None));
     }
     if let Some(u) = s.unexplained_points {
         t.rows.push(vec![
             Cell { text: "(unexplained)".into(), tone: Tone::Muted },
             Cell { text: format!("{u:.1}"), tone: Tone::Muted },
-            Cell { text: String::new(), tone: Tone::Plain },
-            Cell { text: String::new(), tone: Tone::Plain },
+            blank(),
+            blank(),
+            blank(),
+            blank(),
         ]);
     }
     t.footnotes = s.notes.clone();

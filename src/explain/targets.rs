@@ -5,7 +5,7 @@
 //! `system:log-bin,sync_binlog=0`; a bare `NAME` is a flag. More options and a base my.cnf come from
 //! the commands' `--set-a/--set-b/--config-a/--config-b` flags.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::diffvars::Snapshot;
@@ -166,9 +166,9 @@ pub fn find_experiment(store: &Store, which: &str) -> Result<Experiment> {
     })
 }
 
-/// The targets of a stored experiment as specs, by label, from its stored definition (config files
-/// are resolved next to the experiment file it was run from).
-pub fn stored_specs(e: &Experiment) -> Result<BTreeMap<String, TargetSpec>> {
+/// The targets of a stored experiment as (label, spec) in definition order, from its stored definition
+/// (config files are resolved next to the experiment file it was run from).
+pub fn stored_specs(e: &Experiment) -> Result<Vec<(String, TargetSpec)>> {
     let file = ExperimentFile::parse(&e.definition)
         .map_err(|m| Error::Other(format!("experiment {} ({}): its stored definition: {m}", e.id, e.name)))?;
     let base = e.file.as_deref().and_then(|f| Path::new(f).parent()).map(Path::to_path_buf).unwrap_or_default();
@@ -213,7 +213,7 @@ pub fn capture_stored(store: &Store, which: &str, label: &str) -> Result<Snapsho
             format!("target '{label}' of experiment {} has no finished run with stored variables", e.name),
         ));
     };
-    let explicit = match stored_specs(&e).ok().and_then(|mut m| m.remove(label)) {
+    let explicit = match stored_specs(&e).ok().and_then(|v| v.into_iter().find(|(l, _)| l == label).map(|(_, s)| s)) {
         Some(mut spec) => {
             if spec.config.as_ref().is_some_and(|c| !c.is_file()) {
                 spec.config = None;
