@@ -350,6 +350,7 @@ fn the_report_explains_a_stored_explain_experiment() {
     record(&mut store, &file.name, &definition, &targets, 5, 3);
     let r = report::build_report(&store, &Selection { baseline: Some("B".into()), ..Selection::default() }).unwrap();
     assert_eq!(r.explain.len(), 1);
+    assert!(r.series.is_none(), "the probes of an explain step are not a version series");
     let s = &r.explain[0];
     let gap = s.gap.unwrap();
     assert!((gap.points + 50.0).abs() < 3.0, "B is 50 % slower: {}", gap.points);

@@ -6,22 +6,27 @@
 //! decides from the per-repetition samples it gets back with [`crate::stats::compare`].
 //!
 //! The search runs in **rounds**. Round 1 starts from B; every later round starts from B with the
-//! findings of the earlier rounds applied (the round's **base**), so that a value whose effect is
-//! masked by another (the redo-log flush matters little while `sync_binlog=1` still costs an fsync per
-//! commit) is found once the other is set. Each round:
+//! findings of the earlier rounds applied (the round's **base**) and looks for what they leave of the
+//! gap (values that only matter once others are set, or that stand in for each other). Each round:
 //!
 //! 1. **Gap** — probes base, A and base+rest (every candidate not yet found). If the base is not
 //!    significantly different from A the gap is explained (round 1: there is no gap); if base+rest
 //!    does not move the base significantly towards A, the rest of the gap is not in the configuration
 //!    (round 1: the gap is not in the configuration at all).
-//! 2. **Resolve** — the rest, which moves the base towards A, is resolved into findings: a group of up
-//!    to `singles_max` candidates in one step that probes the base and base+each candidate alone; a
-//!    bigger group is halved (candidates in name order) and one step probes the base and base+each
-//!    half. A part that moves the base significantly towards A is resolved in turn; a part that does
-//!    not is cleared (for this round); a single candidate that does is a **culprit**. When no part
-//!    does alone but the group did, the group is a finding of its own: its values act **together**
-//!    (they matter only in combination, or each one's effect is too small to see alone). Groups are
-//!    resolved breadth-first; the round's findings, largest effect first, join the base.
+//! 2. **Resolve** — the rest, which moves the base towards A, is resolved into findings by leaving
+//!    parts out of the **full set** (base+rest): a group of up to `singles_max` candidates in one step
+//!    that probes the full set and the full set without each candidate; a bigger group is halved
+//!    (candidates in name order) and one step probes the full set without each half. A part whose
+//!    absence costs significantly (the full set moves the full set without it significantly towards
+//!    A) is resolved in turn; a part that does not is cleared for this round; a single candidate whose
+//!    absence costs is a **culprit**. When leaving out any one part costs nothing although the group
+//!    matters, the parts stand in for each other and the group is a finding of its own that acts
+//!    **together**. Groups are resolved breadth-first; the round's findings, largest effect first,
+//!    join the base.
+//!
+//!    Leaving out is used rather than adding one value at a time because costs add up: when B pays for
+//!    two fsyncs per commit, removing one of them from B helps little, but putting either back into
+//!    the full set hurts a lot, so the contrast the statistics must see is much larger.
 //!
 //! **Confirm** — one step probes B, A, each finding alone, and the cumulative sets (first finding,
 //! first two, …, all), so that the final attribution comes from one experiment under the same
@@ -203,7 +208,8 @@ pub struct Finding {
     pub names: Vec<String>,
     /// The round that found it.
     pub round: usize,
-    /// The effect that found it: against B with the earlier rounds' findings.
+    /// The effect that found it: what the round's full set (B with every value not found before) loses
+    /// without it.
     pub found: Effect,
     /// Confirmation: on top of the findings before it in this list, against them.
     pub increment: Option<Effect>,
@@ -337,6 +343,10 @@ struct Search<'a> {
 
 fn base_probe(base: &[usize]) -> Probe {
     if base.is_empty() { Probe::B } else { Probe::Set(base.to_vec()) }
+}
+
+fn minus(a: &[usize], b: &[usize]) -> Vec<usize> {
+    a.iter().copied().filter(|x| !b.contains(x)).collect()
 }
 
 fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
@@ -607,7 +617,8 @@ impl Search<'_> {
         effect(set, self.names(set), step, b, with, gap, &self.cfg.compare)
     }
 
-    /// Resolves `rest` (which moves `base` towards A by `parent`) into findings, largest first.
+    /// Resolves `rest` (which moves `base` towards A by `parent`) into findings, largest first, by
+    /// leaving parts out of the full set `base ∪ rest`.
     #[allow(clippy::too_many_arguments)]
     fn resolve(
         &mut self,
@@ -633,6 +644,7 @@ impl Search<'_> {
             found.push(finding(rest.to_vec(), self.names(rest), parent));
             return Ok(found);
         }
+        let top = union(base, rest);
         let mut queue: VecDeque<(Vec<usize>, Effect)> = VecDeque::from([(rest.to_vec(), parent)]);
         while let Some((group, parent)) = queue.pop_front() {
             // Small groups are resolved in one step of singles; bigger ones are halved.
@@ -653,22 +665,31 @@ impl Search<'_> {
                 ));
                 break;
             }
-            let mut probes = vec![base_probe(base)];
-            probes.extend(parts.iter().map(|p| Probe::Set(union(base, p))));
+            // Leave one part out of the full set: what the full set loses without it is the part's share.
+            let mut probes = vec![Probe::Set(top.clone())];
+            probes.extend(parts.iter().map(|p| base_probe(&minus(&top, p))));
             let results = self.run_rounds(Purpose::Split, probes, reserve, measure, unclear)?;
             let step = self.out.steps.len();
-            let Ok(b) = &results[0] else {
-                self.out.notes.push(format!("step {step}: the base could not be measured; group left unresolved"));
+            let Ok(t) = &results[0] else {
+                self.out.notes.push(format!("step {step}: the full set could not be measured; group left unresolved"));
                 self.out.unresolved.push(group);
                 continue;
             };
-            let effects: Vec<Effect> =
-                parts.iter().zip(&results[1..]).map(|(p, r)| self.effect(p, step, b, r, g)).collect();
+            let full: ProbeResult = Ok(t.clone());
+            let effects: Vec<Effect> = parts
+                .iter()
+                .zip(&results[1..])
+                .map(|(p, r)| match r {
+                    Ok(without) => self.effect(p, step, without, &full, g),
+                    Err(e) => Effect { error: Some(e.clone()), ..self.effect(p, step, t, &Err(e.clone()), g) },
+                })
+                .collect();
             if effects.iter().all(|e| !e.toward_a) {
                 if effects.iter().any(|e| e.error.is_some()) {
                     self.out.unresolved.push(group);
                 } else {
-                    // The group moved the base towards A but none of its parts does alone.
+                    // The group matters, but leaving out any one part loses nothing: the parts can
+                    // stand in for each other.
                     let names = self.names(&group);
                     found.push(finding(group, names, parent));
                 }
@@ -676,8 +697,10 @@ impl Search<'_> {
             }
             for (part, e) in parts.into_iter().zip(effects) {
                 if let Some(err) = &e.error {
-                    let label = probe_label(&Probe::Set(part.clone()), self.candidates);
-                    self.out.notes.push(format!("step {step}: {label} could not be measured: {err}"));
+                    let without = self.names(&part).join(", ");
+                    self.out
+                        .notes
+                        .push(format!("step {step}: the full set without {without} could not be measured: {err}"));
                     self.out.unresolved.push(part);
                 } else if !e.toward_a {
                     // Cleared for this round; a later round may find it once others are set.

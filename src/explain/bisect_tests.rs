@@ -14,6 +14,7 @@ struct Model {
     b: f64,
     factors: Vec<f64>,
     pairs: Vec<(usize, usize, f64)>,
+    either: Vec<(usize, usize, f64)>,
     fails_on: Vec<Vec<usize>>,
     cv: f64,
     reps: usize,
@@ -28,6 +29,7 @@ impl Model {
             b,
             factors: factors.to_vec(),
             pairs: vec![],
+            either: vec![],
             fails_on: vec![],
             cv: 0.015,
             reps: 3,
@@ -47,6 +49,11 @@ impl Model {
                 }
                 for &(x, y, f) in &self.pairs {
                     if s.contains(&x) && s.contains(&y) {
+                        m *= f;
+                    }
+                }
+                for &(x, y, f) in &self.either {
+                    if s.contains(&x) || s.contains(&y) {
                         m *= f;
                     }
                 }
@@ -157,18 +164,24 @@ fn seed_case_names_both_culprits_in_order_and_clears_the_cache() {
     let out = search(&c, &singles, &mut m).unwrap();
     assert_eq!(names(&out), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
     assert_eq!(out.cleared, [0]);
+    // Leave one out: the full set, then the full set without each value.
     assert_eq!(
         out.steps[1].labels,
-        ["B", "B+innodb_buffer_pool_size", "B+innodb_flush_log_at_trx_commit", "B+sync_binlog"]
+        [
+            "B+all",
+            "B+innodb_flush_log_at_trx_commit+sync_binlog",
+            "B+innodb_buffer_pool_size+sync_binlog",
+            "B+innodb_buffer_pool_size+innodb_flush_log_at_trx_commit"
+        ]
     );
     assert_eq!(out.runs_used, 3 * (3 + 4 + 3 + 5));
     assert!(out.runs_used <= estimate_runs(3, 2, &singles));
 }
 
-/// The redo flush does nothing while sync_binlog=1 still costs its fsync (masking): the first round
-/// finds sync_binlog, the second, with it applied, the flush.
+/// The redo flush does nothing while sync_binlog=1 still costs its fsync (masking): adding it to B
+/// alone shows nothing, but leaving it out of the full set does, so both are found in the first round.
 #[test]
-fn a_masked_value_is_found_in_the_next_round() {
+fn a_masked_value_is_found() {
     let c = candidates(&["innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "sync_binlog"]);
     let mut m = Model::new(1000.0 * 1.6 * 1.3, 1000.0, &[1.0, 1.0, 1.6], 8);
     m.pairs.push((1, 2, 1.3));
@@ -176,12 +189,12 @@ fn a_masked_value_is_found_in_the_next_round() {
     let out = search(&c, &singles, &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
     assert_eq!(names(&out), ["sync_binlog", "innodb_flush_log_at_trx_commit"]);
-    assert_eq!(out.findings.iter().map(|f| f.round).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(out.findings.iter().map(|f| f.round).collect::<Vec<_>>(), [1, 1]);
     let flush = &out.findings[1];
     assert!(flush.increment.as_ref().unwrap().toward_a, "on top of sync_binlog it recovers");
     assert!(!flush.alone.as_ref().unwrap().toward_a, "alone it does not");
     assert_eq!(out.cleared, [0]);
-    assert_eq!(out.rounds.len(), 3, "the third round finds no gap left");
+    assert_eq!(out.rounds.len(), 2, "the second round finds no gap left");
     assert!(out.unexplained_points.unwrap().abs() < 3.0);
 }
 
@@ -233,16 +246,33 @@ fn a_gap_that_config_does_not_explain_is_said_so() {
     assert!(!out.rounds[0].rest.toward_a);
 }
 
+/// Two values that matter only together: each is needed, so each is a culprit; alone neither helps.
 #[test]
-fn values_that_matter_only_together_are_reported_as_a_group() {
+fn values_needed_together_are_both_culprits() {
     let c = named(8);
     let mut m = Model::new(1500.0, 1000.0, &[1.0; 8], 4);
     m.pairs.push((0, 1, 1.5));
     let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
-    assert_eq!(names(&out), ["v00+v01"]);
-    assert_eq!(out.groups().count(), 1);
+    let mut found = names(&out);
+    found.sort();
+    assert_eq!(found, ["v00", "v01"]);
     assert_eq!(out.cleared, [2, 3, 4, 5, 6, 7]);
+    let second = &out.findings[1];
+    assert!(second.increment.as_ref().unwrap().toward_a && !second.alone.as_ref().unwrap().toward_a);
+}
+
+/// Two values that stand in for each other (either one recovers the gap): leaving out either costs
+/// nothing, so they are reported as a group.
+#[test]
+fn values_that_stand_in_for_each_other_are_a_group() {
+    let c = named(6);
+    let mut m = Model::new(1500.0, 1000.0, &[1.0; 6], 9);
+    m.either.push((2, 4, 1.5));
+    let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
+    assert_eq!(out.conclusion, Conclusion::Explained, "{:?}", out.notes);
+    assert_eq!(out.groups().count(), 1, "{:?}", names(&out));
+    assert!(out.findings[0].set.contains(&2) && out.findings[0].set.contains(&4), "{:?}", out.findings[0].set);
 }
 
 #[test]
@@ -267,12 +297,13 @@ fn a_small_budget_leaves_groups_unresolved_and_is_kept() {
 fn a_probe_that_fails_leaves_its_group_unresolved() {
     let c = candidates(&["a", "b", "c", "d"]);
     let mut m = Model::new(1600.0, 1000.0, &[1.6, 1.0, 1.0, 1.0], 6);
-    m.fails_on = vec![vec![2, 3]];
+    // The full set without {c, d} is B+a+b.
+    m.fails_on = vec![vec![0, 1]];
     let out = search(&c, &cfg(Direction::HigherIsBetter, 200), &mut m).unwrap();
     assert_eq!(out.conclusion, Conclusion::Partial);
     assert_eq!(names(&out), ["a"]);
     assert_eq!(out.unresolved, [vec![2, 3]]);
-    assert!(out.notes.iter().any(|n| n.contains("B+c+d could not be measured")), "{:?}", out.notes);
+    assert!(out.notes.iter().any(|n| n.contains("the full set without c, d could not be measured")), "{:?}", out.notes);
     // When B+all itself fails, the search cannot tell that config matters.
     let mut m = Model::new(1600.0, 1000.0, &[1.6, 1.0, 1.0, 1.0], 6);
     m.fails_on = vec![vec![0, 1, 2, 3]];

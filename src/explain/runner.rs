@@ -378,7 +378,8 @@ pub fn step_experiment(
     description: &str,
 ) -> Result<ExperimentFile> {
     let purpose = match step.purpose {
-        Purpose::Gap => "gap".to_string(),
+        Purpose::Gap if step.number == 1 => "gap".to_string(),
+        Purpose::Gap => format!("gap-{}", step.number),
         Purpose::Split => format!("split-{}", step.number),
         Purpose::Confirm => "confirm".to_string(),
     };

@@ -24,7 +24,8 @@ pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let explain = super::explain::explain_sections(store, &selected, sel)?;
     let mut r = from_selected(selected, sel)?;
     r.variable_changes = changes;
-    r.series = super::explain::series_section(&r);
+    // The targets of a `versus explain` step are not an ordered series.
+    r.series = if explain.is_empty() { super::explain::series_section(&r) } else { None };
     r.explain = explain;
     Ok(r)
 }

@@ -71,7 +71,8 @@ pub fn variable_changes(s: &Selected) -> Vec<VarChanges> {
     out
 }
 
-/// The version series of a report with three sides or more: sides in order, one case per case.
+/// The version series of a report with three sides or more: sides in order, one case per case (the
+/// report leaves it out for experiments of `versus explain`, whose targets are not a series).
 pub fn series_section(r: &CompareReport) -> Option<SeriesReport> {
     if r.sides.len() < 3 {
         return None;
