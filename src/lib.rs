@@ -8,6 +8,7 @@ pub mod clock;
 pub mod driver;
 pub mod error;
 pub mod experiment;
+pub mod explain;
 pub mod interrupt;
 pub mod report;
 pub mod sampler;

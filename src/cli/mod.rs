@@ -3,6 +3,7 @@
 
 mod compare;
 mod experiment;
+mod explain;
 mod ibench;
 mod server;
 
@@ -56,6 +57,12 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Export a comparison as markdown, JSON, CSV or a self-contained HTML page.
     Report(compare::ReportArgs),
+    /// Compare the server variables of two targets: changed defaults, settings, new and removed variables.
+    DiffVars(explain::DiffVarsArgs),
+    /// Find which of A's variable values, set on B, account for B's regression (config bisection).
+    Explain(explain::ExplainArgs),
+    /// Relative-to-first values and change points over an ordered list of builds or configs.
+    Series(explain::SeriesArgs),
 }
 
 /// Parses `args` (including the program name) and runs the command; returns the process exit code.
@@ -83,6 +90,9 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Ibench(args) => ibench::run(args),
         Command::Compare(args) => compare::compare(&home, args),
         Command::Report(args) => compare::report(&home, args),
+        Command::DiffVars(args) => explain::diff_vars(&home, args),
+        Command::Explain(args) => explain::explain_cmd(&home, args),
+        Command::Series(args) => explain::series_cmd(&home, args),
     }
 }
 

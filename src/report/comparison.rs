@@ -20,7 +20,14 @@ use crate::store::Store;
 /// without `force`) and a metric that no selected run recorded.
 pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let selected = select(store, sel)?;
-    from_selected(selected, sel)
+    let changes = super::explain::variable_changes(&selected);
+    let explain = super::explain::explain_sections(store, &selected, sel)?;
+    let mut r = from_selected(selected, sel)?;
+    r.variable_changes = changes;
+    // The targets of a `versus explain` step are not an ordered series.
+    r.series = if explain.is_empty() { super::explain::series_section(&r) } else { None };
+    r.explain = explain;
+    Ok(r)
 }
 
 fn values_of(r: &LoadedRun, m: Metric) -> Option<f64> {
@@ -140,6 +147,9 @@ fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
         experiments,
         notes,
         ibench,
+        variable_changes: Vec::new(),
+        series: None,
+        explain: Vec::new(),
     })
 }
 
@@ -361,30 +371,8 @@ fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
     rows
 }
 
-/// Variables whose value differs only because every sandbox has its own paths, ports and ids.
-const SANDBOX_VARIABLES: &[&str] = &[
-    "basedir",
-    "datadir",
-    "general_log_file",
-    "gtid_executed",
-    "gtid_purged",
-    "hostname",
-    "log_error",
-    "mysqlx_port",
-    "mysqlx_socket",
-    "pid_file",
-    "port",
-    "pseudo_thread_id",
-    "report_port",
-    "server_uid",
-    "server_uuid",
-    "slow_query_log_file",
-    "socket",
-    "timestamp",
-    "tmpdir",
-];
-
-/// The variables that differ between the targets, ignoring sandbox paths, ports and ids.
+/// The variables that differ between the targets, leaving out noise (sandbox paths, ports, ids,
+/// versions, host-sized and derived values: [`crate::explain::noise`]).
 fn variable_diff(s: &Selected) -> VariableDiff {
     // Targets in side order, then run order; a label used by several experiments is qualified.
     let mut keys: Vec<(usize, String, i64)> = Vec::new();
@@ -433,8 +421,8 @@ fn variable_diff(s: &Selected) -> VariableDiff {
         if !differs {
             continue;
         }
-        let all_paths = per_target.iter().flatten().all(|v| v.starts_with('/'));
-        if SANDBOX_VARIABLES.contains(&name.to_ascii_lowercase().as_str()) || all_paths {
+        let seen: Vec<&str> = per_target.iter().flatten().copied().collect();
+        if crate::explain::noise::noise_of(name, &seen).is_some() {
             diff.hidden += 1;
             continue;
         }

@@ -220,8 +220,18 @@ pub fn render(r: &CompareReport) -> String {
         escape(&tables::ci_heading(r)),
         escape(&super::fmt::percent(r.noise_band))
     );
+    out.push_str("<nav><ol><li><a href=\"#summary\">Summary</a></li>");
+    if !r.explain.is_empty() {
+        out.push_str("<li><a href=\"#explained\">Explained</a></li>");
+    }
+    if r.series.is_some() {
+        out.push_str("<li><a href=\"#series\">Version series</a></li>");
+    }
+    if !r.variable_changes.is_empty() {
+        out.push_str("<li><a href=\"#changes\">Changed defaults</a></li>");
+    }
     out.push_str(
-        "<nav><ol><li><a href=\"#summary\">Summary</a></li><li><a href=\"#ratios\">Ratios</a></li>\
+        "<li><a href=\"#ratios\">Ratios</a></li>\
          <li><a href=\"#pivot\">Tables</a></li><li><a href=\"#over-time\">Over time</a></li>\
          <li><a href=\"#threads\">By threads</a></li><li><a href=\"#latency\">Latency</a></li>\
          <li><a href=\"#efficiency\">Efficiency</a></li><li><a href=\"#stability\">Stability</a></li>\
@@ -239,6 +249,7 @@ pub fn render(r: &CompareReport) -> String {
         }
         out.push_str("</ul>\n");
     }
+    super::explain::write_html(&mut out, r);
     write_table(&mut out, &tables::ratio_table(r), 2);
     if let Some(svg) = ratio_chart(r) {
         out.push_str(&svg);
@@ -279,6 +290,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "<h2 class=\"ibench\">{}</h2>", escape(&sec.title));
         out.push_str(&crate::workload::ibench::report::comparison_html(&sec.tables));
     }
+    super::explain::write_html_changes(&mut out, r);
     out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");
     for e in &r.experiments {
         write_table(&mut out, &tables::experiment_table(e), 3);

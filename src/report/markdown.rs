@@ -72,6 +72,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "- {line}");
     }
     out.push('\n');
+    super::explain::write_markdown(&mut out, r);
     write_table(&mut out, &tables::ratio_table(r));
     let (abs, rel) = tables::pivot_tables(r);
     write_table(&mut out, &abs);
@@ -86,6 +87,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "## {}\n", sec.title);
         let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
     }
+    super::explain::write_markdown_changes(&mut out, r);
     if !r.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");
         for n in &r.notes {

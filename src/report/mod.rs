@@ -10,9 +10,13 @@
 //! - [`json`]: the model itself (schema: `schemas/compare-report.schema.json`).
 //! - [`csv`]: one row per case and side.
 //! - [`html`]: a self-contained page with inline SVG charts (no JavaScript, no external resources).
+//!
+//! The markdown and HTML exports also carry the sections of [`mod@explain`]: changed defaults and
+//! settings per candidate, the version series with change points, and `versus explain` attributions.
 
 pub mod comparison;
 pub mod csv;
+pub mod explain;
 pub mod fmt;
 pub mod html;
 pub mod json;

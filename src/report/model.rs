@@ -278,7 +278,8 @@ pub struct VariableDiff {
     pub targets: Vec<String>,
     /// The differing variables, by name.
     pub rows: Vec<VariableRow>,
-    /// Variables left out because they differ only by sandbox paths, ports or ids.
+    /// Variables left out because their differences are noise (paths, ports, ids, versions, host-sized or
+    /// derived values; see [`crate::explain::noise`]).
     pub hidden: usize,
     /// Targets without any stored variables.
     pub targets_without_variables: Vec<String>,
@@ -358,6 +359,16 @@ pub struct CompareReport {
     /// Insert Benchmark runs: the Small Datum tables per step (absent when there are none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ibench: Vec<crate::workload::ibench::stored::Section>,
+    /// Each candidate side's server variables against the baseline's, classified (changed default,
+    /// set by a config, new, removed; noise left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variable_changes: Vec<crate::explain::diffvars::VarChanges>,
+    /// With three sides or more: relative-to-first values and change points over the sides in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::explain::series::SeriesReport>,
+    /// The attribution of every selected experiment stored by `versus explain`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explain: Vec<crate::explain::section::ExplainSection>,
 }
 
 impl CompareReport {

@@ -474,8 +474,8 @@ pub fn variables_table(r: &CompareReport) -> Table {
     h.extend(r.variables.targets.iter().map(|t| (t.clone(), false)));
     let mut t = Table::new("variables", "Server variables that differ", h);
     let mut caption = format!(
-        "From SHOW GLOBAL VARIABLES of each run, per target; {} variable(s) that differ only by sandbox paths, ports \
-         or ids are not shown.",
+        "From SHOW GLOBAL VARIABLES of each run, per target; {} variable(s) whose differences are noise (sandbox \
+         paths, ports, ids, versions, host-sized or derived values) are not shown.",
         r.variables.hidden
     );
     if !r.variables.targets_without_variables.is_empty() {

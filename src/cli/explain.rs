@@ -1,0 +1,374 @@
+//! `versus diff-vars`, `versus explain` and `versus series`: flags to calls into [`crate::explain`].
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::DbArg;
+use super::compare::{ColorWhen, parse_fraction};
+use crate::error::{Error, Result};
+use crate::experiment::Progress;
+use crate::experiment::spec::{WorkloadDef, parse_duration};
+use crate::explain::diff;
+use crate::explain::render::{self, OutputFormat};
+use crate::explain::runner::{ExplainOptions, explain};
+use crate::explain::series::{self, SeriesRun};
+use crate::explain::targets::{TargetSpec, capture_live, capture_stored};
+use crate::report::{self, Dimension, Format, Metric, Selection};
+use crate::server::Home;
+
+/// How targets A and B are given (shared by `diff-vars` and `explain`).
+#[derive(Debug, Args)]
+pub(super) struct PairArgs {
+    /// Target A, the reference: BUILD or BUILD:NAME=VALUE,… (e.g. system:log-bin,sync_binlog=0); with
+    /// --from, a target label of that experiment.
+    a: String,
+    /// Target B, the one that differs (same forms as A).
+    b: String,
+    /// An option for A on top of its config (repeatable), as with `versus server start --set`.
+    #[arg(long = "set-a", value_name = "NAME=VALUE")]
+    set_a: Vec<String>,
+    /// An option for B (repeatable).
+    #[arg(long = "set-b", value_name = "NAME=VALUE")]
+    set_b: Vec<String>,
+    /// An option for both (repeatable), applied before --set-a/--set-b.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// A base my.cnf for A.
+    #[arg(long = "config-a", value_name = "FILE.cnf")]
+    config_a: Option<PathBuf>,
+    /// A base my.cnf for B.
+    #[arg(long = "config-b", value_name = "FILE.cnf")]
+    config_b: Option<PathBuf>,
+}
+
+impl PairArgs {
+    fn specs(&self) -> Result<(TargetSpec, TargetSpec)> {
+        let side = |text: &str, flag: &str, config: &Option<PathBuf>, own: &[String]| -> Result<TargetSpec> {
+            if let Some(c) = config.as_ref().filter(|c| !c.is_file()) {
+                return Err(Error::option(
+                    format!("--config-{}", flag.to_ascii_lowercase()),
+                    format!("{} does not exist", c.display()),
+                ));
+            }
+            let extra: Vec<String> = self.set.iter().chain(own).cloned().collect();
+            TargetSpec::parse(text, flag)?.with(config.clone(), &extra)
+        };
+        Ok((side(&self.a, "A", &self.config_a, &self.set_a)?, side(&self.b, "B", &self.config_b, &self.set_b)?))
+    }
+}
+
+fn parse_format(s: &str) -> std::result::Result<OutputFormat, String> {
+    s.parse()
+}
+
+fn color(when: ColorWhen) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
+    }
+}
+
+fn print(text: &str) -> Result<()> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(|e| Error::Other(format!("cannot write to standard output: {e}")))
+}
+
+/// `versus diff-vars`.
+#[derive(Debug, Args)]
+pub(super) struct DiffVarsArgs {
+    #[command(flatten)]
+    pair: PairArgs,
+    /// Read the variables stored with the runs of this experiment (id or name); A and B are its target labels.
+    #[arg(long, value_name = "EXPERIMENT")]
+    from: Option<String>,
+    /// Also show noise: paths, ports, ids, versions, host-sized and derived values.
+    #[arg(long)]
+    all: bool,
+    /// text, markdown or json.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
+    /// Colour (text format).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Runs `versus diff-vars`.
+pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
+    let (sa, sb) = match &a.from {
+        Some(exp) => {
+            let store = a.db.open(home)?;
+            (capture_stored(&store, exp, &a.pair.a)?, capture_stored(&store, exp, &a.pair.b)?)
+        }
+        None => {
+            let (ta, tb) = a.pair.specs()?;
+            let work = home.root().join("explain").join(format!("diff-vars-{}", std::process::id()));
+            eprintln!("starting A ({}) to read its variables", ta.describe());
+            let sa = capture_live(home, &ta, &work, "a");
+            let sb = sa.as_ref().ok().map(|_| {
+                eprintln!("starting B ({}) to read its variables", tb.describe());
+                capture_live(home, &tb, &work, "b")
+            });
+            let _ = crate::server::snapshot::remove_tree(&work);
+            (sa?, sb.expect("A succeeded")?)
+        }
+    };
+    let d = diff(&sa, &sb);
+    print(&render::render_diff(&d, a.all, a.format, color(a.color))?)?;
+    Ok(0)
+}
+
+/// Workload and measurement flags (shared by `explain` and `series`).
+#[derive(Debug, Args)]
+pub(super) struct MeasureArgs {
+    /// The sysbench test to run (oltp_write_only, oltp_read_write, oltp_update_index …).
+    #[arg(long, value_name = "TEST")]
+    workload: Option<String>,
+    /// A sysbench option of the workload (repeatable), e.g. --option range_size=10.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
+    /// Tables of the workload.
+    #[arg(long, default_value_t = 4)]
+    tables: u32,
+    /// Rows per table.
+    #[arg(long, default_value_t = 10_000)]
+    table_size: u64,
+    /// Client thread counts (comma-separated).
+    #[arg(long, value_name = "N", value_delimiter = ',', default_value = "4")]
+    threads: Vec<u32>,
+    /// Measured time per run (90s, 2m …).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    duration: Duration,
+    /// Warm-up per run, not measured.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    warmup: Duration,
+    /// Repetitions of every target.
+    #[arg(long, default_value_t = 3)]
+    repetitions: u32,
+    /// tps, qps, avg-latency, p95, p99 or max-latency.
+    #[arg(long, value_name = "METRIC", default_value = "tps", value_parser = parse_metric)]
+    metric: Metric,
+    /// Confidence level of the intervals.
+    #[arg(long, value_name = "LEVEL", default_value = "0.95")]
+    confidence: f64,
+    /// Seed of the run order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
+    let m: Metric = s.parse()?;
+    match m {
+        Metric::Tps | Metric::Qps | Metric::AvgLatency | Metric::P95 | Metric::P99 | Metric::MaxLatency => Ok(m),
+        other => Err(format!("{other} is not available here; choose tps, qps, avg-latency, p95, p99 or max-latency")),
+    }
+}
+
+impl MeasureArgs {
+    fn workload(&self) -> Result<WorkloadDef> {
+        let mut options = toml::Table::new();
+        options.insert("tables".into(), toml::Value::Integer(self.tables.into()));
+        options.insert("table-size".into(), toml::Value::Integer(self.table_size as i64));
+        for o in &self.options {
+            let (k, v) = o
+                .split_once('=')
+                .ok_or_else(|| Error::option("--option", format!("'{o}' is not NAME=VALUE (e.g. range_size=10)")))?;
+            let value = match v.trim().parse::<i64>() {
+                Ok(i) => toml::Value::Integer(i),
+                Err(_) => toml::Value::String(v.trim().to_string()),
+            };
+            options.insert(k.trim().to_string(), value);
+        }
+        if self.threads.is_empty() || self.threads.contains(&0) {
+            return Err(Error::option("--threads", "give thread counts of at least 1, e.g. --threads 4 or 1,8"));
+        }
+        if self.duration.is_zero() {
+            return Err(Error::option("--duration", "must be more than 0 s"));
+        }
+        let Some(test) = self.workload.clone() else {
+            return Err(Error::option("--workload", "give the sysbench test to run, e.g. --workload oltp_write_only"));
+        };
+        Ok(WorkloadDef { name: None, test, threads: None, options })
+    }
+}
+
+/// Writes the comparison report of `experiment` (with its explain, series and variable sections) to `path`.
+fn write_report(
+    home: &Home,
+    db: &DbArg,
+    experiment: i64,
+    baseline: Option<&str>,
+    metric: Metric,
+    path: &PathBuf,
+) -> Result<()> {
+    let format = Format::from_extension(path).unwrap_or(Format::Html);
+    let store = db.open(home)?;
+    let sel = Selection {
+        experiments: vec![experiment.to_string()],
+        vs: Dimension::Target,
+        baseline: baseline.map(str::to_string),
+        metric,
+        ..Selection::default()
+    };
+    let r = report::build_report(&store, &sel)?;
+    let text = report::render(&r, format)?;
+    std::fs::write(path, text).map_err(|e| Error::file(path, format!("cannot write the report: {e}")))?;
+    eprintln!("wrote {} ({format})", path.display());
+    Ok(())
+}
+
+/// `versus explain`.
+#[derive(Debug, Args)]
+pub(super) struct ExplainArgs {
+    #[command(flatten)]
+    pair: PairArgs,
+    #[command(flatten)]
+    measure: MeasureArgs,
+    /// Most runs in total (each run restarts the server and measures --duration).
+    #[arg(long, default_value_t = 150)]
+    max_runs: usize,
+    /// Skip the confirmation step (each culprit alone and all together, with A and B, in one experiment).
+    #[arg(long)]
+    no_confirm: bool,
+    /// Run a step again (pooling the samples) when a comparison is unclear: not significant, but beyond
+    /// the noise band. 0 turns it off.
+    #[arg(long, default_value_t = 1)]
+    extra_rounds: usize,
+    /// Groups of up to this many variables are tried one variable at a time instead of halved.
+    #[arg(long, default_value_t = 4)]
+    singles_max: usize,
+    /// Changes smaller than this are never called (e.g. 2% or 0.02).
+    #[arg(long, value_name = "FRACTION", default_value = "2%", value_parser = parse_fraction)]
+    noise_band: f64,
+    /// Prefix of the stored experiments' names (NAME-gap, NAME-split-N, NAME-confirm).
+    #[arg(long, default_value = "explain")]
+    name: String,
+    /// Read the variables, check what B accepts, print the plan and the worst-case budget; measure nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// text, markdown or json.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
+    /// Colour (text format).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
+    /// Also write the comparison report of the last step's experiment (.html, .md or .json).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Runs `versus explain`.
+pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
+    let (ta, tb) = a.pair.specs()?;
+    let m = &a.measure;
+    let opts = ExplainOptions {
+        name: a.name.clone(),
+        workload: m.workload()?,
+        threads: m.threads.clone(),
+        duration: m.duration,
+        warmup: m.warmup,
+        repetitions: m.repetitions,
+        max_runs: a.max_runs,
+        confirm: !a.no_confirm,
+        singles_max: a.singles_max,
+        extra_rounds: a.extra_rounds,
+        metric: m.metric,
+        noise_band: a.noise_band,
+        confidence: m.confidence,
+        seed: m.seed,
+    };
+    for t in [&ta, &tb] {
+        home.build(&t.build)?;
+    }
+    let mut store = a.db.open(home)?;
+    let progress = Progress::stderr();
+    let mut log = |l: &str| eprintln!("{l}");
+    let r = explain(home, &mut store, &ta, &tb, &opts, a.dry_run, progress, &mut log)?;
+    drop(store);
+    print(&render::render_explain(&r, a.format, color(a.color))?)?;
+    if let (Some(path), Some((id, _))) = (&a.report, r.final_experiment()) {
+        write_report(home, &a.db, *id, Some("B"), m.metric, path)?;
+    }
+    Ok(0)
+}
+
+/// `versus series`.
+#[derive(Debug, Args)]
+pub(super) struct SeriesArgs {
+    /// The targets in series order: BUILD or BUILD:NAME=VALUE,… (e.g. mariadb-10.5 system mariadb-11.8).
+    /// With --from, nothing or the target labels of the experiment in the order wanted.
+    targets: Vec<String>,
+    /// Read the runs of these experiments (id or name, repeatable) instead of running new ones.
+    #[arg(long, value_name = "EXPERIMENT")]
+    from: Vec<String>,
+    #[command(flatten)]
+    measure: MeasureArgs,
+    /// Name of the new experiment.
+    #[arg(long, default_value = "series")]
+    name: String,
+    /// p-value threshold of the change points.
+    #[arg(long, default_value_t = 0.05)]
+    p_value: f64,
+    /// text, markdown or json.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
+    /// Colour (text format).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
+    /// Also write the comparison report of the experiment (.html, .md or .json), with the series chart.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Runs `versus series`.
+pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
+    if !(a.p_value > 0.0 && a.p_value < 1.0) {
+        return Err(Error::option("--p-value", "must lie in (0, 1), e.g. 0.05"));
+    }
+    let m = &a.measure;
+    let (experiments, order) = if a.from.is_empty() {
+        if a.targets.len() < 2 {
+            return Err(Error::Other(
+                "give 2 targets or more in series order, e.g. mariadb-10.5 system mariadb-11.8".into(),
+            ));
+        }
+        let specs = a.targets.iter().map(|t| TargetSpec::parse(t, "TARGET")).collect::<Result<Vec<_>>>()?;
+        let run = SeriesRun {
+            name: a.name.clone(),
+            workload: m.workload()?,
+            threads: m.threads.clone(),
+            duration: m.duration,
+            warmup: m.warmup,
+            repetitions: m.repetitions,
+            seed: m.seed,
+        };
+        let mut store = a.db.open(home)?;
+        let id = series::run_series(home, &mut store, &specs, &run, &mut Progress::stderr())?;
+        (vec![id.to_string()], vec![])
+    } else {
+        (a.from.clone(), a.targets.clone())
+    };
+    let (metric, confidence) = (m.metric, m.confidence);
+    let store = a.db.open(home)?;
+    let s = series::from_store(&store, &experiments, &order, metric, confidence, a.p_value)?;
+    drop(store);
+    print(&render::render_series(&s, a.format, color(a.color))?)?;
+    if let Some(path) = &a.report {
+        let store = a.db.open(home)?;
+        let e = crate::explain::targets::find_experiment(&store, &experiments[0])?;
+        drop(store);
+        write_report(home, &a.db, e.id, s.labels.first().map(String::as_str), metric, path)?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,796 @@
+//! Config bisection: which of A's values, set on B, account for the gap between B and A, and in
+//! which order.
+//!
+//! The search is separate from servers: it asks a [`Measure`] to run **steps**, each a small
+//! experiment of a few **probes** (A itself, B itself, or B with a subset of A's values), and
+//! decides from the per-repetition samples it gets back with [`crate::stats::compare`].
+//!
+//! The search runs in **rounds**. Round 1 starts from B; every later round starts from B with the
+//! findings of the earlier rounds applied (the round's **base**) and looks for what they leave of the
+//! gap (values that only matter once others are set, or that stand in for each other). Each round:
+//!
+//! 1. **Gap** — probes base, A and base+rest (every candidate not yet found). If the base is not
+//!    significantly different from A the gap is explained (round 1: there is no gap); if base+rest
+//!    does not move the base significantly towards A, the rest of the gap is not in the configuration
+//!    (round 1: the gap is not in the configuration at all).
+//! 2. **Resolve** — the rest, which moves the base towards A, is resolved into findings by leaving
+//!    parts out of the **full set** (base+rest): a group of up to `singles_max` candidates in one step
+//!    that probes the full set and the full set without each candidate; a bigger group is halved
+//!    (candidates in name order) and one step probes the full set without each half. A part whose
+//!    absence costs significantly (the full set moves the full set without it significantly towards
+//!    A) is resolved in turn; a part that does not is cleared for this round; a single candidate whose
+//!    absence costs is a **culprit**. When leaving out any one part costs nothing although the group
+//!    matters, the parts stand in for each other and the group is a finding of its own that acts
+//!    **together**. Groups are resolved breadth-first; the round's findings, largest effect first,
+//!    join the base.
+//!
+//!    Leaving out is used rather than adding one value at a time because costs add up: when B pays for
+//!    two fsyncs per commit, removing one of them from B helps little, but putting either back into
+//!    the full set hurts a lot, so the contrast the statistics must see is much larger.
+//!
+//! **Confirm** — one step probes B, A, each finding alone, and the cumulative sets (first finding,
+//! first two, …, all), so that the final attribution comes from one experiment under the same
+//! conditions: what each finding recovers **on top of the earlier ones** (in the order found), what
+//! it recovers **alone**, and what all recover together.
+//!
+//! A step whose comparisons are **unclear** — not significant although the point estimate is beyond
+//! the noise band — is run again up to `extra_rounds` times while the budget allows, and the samples
+//! of the rounds are pooled (a mild form of sequential testing: it slightly raises the false-positive
+//! rate, so it is limited to a round or two).
+//!
+//! Every step re-measures its base as its own control, so slow drifts of the machine between steps do
+//! not become effects. Effects are given in **points of A**: `100 · (mean(X+S) − mean(X)) / mean(A)`
+//! for a set S on top of X, signed so that positive moves towards A's better value; the interval is the
+//! ratio interval of `X+S` against `X` in that step, scaled by `mean(X)/mean(A)` (the scale's own
+//! uncertainty is left out). The gap is `100 · (mean(B)/mean(A) − 1)`, in the same orientation
+//! (negative: B is worse).
+//!
+//! Cost: with `r` runs per probe (repetitions × thread counts), `n` candidates and `k` findings, every
+//! round takes `3r` runs for its gap step, `3r` per halving, `(g + 1)·r` per group of
+//! `g ≤ singles_max` tried one by one, each of these up to `1 + extra_rounds` times; the confirmation
+//! takes `(2k + 1)·r`. [`estimate_runs`] gives the worst case (one finding per round). A step that
+//! would exceed the budget is not run: its groups are reported as unresolved, and the runs for the
+//! confirmation are kept back while searching.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::stats::{self, CompareConfig, Comparison, Direction, Verdict};
+
+/// One variable that can be tried on B: its name and both values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Variable name.
+    pub name: String,
+    /// A's value (what B is given).
+    pub a: String,
+    /// B's own value.
+    pub b: String,
+}
+
+/// What one probe of a step measures.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Probe {
+    /// Target A as it is.
+    A,
+    /// Target B as it is.
+    B,
+    /// B with A's values of these candidates (indices, ascending).
+    Set(Vec<usize>),
+}
+
+/// Why a step is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// A round's base, A, and the base with every candidate not yet found.
+    Gap,
+    /// The base and the parts of a group (halves, or each candidate alone).
+    Split,
+    /// B and A, each finding alone and the cumulative sets.
+    Confirm,
+}
+
+/// One small experiment of the search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// 1, 2, … in the order run.
+    pub number: usize,
+    /// Why it runs.
+    pub purpose: Purpose,
+    /// What it measures, the base (B, or B with earlier findings) first.
+    pub probes: Vec<Probe>,
+}
+
+/// The samples of one probe (one value per repetition), or why it could not be measured.
+pub type ProbeResult = std::result::Result<Vec<f64>, String>;
+
+/// Runs the steps of a search.
+pub trait Measure {
+    /// Runs `step` and returns one result per probe, in order. An `Err` stops the search (the store or
+    /// the machine failed); a probe whose runs failed is an `Err` inside the vector.
+    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ProbeResult>>;
+}
+
+/// Settings of [`search`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchConfig {
+    /// Direction, noise band and interval settings of every comparison.
+    pub compare: CompareConfig,
+    /// Runs per probe: repetitions × thread counts.
+    pub runs_per_probe: usize,
+    /// Most runs the search may use in total.
+    pub max_runs: usize,
+    /// Run the confirmation step.
+    pub confirm: bool,
+    /// Groups of at most this many candidates are resolved in one step with each candidate alone
+    /// instead of being halved (halving is cheaper only for bigger groups).
+    pub singles_max: usize,
+    /// How many times a step whose comparisons are unclear (no significant change, but a point
+    /// estimate beyond the noise band) is run again, its samples pooled with the first round's.
+    pub extra_rounds: usize,
+}
+
+/// The gap between B and A.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Gap {
+    /// A (baseline) against B (candidate).
+    pub comparison: Comparison,
+    /// `100 · (mean(B)/mean(A) − 1)`, oriented so that negative means B is worse.
+    pub points: f64,
+    /// Interval of `points`, low end.
+    pub points_lo: f64,
+    /// Interval of `points`, high end.
+    pub points_hi: f64,
+    /// Mean of A's samples: the unit of points (a point is 1 % of it).
+    pub a_mean: f64,
+}
+
+/// What setting a subset of A's values on B did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Effect {
+    /// The candidates set (indices).
+    pub set: Vec<usize>,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The step it was measured in.
+    pub step: usize,
+    /// The base (B, or B with earlier findings) against base+set, when both could be measured.
+    pub comparison: Option<Comparison>,
+    /// Points of A recovered (positive: towards A's better value).
+    pub points: Option<f64>,
+    /// Interval of `points`, low end.
+    pub points_lo: Option<f64>,
+    /// Interval of `points`, high end.
+    pub points_hi: Option<f64>,
+    /// Whether it moves B significantly towards A (the interval excludes 1, the change is beyond the
+    /// noise band, and it goes A's way).
+    pub toward_a: bool,
+    /// Why it could not be measured.
+    pub error: Option<String>,
+}
+
+/// How the search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Conclusion {
+    /// B is not significantly different from A: nothing to explain.
+    NoGap,
+    /// Setting all of A's values on B does not move B significantly towards A: the gap is not in
+    /// the configuration (or not in the variables that could be set).
+    NotConfig,
+    /// Every group was resolved, and the search ended with no significant gap left, or with a rest of
+    /// the gap that the remaining variables do not move.
+    Explained,
+    /// The budget ran out (or probes failed) before every group was resolved.
+    Partial,
+}
+
+/// A step as run, for the record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The step.
+    pub step: Step,
+    /// Its probes' labels, in order.
+    pub labels: Vec<String>,
+    /// Runs it took.
+    pub runs: usize,
+}
+
+/// A culprit, or a group of values that act together, with what it recovers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The candidates (indices); more than one for a group that acts together.
+    pub set: Vec<usize>,
+    /// Their names.
+    pub names: Vec<String>,
+    /// The round that found it.
+    pub round: usize,
+    /// The effect that found it: what the round's full set (B with every value not found before) loses
+    /// without it.
+    pub found: Effect,
+    /// Confirmation: on top of the findings before it in this list, against them.
+    pub increment: Option<Effect>,
+    /// Confirmation: alone, against B.
+    pub alone: Option<Effect>,
+}
+
+impl Finding {
+    /// What it recovers on top of the earlier findings: the confirmation's, else the search's.
+    pub fn attributed(&self) -> &Effect {
+        self.increment.as_ref().unwrap_or(&self.found)
+    }
+}
+
+/// One round of the search: its base and what was left.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// 1, 2, …
+    pub number: usize,
+    /// The findings applied to B in this round (indices).
+    pub base: Vec<usize>,
+    /// The base against A.
+    pub gap: Gap,
+    /// The base with every candidate not yet found, against the base.
+    pub rest: Effect,
+}
+
+/// Everything the search found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutcome {
+    /// The candidates searched.
+    pub candidates: Vec<Candidate>,
+    /// B against A (from the confirmation when there is one, else the first round).
+    pub gap: Option<Gap>,
+    /// The rounds.
+    pub rounds: Vec<Round>,
+    /// Culprits and groups, in the order found (round by round, largest effect first).
+    pub findings: Vec<Finding>,
+    /// All findings together against B (confirmation, two findings or more).
+    pub together: Option<Effect>,
+    /// Groups left unresolved when the budget ran out or a probe failed.
+    pub unresolved: Vec<Vec<usize>>,
+    /// Candidates not found to move B towards A.
+    pub cleared: Vec<usize>,
+    /// Points of the gap not recovered by the findings together.
+    pub unexplained_points: Option<f64>,
+    /// How it ended.
+    pub conclusion: Conclusion,
+    /// Every step run.
+    pub steps: Vec<StepRecord>,
+    /// Runs used.
+    pub runs_used: usize,
+    /// Caveats (failed probes, skipped confirmation).
+    pub notes: Vec<String>,
+}
+
+impl SearchOutcome {
+    /// The single-variable findings.
+    pub fn culprits(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.set.len() == 1)
+    }
+
+    /// The findings that are groups acting together.
+    pub fn groups(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.set.len() > 1)
+    }
+}
+
+/// The label of a probe in experiments and reports: `A`, `B`, `B+all`, `B+sync_binlog`,
+/// `B+x+y+z`, `B+x+4 more`.
+pub fn probe_label(probe: &Probe, candidates: &[Candidate]) -> String {
+    match probe {
+        Probe::A => "A".into(),
+        Probe::B => "B".into(),
+        Probe::Set(s) if s.len() == candidates.len() && s.len() > 1 => "B+all".into(),
+        Probe::Set(s) => {
+            let names: Vec<&str> = s.iter().map(|&i| candidates[i].name.as_str()).collect();
+            if names.len() <= 3 {
+                format!("B+{}", names.join("+"))
+            } else {
+                format!("B+{}+{} more", names[0], names.len() - 1)
+            }
+        }
+    }
+}
+
+/// Worst-case runs of a search over `n` candidates with `k` findings (see the module docs): the
+/// findings split over the rounds in the costliest way, every search step repeated
+/// `1 + extra_rounds` times, and the confirmation.
+pub fn estimate_runs(n: usize, k: usize, cfg: &SearchConfig) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let k = k.clamp(1, n);
+    let confirm = if cfg.confirm { confirm_probes(k) } else { 0 };
+    cfg.runs_per_probe * ((1 + cfg.extra_rounds) * rounds_probes(n, k, cfg.singles_max) + confirm)
+}
+
+/// Most probes of the rounds that find `k` findings among `n` candidates, and the round after them.
+fn rounds_probes(n: usize, k: usize, singles_max: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    if k == 0 {
+        return 3;
+    }
+    (1..=k).map(|j| 3 + group_probes(n, j, singles_max) + rounds_probes(n - j, k - j, singles_max)).max().unwrap_or(3)
+}
+
+/// Most probes needed to resolve a group of `n` holding `k` findings.
+fn group_probes(n: usize, k: usize, singles_max: usize) -> usize {
+    if k == 0 || n == 1 {
+        return 0;
+    }
+    if n <= singles_max.max(2) {
+        return n + 1;
+    }
+    let (n1, n2) = (n / 2, n - n / 2);
+    (0..=k.min(n1))
+        .filter(|k1| k - k1 <= n2)
+        .map(|k1| 3 + group_probes(n1, k1, singles_max) + group_probes(n2, k - k1, singles_max))
+        .max()
+        .unwrap_or(3)
+}
+
+struct Search<'a> {
+    cfg: &'a SearchConfig,
+    candidates: &'a [Candidate],
+    out: SearchOutcome,
+}
+
+fn base_probe(base: &[usize]) -> Probe {
+    if base.is_empty() { Probe::B } else { Probe::Set(base.to_vec()) }
+}
+
+fn minus(a: &[usize], b: &[usize]) -> Vec<usize> {
+    a.iter().copied().filter(|x| !b.contains(x)).collect()
+}
+
+fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut u: Vec<usize> = a.iter().chain(b).copied().collect();
+    u.sort_unstable();
+    u.dedup();
+    u
+}
+
+/// Runs the search with `measure` over `candidates` (which must all be settable on B).
+pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Measure) -> Result<SearchOutcome> {
+    let mut s = Search {
+        cfg,
+        candidates,
+        out: SearchOutcome {
+            candidates: candidates.to_vec(),
+            gap: None,
+            rounds: vec![],
+            findings: vec![],
+            together: None,
+            unresolved: vec![],
+            cleared: vec![],
+            unexplained_points: None,
+            conclusion: Conclusion::Partial,
+            steps: vec![],
+            runs_used: 0,
+            notes: vec![],
+        },
+    };
+    if candidates.is_empty() {
+        s.out.notes.push("no differing variable can be set on B: nothing to bisect".into());
+    }
+    let mut base: Vec<usize> = Vec::new();
+    let mut rest: Vec<usize> = (0..candidates.len()).collect();
+    let cmp = cfg.compare;
+    // More rounds of a gap step while the base against A, or (with a gap) the rest against the base,
+    // is unclear.
+    let gap_unclear = move |r: &[ProbeResult]| match (&r[0], &r[1]) {
+        (Ok(b), Ok(a)) => match stats::compare(a, b, stats::SampleLevel::Repetitions, &cmp) {
+            Ok(g) if g.verdict == Verdict::NoSignificantChange => unclear(Some(g)),
+            Ok(_) => r.get(2).is_some_and(|x| match x {
+                Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
+                Err(_) => false,
+            }),
+            Err(_) => false,
+        },
+        _ => false,
+    };
+    let any_unclear = move |r: &[ProbeResult]| match &r[0] {
+        Ok(b) => r[1..].iter().any(|x| match x {
+            Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
+            Err(_) => false,
+        }),
+        Err(_) => false,
+    };
+    let mut number = 0;
+    loop {
+        number += 1;
+        let first = number == 1;
+        if !first && rest.is_empty() {
+            // Every candidate is a finding: nothing more to try.
+            s.out.conclusion = Conclusion::Explained;
+            break;
+        }
+        let mut probes = vec![base_probe(&base), Probe::A];
+        if !rest.is_empty() {
+            probes.push(Probe::Set(union(&base, &rest)));
+        }
+        let reserve = if cfg.confirm && !first { confirm_probes(s.out.findings.len()) } else { 0 };
+        if !s.fits(probes.len() + reserve) {
+            s.out.notes.push(format!(
+                "the budget of {} runs ran out before round {number}; raise --max-runs to search further",
+                cfg.max_runs
+            ));
+            if !rest.is_empty() {
+                s.out.unresolved.push(rest.clone());
+            }
+            break;
+        }
+        let results = s.run_rounds(Purpose::Gap, probes, reserve, measure, &gap_unclear)?;
+        let step = s.out.steps.len();
+        let (Ok(b), Ok(a)) = (&results[0], &results[1]) else {
+            let why: Vec<String> = results[..2].iter().filter_map(|r| r.as_ref().err()).cloned().collect();
+            s.out.notes.push(format!("step {step}: the base or A could not be measured: {}", why.join("; ")));
+            s.out.unresolved.push(rest.clone());
+            break;
+        };
+        let g = match gap(a, b, &cfg.compare) {
+            Ok(g) => g,
+            Err(e) => {
+                s.out.notes.push(format!("step {step}: no interval for the gap: {e}"));
+                s.out.unresolved.push(rest.clone());
+                break;
+            }
+        };
+        if first {
+            s.out.gap = Some(g);
+        }
+        if rest.is_empty() {
+            s.out.conclusion = if g.comparison.verdict == Verdict::NoSignificantChange {
+                Conclusion::NoGap
+            } else {
+                Conclusion::NotConfig
+            };
+            break;
+        }
+        let rest_effect = s.effect(&rest, step, b, &results[2], &g);
+        s.out.rounds.push(Round { number, base: base.clone(), gap: g, rest: rest_effect.clone() });
+        if g.comparison.verdict == Verdict::NoSignificantChange {
+            s.out.conclusion = if first { Conclusion::NoGap } else { Conclusion::Explained };
+            break;
+        }
+        if !rest_effect.toward_a {
+            s.out.conclusion = if first { Conclusion::NotConfig } else { Conclusion::Explained };
+            if !first {
+                s.out.notes.push(format!(
+                    "{:.1} points of the gap remain with the findings applied, and the other variables do not move B \
+                     further towards A",
+                    -g.points
+                ));
+            }
+            break;
+        }
+        let found = s.resolve(number, &base, &rest, rest_effect, &g, measure, &any_unclear)?;
+        if found.is_empty() {
+            break;
+        }
+        for f in found {
+            base = union(&base, &f.set);
+            rest.retain(|i| !f.set.contains(i));
+            s.out.findings.push(f);
+        }
+        if !s.out.unresolved.is_empty() {
+            break;
+        }
+    }
+    s.out.cleared = rest.iter().copied().filter(|i| !s.out.unresolved.iter().any(|u| u.contains(i))).collect();
+    if !s.out.unresolved.is_empty() {
+        s.out.conclusion = Conclusion::Partial;
+    }
+    s.confirm(measure)?;
+    Ok(s.out)
+}
+
+/// Whether a comparison is unclear: no significant change although the point estimate is beyond the
+/// noise band (more repetitions may decide it).
+fn unclear(c: Option<Comparison>) -> bool {
+    c.is_some_and(|c| c.verdict == Verdict::NoSignificantChange && c.change.abs() > c.noise_band)
+}
+
+/// Probes of the confirmation of `k` findings: B, A, each alone, and the cumulative sets of two or more.
+fn confirm_probes(k: usize) -> usize {
+    if k == 0 { 0 } else { 2 + k + k.saturating_sub(1) }
+}
+
+fn order(x: f64, y: f64) -> (f64, f64) {
+    if x <= y { (x, y) } else { (y, x) }
+}
+
+fn sign(cfg: &CompareConfig) -> f64 {
+    if cfg.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 }
+}
+
+/// The gap of B (candidate) against A (baseline) from their samples.
+pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
+    let c = stats::compare(a, b, stats::SampleLevel::Repetitions, cfg)?;
+    let pts = |r: f64| sign(cfg) * (r - 1.0) * 100.0;
+    let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
+    let a_mean = stats::mean(a).unwrap_or(f64::NAN);
+    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi, a_mean })
+}
+
+/// The effect of setting `set` (called `names`) on top of a base (B, or B with other values), from the
+/// base's samples and those of base+set in one step, in points of A's mean in `gap`; `gap`'s verdict
+/// tells which way is towards A.
+pub fn effect(
+    set: &[usize],
+    names: Vec<String>,
+    step: usize,
+    b: &[f64],
+    with: &ProbeResult,
+    gap: &Gap,
+    cfg: &CompareConfig,
+) -> Effect {
+    let mut e = Effect {
+        set: set.to_vec(),
+        names,
+        step,
+        comparison: None,
+        points: None,
+        points_lo: None,
+        points_hi: None,
+        toward_a: false,
+        error: None,
+    };
+    let samples = match with {
+        Ok(x) => x,
+        Err(why) => {
+            e.error = Some(why.clone());
+            return e;
+        }
+    };
+    match stats::compare(b, samples, stats::SampleLevel::Repetitions, cfg) {
+        Ok(c) => {
+            let scale = stats::mean(b).unwrap_or(f64::NAN) / gap.a_mean;
+            let pts = |r: f64| sign(cfg) * (r - 1.0) * scale * 100.0;
+            let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
+            e.points = Some(pts(c.ci.ratio));
+            e.points_lo = Some(lo);
+            e.points_hi = Some(hi);
+            e.toward_a = matches!(
+                (gap.comparison.verdict, c.verdict),
+                (Verdict::Slower, Verdict::Faster) | (Verdict::Faster, Verdict::Slower)
+            );
+            e.comparison = Some(c);
+        }
+        Err(err) => e.error = Some(format!("no interval: {err}")),
+    }
+    e
+}
+
+impl Search<'_> {
+    fn fits(&self, probes: usize) -> bool {
+        self.out.runs_used + probes * self.cfg.runs_per_probe <= self.cfg.max_runs
+    }
+
+    fn names(&self, set: &[usize]) -> Vec<String> {
+        set.iter().map(|&i| self.candidates[i].name.clone()).collect()
+    }
+
+    /// Runs a step, and again (up to `extra_rounds` times, budget and `reserve` permitting) while
+    /// `unclear` says its results do not decide; the samples of the rounds are pooled.
+    fn run_rounds(
+        &mut self,
+        purpose: Purpose,
+        probes: Vec<Probe>,
+        reserve: usize,
+        measure: &mut dyn Measure,
+        unclear: &dyn Fn(&[ProbeResult]) -> bool,
+    ) -> Result<Vec<ProbeResult>> {
+        let n = probes.len();
+        let mut results = self.run(purpose, probes.clone(), measure)?;
+        for _ in 0..self.cfg.extra_rounds {
+            if !unclear(&results) || !self.fits(n + reserve) {
+                break;
+            }
+            let more = self.run(purpose, probes.clone(), measure)?;
+            for (r, m) in results.iter_mut().zip(more) {
+                if let (Ok(x), Ok(y)) = (r.as_mut(), m) {
+                    x.extend(y);
+                }
+            }
+        }
+        Ok(results)
+    }
+
+    fn run(&mut self, purpose: Purpose, probes: Vec<Probe>, measure: &mut dyn Measure) -> Result<Vec<ProbeResult>> {
+        let step = Step { number: self.out.steps.len() + 1, purpose, probes };
+        let results = measure.measure(&step, self.candidates)?;
+        let runs = step.probes.len() * self.cfg.runs_per_probe;
+        self.out.runs_used += runs;
+        let labels = step.probes.iter().map(|p| probe_label(p, self.candidates)).collect();
+        self.out.steps.push(StepRecord { step, labels, runs });
+        Ok(results)
+    }
+
+    fn effect(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: &Gap) -> Effect {
+        effect(set, self.names(set), step, b, with, gap, &self.cfg.compare)
+    }
+
+    /// Resolves `rest` (which moves `base` towards A by `parent`) into findings, largest first, by
+    /// leaving parts out of the full set `base ∪ rest`.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &mut self,
+        round: usize,
+        base: &[usize],
+        rest: &[usize],
+        parent: Effect,
+        g: &Gap,
+        measure: &mut dyn Measure,
+        unclear: &dyn Fn(&[ProbeResult]) -> bool,
+    ) -> Result<Vec<Finding>> {
+        let cfg = self.cfg;
+        let finding = |set: Vec<usize>, names: Vec<String>, found: Effect| Finding {
+            set,
+            names,
+            round,
+            found,
+            increment: None,
+            alone: None,
+        };
+        let mut found: Vec<Finding> = Vec::new();
+        if rest.len() == 1 {
+            found.push(finding(rest.to_vec(), self.names(rest), parent));
+            return Ok(found);
+        }
+        let top = union(base, rest);
+        let mut queue: VecDeque<(Vec<usize>, Effect)> = VecDeque::from([(rest.to_vec(), parent)]);
+        while let Some((group, parent)) = queue.pop_front() {
+            // Small groups are resolved in one step of singles; bigger ones are halved.
+            let parts: Vec<Vec<usize>> = if group.len() <= cfg.singles_max.max(2) {
+                group.iter().map(|&i| vec![i]).collect()
+            } else {
+                let mid = group.len() / 2;
+                vec![group[..mid].to_vec(), group[mid..].to_vec()]
+            };
+            let k = self.out.findings.len() + found.len() + queue.len() + parts.len();
+            let reserve = if cfg.confirm { confirm_probes(k) } else { 0 };
+            if !self.fits(parts.len() + 1 + reserve) {
+                self.out.unresolved.push(group);
+                self.out.unresolved.extend(queue.drain(..).map(|(g, _)| g));
+                self.out.notes.push(format!(
+                    "the budget of {} runs ran out before every group was resolved; raise --max-runs to resolve them",
+                    cfg.max_runs
+                ));
+                break;
+            }
+            // Leave one part out of the full set: what the full set loses without it is the part's share.
+            let mut probes = vec![Probe::Set(top.clone())];
+            probes.extend(parts.iter().map(|p| base_probe(&minus(&top, p))));
+            let results = self.run_rounds(Purpose::Split, probes, reserve, measure, unclear)?;
+            let step = self.out.steps.len();
+            let Ok(t) = &results[0] else {
+                self.out.notes.push(format!("step {step}: the full set could not be measured; group left unresolved"));
+                self.out.unresolved.push(group);
+                continue;
+            };
+            let full: ProbeResult = Ok(t.clone());
+            let effects: Vec<Effect> = parts
+                .iter()
+                .zip(&results[1..])
+                .map(|(p, r)| match r {
+                    Ok(without) => self.effect(p, step, without, &full, g),
+                    Err(e) => Effect { error: Some(e.clone()), ..self.effect(p, step, t, &Err(e.clone()), g) },
+                })
+                .collect();
+            if effects.iter().all(|e| !e.toward_a) {
+                if effects.iter().any(|e| e.error.is_some()) {
+                    self.out.unresolved.push(group);
+                } else {
+                    // The group matters, but leaving out any one part loses nothing: the parts can
+                    // stand in for each other.
+                    let names = self.names(&group);
+                    found.push(finding(group, names, parent));
+                }
+                continue;
+            }
+            for (part, e) in parts.into_iter().zip(effects) {
+                if let Some(err) = &e.error {
+                    let without = self.names(&part).join(", ");
+                    self.out
+                        .notes
+                        .push(format!("step {step}: the full set without {without} could not be measured: {err}"));
+                    self.out.unresolved.push(part);
+                } else if !e.toward_a {
+                    // Cleared for this round; a later round may find it once others are set.
+                } else if part.len() == 1 {
+                    let names = self.names(&part);
+                    found.push(finding(part, names, e));
+                } else {
+                    queue.push_back((part, e));
+                }
+            }
+        }
+        found.sort_by(|x, y| y.found.points.unwrap_or(f64::MIN).total_cmp(&x.found.points.unwrap_or(f64::MIN)));
+        Ok(found)
+    }
+
+    fn confirm(&mut self, measure: &mut dyn Measure) -> Result<()> {
+        let k = self.out.findings.len();
+        let first_gap = self.out.gap;
+        if self.cfg.confirm && k > 0 {
+            if self.fits(confirm_probes(k)) {
+                let units: Vec<Vec<usize>> = self.out.findings.iter().map(|f| f.set.clone()).collect();
+                let mut prefixes: Vec<Vec<usize>> = Vec::new();
+                let mut acc: Vec<usize> = Vec::new();
+                for u in &units {
+                    acc = union(&acc, u);
+                    prefixes.push(acc.clone());
+                }
+                let mut probes = vec![Probe::B, Probe::A];
+                probes.extend(units.iter().map(|u| Probe::Set(u.clone())));
+                probes.extend(prefixes[1..].iter().map(|p| Probe::Set(p.clone())));
+                let results = self.run(Purpose::Confirm, probes, measure)?;
+                let step = self.out.steps.len();
+                match (&results[0], &results[1]) {
+                    (Ok(b), Ok(a)) => match gap(a, b, &self.cfg.compare) {
+                        Ok(g) => {
+                            // The final numbers all come from this one experiment.
+                            self.out.gap = Some(g);
+                            let prefix_result = |i: usize| if i == 0 { &results[2] } else { &results[2 + k + i - 1] };
+                            for i in 0..k {
+                                let alone = self.effect(&units[i], step, b, &results[2 + i], &g);
+                                let increment = if i == 0 {
+                                    alone.clone()
+                                } else {
+                                    match prefix_result(i - 1) {
+                                        Ok(before) => self.effect(&units[i], step, before, prefix_result(i), &g),
+                                        Err(e) => Effect { error: Some(e.clone()), ..alone.clone() },
+                                    }
+                                };
+                                if !increment.toward_a {
+                                    self.out.notes.push(format!(
+                                        "{} did not move B significantly further towards A in the confirmation step",
+                                        self.out.findings[i].names.join(" + ")
+                                    ));
+                                }
+                                self.out.findings[i].alone = Some(alone);
+                                self.out.findings[i].increment = Some(increment);
+                            }
+                            if k > 1 {
+                                self.out.together =
+                                    Some(self.effect(&prefixes[k - 1], step, b, prefix_result(k - 1), &g));
+                            }
+                        }
+                        Err(e) => {
+                            self.out.notes.push(format!("the confirmation step has no interval for the gap: {e}"))
+                        }
+                    },
+                    _ => self.out.notes.push(
+                        "the confirmation step could not measure A or B; effects are from the search steps".into(),
+                    ),
+                }
+            } else {
+                self.out.notes.push(format!(
+                    "the budget left no room for the confirmation step ({} runs); effects are from the search steps",
+                    confirm_probes(k) * self.cfg.runs_per_probe
+                ));
+            }
+        }
+        let gap_points = self.out.gap.or(first_gap).map(|g| g.points);
+        let recovered = match (&self.out.together, k) {
+            (Some(t), _) => t.points,
+            (None, 1) => self.out.findings[0].attributed().points,
+            // Without a confirmation, the findings' effects in their rounds add up.
+            (None, _) if k > 1 => self.out.findings.iter().map(|f| f.found.points).sum::<Option<f64>>(),
+            _ => None,
+        };
+        self.out.unexplained_points = gap_points.zip(recovered).map(|(g, r)| -g - r);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "bisect_tests.rs"]
+mod tests;

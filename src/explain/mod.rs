@@ -1,0 +1,25 @@
+//! Explaining a difference between two targets: which server variables differ and why
+//! ([`diffvars`], `versus diff-vars`), which of them account for a measured regression
+//! ([`bisect`] and [`runner`], `versus explain`), and where a metric stepped over an ordered series of
+//! versions or configs ([`series`], `versus series`). See docs/explain.md.
+//!
+//! - [`noise`]: the variables whose differences are noise (paths, ports, ids, versions, host-sized).
+//! - [`targets`]: `BUILD[:NAME=VALUE,…]` targets and their variables, live or from the store.
+//! - [`diffvars`]: the classified difference of two targets' variables.
+//! - [`bisect`]: the config-bisection search, independent of servers.
+//! - [`runner`]: the search on real servers, every step stored as an experiment.
+//! - [`series`]: relative-to-first values and change points over an ordered list of targets.
+//! - [`render`]: text, markdown and JSON output of the three commands.
+
+pub mod bisect;
+pub mod diffvars;
+pub mod noise;
+pub mod render;
+pub mod runner;
+pub mod section;
+pub mod series;
+pub mod targets;
+
+pub use diffvars::{Snapshot, VarDiff, VarRow, diff};
+pub use noise::{NoiseKind, noise_kind, noise_of};
+pub use targets::TargetSpec;

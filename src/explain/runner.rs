@@ -1,0 +1,748 @@
+//! `versus explain` on real servers: read both targets' variables, keep the differing ones B accepts
+//! with A's value, and run the [`bisect`](super::bisect) search with every step stored as a normal
+//! experiment (`NAME-gap`, `NAME-split-N`, `NAME-confirm`), so that `versus compare` and `versus report`
+//! read them like any other.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::bisect::{self, Candidate, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Step};
+use super::diffvars::{self, Change, VarDiff, same_value};
+use super::noise::NoiseKind;
+use super::targets::{TargetSpec, capture_live, option_variables};
+use crate::error::{Error, Result};
+use crate::experiment::plan::PlannedRun;
+use crate::experiment::sandbox_executor::SandboxExecutor;
+use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
+use crate::experiment::{Executor, ExperimentFile, Order, Plan, Progress, RunOptions, RunOutcome, run_experiment};
+use crate::report::Metric;
+use crate::report::metric::RunValues;
+use crate::server::{Home, Sandbox, SandboxSpec, admin, config, snapshot};
+use crate::stats::{BootstrapConfig, CompareConfig};
+use crate::store::{StartRun, Status, Store};
+
+/// The marker at the start of the description of every experiment `versus explain` stores.
+pub const DESCRIPTION_MARKER: &str = "versus explain:";
+
+/// How `versus explain` measures and how much it may spend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainOptions {
+    /// Prefix of the stored experiments' names.
+    pub name: String,
+    /// The workload.
+    pub workload: WorkloadDef,
+    /// Thread counts; the search decides on the geometric mean over them.
+    pub threads: Vec<u32>,
+    /// Measured time per run.
+    pub duration: Duration,
+    /// Warm-up per run.
+    pub warmup: Duration,
+    /// Repetitions of every probe (at least 2).
+    pub repetitions: u32,
+    /// Most runs in total.
+    pub max_runs: usize,
+    /// Run the confirmation step.
+    pub confirm: bool,
+    /// Groups up to this size are tested one variable at a time (see [`SearchConfig::singles_max`]).
+    pub singles_max: usize,
+    /// Extra rounds of a step whose comparisons are unclear (see [`SearchConfig::extra_rounds`]).
+    pub extra_rounds: usize,
+    /// The metric decided on.
+    pub metric: Metric,
+    /// Relative noise band of the comparisons.
+    pub noise_band: f64,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// Seed of the run order and the workloads.
+    pub seed: u64,
+}
+
+/// Why a differing variable is not bisected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
+pub enum SkipReason {
+    /// It exists only on A: the gap it causes, if any, cannot be explained by configuration.
+    NotOnB,
+    /// It exists only on B: there is no A value to give it.
+    OnlyOnB,
+    /// Its difference is noise (paths, ports, ids, versions, host-sized or derived).
+    Noise(NoiseKind),
+    /// B refused to start with A's value (the server's words).
+    Rejected(String),
+    /// B started but reports another value than A's (the value it reports).
+    Adjusted(String),
+}
+
+impl SkipReason {
+    /// Whether the variable is unexplainable by configuration (as opposed to irrelevant noise).
+    pub fn unexplainable(&self) -> bool {
+        !matches!(self, SkipReason::Noise(_))
+    }
+
+    /// Words for a table.
+    pub fn text(&self) -> String {
+        match self {
+            SkipReason::NotOnB => "does not exist on B".into(),
+            SkipReason::OnlyOnB => "exists only on B".into(),
+            SkipReason::Noise(k) => format!("noise ({})", k.label()),
+            SkipReason::Rejected(why) => format!("B does not start with A's value: {why}"),
+            SkipReason::Adjusted(got) => format!("B reports {got} when given A's value"),
+        }
+    }
+}
+
+/// A differing variable that is not bisected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Variable name.
+    pub name: String,
+    /// A's value.
+    pub a: Option<String>,
+    /// B's value.
+    pub b: Option<String>,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// What `versus explain` found, or plans to do (`--dry-run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainReport {
+    /// Target A, described.
+    pub a: String,
+    /// Target B, described.
+    pub b: String,
+    /// `SELECT VERSION()` of A and B.
+    pub versions: [Option<String>; 2],
+    /// Workload label, thread counts, run length and repetitions.
+    pub workload: String,
+    /// Thread counts.
+    pub threads: Vec<u32>,
+    /// Measured seconds per run.
+    pub duration_s: u64,
+    /// Repetitions per probe.
+    pub repetitions: u32,
+    /// The metric and whether higher is better.
+    pub metric: String,
+    /// Whether higher values of the metric are better.
+    pub higher_is_better: bool,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// The variables bisected, with both values.
+    pub candidates: Vec<Candidate>,
+    /// The differing variables left out, with why.
+    pub skipped: Vec<Skipped>,
+    /// Most runs allowed.
+    pub max_runs: usize,
+    /// Worst-case runs for 1, 2 and 3 culprits.
+    pub estimate_runs: [usize; 3],
+    /// Estimated seconds per run (restart, prewarm, warm-up, measured time).
+    pub seconds_per_run: u64,
+    /// The search, unless this is a dry run.
+    pub outcome: Option<SearchOutcome>,
+    /// The experiments stored, by step: (id, name).
+    pub experiments: Vec<(i64, String)>,
+}
+
+impl ExplainReport {
+    /// The stored confirmation experiment (or the last step's), for `versus report`.
+    pub fn final_experiment(&self) -> Option<&(i64, String)> {
+        self.experiments.last()
+    }
+}
+
+/// The variables of both targets, what can be bisected and what cannot.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The classified difference.
+    pub diff: VarDiff,
+    /// Variables B accepts with A's value.
+    pub candidates: Vec<Candidate>,
+    /// Variables left out.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The override that gives a variable a value at startup (`log_bin` is an option without a value).
+pub fn override_for(name: &str, value: &str) -> String {
+    match (name, value.to_ascii_uppercase().as_str()) {
+        ("log_bin", "ON" | "1") => "log-bin".into(),
+        ("log_bin", "OFF" | "0") => "skip-log-bin".into(),
+        _ => format!("{name}={value}"),
+    }
+}
+
+/// `base` with `extra` on top: an override of `base` that sets a variable of `extra` is dropped, so
+/// that `skip-log-bin` does not fight `log-bin`.
+pub fn merge_overrides(base: &[String], extra: &[String]) -> Vec<String> {
+    let vars_of = |o: &str| {
+        let name = o.split('=').next().unwrap_or(o);
+        option_variables(name)
+    };
+    let replaced: Vec<String> = extra.iter().flat_map(|o| vars_of(o)).collect();
+    let mut out: Vec<String> =
+        base.iter().filter(|o| !vars_of(o).iter().any(|v| replaced.contains(v))).cloned().collect();
+    out.extend(extra.iter().cloned());
+    out
+}
+
+/// Reads both targets' variables (each from a sandbox started and stopped for it), classifies the
+/// differences, and checks at startup which of A's values B accepts.
+pub fn prepare(
+    home: &Home,
+    a: &TargetSpec,
+    b: &TargetSpec,
+    work: &Path,
+    log: &mut dyn FnMut(&str),
+) -> Result<Prepared> {
+    log(&format!("reading the variables of A ({})", a.describe()));
+    let sa = capture_live(home, a, work, "a")?;
+    log(&format!("reading the variables of B ({})", b.describe()));
+    let sb = capture_live(home, b, work, "b")?;
+    let diff = diffvars::diff(&sa, &sb);
+    let mut candidates = Vec::new();
+    let mut skipped = Vec::new();
+    for r in &diff.rows {
+        let reason = match (r.noise, r.change) {
+            (Some(k), _) => Some(SkipReason::Noise(k)),
+            (None, Change::Removed) => Some(SkipReason::NotOnB),
+            (None, Change::New) => Some(SkipReason::OnlyOnB),
+            (None, Change::Changed) => None,
+        };
+        match reason {
+            Some(reason) => skipped.push(Skipped { name: r.name.clone(), a: r.a.clone(), b: r.b.clone(), reason }),
+            None => candidates.push(Candidate {
+                name: r.name.clone(),
+                a: r.a.clone().unwrap_or_default(),
+                b: r.b.clone().unwrap_or_default(),
+            }),
+        }
+    }
+    candidates.sort_by(|x, y| x.name.cmp(&y.name));
+    if !candidates.is_empty() {
+        log(&format!("checking that B starts with A's values of {} variable(s)", candidates.len()));
+        let (ok, refused) = preflight(home, b, candidates, work, log)?;
+        candidates = ok;
+        skipped.extend(refused);
+    }
+    Ok(Prepared { diff, candidates, skipped })
+}
+
+/// The overrides that give B A's values of `set`.
+fn overrides_with(b: &TargetSpec, candidates: &[Candidate], set: &[usize]) -> Vec<String> {
+    let extra: Vec<String> = set.iter().map(|&i| override_for(&candidates[i].name, &candidates[i].a)).collect();
+    merge_overrides(&b.overrides, &extra)
+}
+
+/// Starts B with A's values of `set`; `Ok(variables)` or the server's error.
+fn try_start(
+    home: &Home,
+    b: &TargetSpec,
+    c: &[Candidate],
+    set: &[usize],
+    work: &Path,
+) -> Result<std::result::Result<BTreeMap<String, String>, String>> {
+    let dir = work.join("preflight");
+    snapshot::remove_tree(&dir)?;
+    let mut spec = SandboxSpec::new("preflight", home.build(&b.build)?, &dir);
+    spec.base_config = b.config.clone();
+    spec.overrides = overrides_with(b, c, set);
+    spec.fresh = true;
+    let outcome = match Sandbox::start(spec) {
+        Ok(mut sb) => {
+            let vars = sb.connect_root().and_then(|mut conn| admin::global_variables(&mut conn));
+            sb.stop()?;
+            Ok(vars?.into_iter().collect())
+        }
+        Err(Error::Interrupted) => return Err(Error::Interrupted),
+        Err(e) => Err(e.to_string()),
+    };
+    let _ = snapshot::remove_tree(&dir);
+    Ok(outcome)
+}
+
+/// The candidate a startup error names (`unknown variable 'x=…'`, `Error while setting value '…' to 'x'`).
+fn named_in_error(error: &str, c: &[Candidate], among: &[usize]) -> Option<usize> {
+    let lower = error.to_ascii_lowercase();
+    among.iter().copied().find(|&i| {
+        let n = c[i].name.to_ascii_lowercase();
+        let dashed = n.replace('_', "-");
+        [
+            format!("variable '{n}"),
+            format!("variable '{dashed}"),
+            format!("to '{n}'"),
+            format!("option '--{n}"),
+            format!("option '--{dashed}"),
+        ]
+        .iter()
+        .any(|p| lower.contains(p.as_str()))
+    })
+}
+
+/// Keeps the candidates B starts with; the others are skipped with the server's words or the value
+/// B reports instead.
+fn preflight(
+    home: &Home,
+    b: &TargetSpec,
+    candidates: Vec<Candidate>,
+    work: &Path,
+    log: &mut dyn FnMut(&str),
+) -> Result<(Vec<Candidate>, Vec<Skipped>)> {
+    let mut live: Vec<usize> = (0..candidates.len()).collect();
+    let mut refused: Vec<Skipped> = Vec::new();
+    let skip = |i: usize, reason: SkipReason| Skipped {
+        name: candidates[i].name.clone(),
+        a: Some(candidates[i].a.clone()),
+        b: Some(candidates[i].b.clone()),
+        reason,
+    };
+    let mut attempts = 0;
+    let vars = loop {
+        attempts += 1;
+        if attempts > 2 * candidates.len() + 4 {
+            return Err(Error::Other(format!(
+                "B does not start with A's values and the failing variable could not be found after {} attempts",
+                attempts - 1
+            )));
+        }
+        let error = match try_start(home, b, &candidates, &live, work)? {
+            Ok(vars) => break vars,
+            Err(e) => e,
+        };
+        let culprit = match named_in_error(&error, &candidates, &live) {
+            Some(i) => Some((i, error.clone())),
+            None => {
+                // The message names no variable: halve until one variable alone fails.
+                let mut group = live.clone();
+                let mut found = None;
+                while group.len() > 1 {
+                    attempts += 1;
+                    let first = group[..group.len() / 2].to_vec();
+                    match try_start(home, b, &candidates, &first, work)? {
+                        Err(_) => group = first,
+                        Ok(_) => group = group[group.len() / 2..].to_vec(),
+                    }
+                }
+                if let Some(&i) = group.first()
+                    && let Err(e) = try_start(home, b, &candidates, &[i], work)?
+                {
+                    found = Some((i, e));
+                }
+                found
+            }
+        };
+        let Some((i, why)) = culprit else {
+            return Err(Error::Other(format!("B does not start with A's values: {error}")));
+        };
+        let short = why.rsplit(" | ").find(|p| p.contains(&candidates[i].name)).unwrap_or(&why).trim().to_string();
+        log(&format!("  B refuses {}={}: {short}", candidates[i].name, candidates[i].a));
+        refused.push(skip(i, SkipReason::Rejected(short)));
+        live.retain(|&x| x != i);
+        if live.is_empty() {
+            break BTreeMap::new();
+        }
+    };
+    let mut ok = Vec::new();
+    for i in live {
+        let c = &candidates[i];
+        match vars.get(&c.name) {
+            Some(got) if !same_value(got, &c.a) => {
+                log(&format!("  B takes {}={} as {got}", c.name, c.a));
+                refused.push(skip(i, SkipReason::Adjusted(got.clone())));
+            }
+            _ => ok.push(c.clone()),
+        }
+    }
+    Ok((ok, refused))
+}
+
+/// Turns overrides into an experiment's `set` table (`name = "value"`, or `name = true` for a flag).
+fn set_table(overrides: &[String]) -> Result<toml::Table> {
+    let mut t = toml::Table::new();
+    for o in overrides {
+        let (name, value) = config::parse_override(o)?;
+        t.insert(name, value.map(toml::Value::String).unwrap_or(toml::Value::Boolean(true)));
+    }
+    Ok(t)
+}
+
+/// The experiment of one step: B first (so that its data are prepared once for all steps), then the
+/// other probes.
+pub fn step_experiment(
+    a: &TargetSpec,
+    b: &TargetSpec,
+    candidates: &[Candidate],
+    step: &Step,
+    opts: &ExplainOptions,
+    description: &str,
+) -> Result<ExperimentFile> {
+    let purpose = match step.purpose {
+        Purpose::Gap if step.number == 1 => "gap".to_string(),
+        Purpose::Gap => format!("gap-{}", step.number),
+        Purpose::Split => format!("split-{}", step.number),
+        Purpose::Confirm => "confirm".to_string(),
+    };
+    let mut configs = Vec::new();
+    for (name, spec) in [("a", a), ("b", b)] {
+        if let Some(file) = &spec.config {
+            let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+            configs.push(ConfigDef { name: name.into(), file: Some(file), set: toml::Table::new() });
+        }
+    }
+    let target = |label: String, spec: &TargetSpec, cfg: &str, overrides: &[String]| -> Result<TargetDef> {
+        Ok(TargetDef {
+            name: Some(label),
+            build: Some(spec.build.clone()),
+            config: spec.config.as_ref().map(|_| cfg.to_string()),
+            set: set_table(overrides)?,
+            address: None,
+            user: None,
+            password_env: None,
+            database: None,
+        })
+    };
+    let mut targets = Vec::new();
+    let mut used: Vec<String> = Vec::new();
+    for p in &step.probes {
+        let mut label = bisect::probe_label(p, candidates);
+        if used.contains(&label) {
+            // Long sets are labelled by their first name and a count, which can repeat.
+            label = format!("{label} #{}", used.len() + 1);
+        }
+        used.push(label.clone());
+        targets.push(match p {
+            Probe::A => target(label, a, "a", &a.overrides)?,
+            Probe::B => target(label, b, "b", &b.overrides)?,
+            Probe::Set(s) => target(label, b, "b", &overrides_with(b, candidates, s))?,
+        });
+    }
+    Ok(ExperimentFile {
+        name: format!("{}-{purpose}", opts.name),
+        description: Some(format!("{DESCRIPTION_MARKER} {description} (step {}, {purpose})", step.number)),
+        builds: vec![],
+        configs,
+        targets,
+        workloads: vec![opts.workload.clone()],
+        threads: opts.threads.clone(),
+        duration: opts.duration,
+        warmup: opts.warmup,
+        prewarm: true,
+        repetitions: opts.repetitions,
+        order: Order::Shuffled,
+        seed: Some(opts.seed.wrapping_add(step.number as u64)),
+    })
+}
+
+/// Reuses the data prepared by earlier steps: the sandbox executor keeps its snapshots by preparation
+/// index, and every step lists B first, so B's data (index 0) are prepared once.
+struct Reuse {
+    inner: SandboxExecutor,
+    prepared: HashMap<usize, String>,
+}
+
+impl Executor for Reuse {
+    fn prepare(&mut self, plan: &Plan, index: usize, progress: &mut Progress) -> Result<()> {
+        let key = &plan.preparations[index].key;
+        if self.prepared.get(&index) == Some(key) {
+            return Ok(());
+        }
+        self.prepared.remove(&index);
+        self.inner.prepare(plan, index, progress)?;
+        self.prepared.insert(index, key.clone());
+        Ok(())
+    }
+
+    fn run(
+        &mut self,
+        plan: &Plan,
+        run: &PlannedRun,
+        started: &mut dyn FnMut(StartRun) -> Result<()>,
+        progress: &mut Progress,
+    ) -> RunOutcome {
+        self.inner.run(plan, run, started, progress)
+    }
+}
+
+/// Per-repetition samples of each target of a stored experiment: the geometric mean of `metric` over
+/// the thread counts of that repetition (repetitions missing a thread count are left out). Targets
+/// whose runs failed come back with the first error.
+pub fn samples_by_target(
+    store: &Store,
+    experiment: i64,
+    metric: Metric,
+) -> Result<BTreeMap<String, std::result::Result<Vec<f64>, String>>> {
+    let runs = store.runs(experiment)?;
+    let threads: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cell.threads).collect();
+    let mut values: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    let mut errors: BTreeMap<String, String> = BTreeMap::new();
+    for r in &runs {
+        let label = r.cell.target.clone();
+        let per_rep = values.entry(label.clone()).or_default();
+        match (&r.status, &r.summary) {
+            (Status::Done, Some(_)) => {
+                let Some(d) = store.run(r.id)? else { continue };
+                let Some(s) = d.run.summary.as_ref() else { continue };
+                let v = metric.of_run(&RunValues { summary: s, efficiency: &d.efficiency, histogram: None });
+                if let Some(v) = v.filter(|v| v.is_finite() && *v > 0.0) {
+                    per_rep.entry(r.repetition).or_default().push(v);
+                }
+            }
+            _ => {
+                if let Some(e) = &r.error {
+                    errors.entry(label).or_insert_with(|| e.clone());
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (label, reps) in values {
+        let samples: Vec<f64> = reps
+            .values()
+            .filter(|v| v.len() == threads.len())
+            .map(|v| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
+            .collect();
+        let result = if samples.len() >= 2 {
+            Ok(samples)
+        } else {
+            let why = errors.get(&label).cloned().unwrap_or_else(|| "runs did not finish".into());
+            Err(format!("{} complete repetition(s) of {label}: {why}", samples.len()))
+        };
+        out.insert(label, result);
+    }
+    Ok(out)
+}
+
+/// Runs each step as an experiment on sandboxes.
+struct ServerMeasure<'a> {
+    store: &'a mut Store,
+    a: &'a TargetSpec,
+    b: &'a TargetSpec,
+    opts: &'a ExplainOptions,
+    description: String,
+    executor: Reuse,
+    progress: Progress,
+    experiments: Vec<(i64, String)>,
+    log: &'a mut dyn FnMut(&str),
+}
+
+impl Measure for ServerMeasure<'_> {
+    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ProbeResult>> {
+        let file = step_experiment(self.a, self.b, candidates, step, self.opts, &self.description)?;
+        let text =
+            toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
+        let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
+        let labels: Vec<String> = plan.targets.iter().map(|t| t.label.clone()).collect();
+        (self.log)(&format!("step {} ({}): {}", step.number, file.name, labels.join(", ")));
+        let o = run_experiment(
+            &text,
+            None,
+            &plan,
+            self.store,
+            &mut self.executor,
+            &RunOptions::default(),
+            &mut self.progress,
+        )?;
+        self.experiments.push((o.experiment_id, file.name.clone()));
+        if o.interrupted {
+            return Err(Error::Interrupted);
+        }
+        let mut by_label = samples_by_target(self.store, o.experiment_id, self.opts.metric)?;
+        Ok(labels.iter().map(|l| by_label.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
+    }
+}
+
+/// The search settings of `opts`.
+pub fn search_config(opts: &ExplainOptions) -> SearchConfig {
+    SearchConfig {
+        compare: CompareConfig {
+            direction: opts.metric.direction(),
+            noise_band: opts.noise_band,
+            bootstrap: BootstrapConfig {
+                confidence: opts.confidence,
+                seed: super::section::ATTRIBUTION_SEED,
+                ..BootstrapConfig::default()
+            },
+        },
+        runs_per_probe: opts.repetitions as usize * opts.threads.len(),
+        max_runs: opts.max_runs,
+        confirm: opts.confirm,
+        singles_max: opts.singles_max,
+        extra_rounds: opts.extra_rounds,
+    }
+}
+
+/// The report of a dry run, or the frame of a real one.
+fn frame(a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &ExplainOptions) -> Result<ExplainReport> {
+    let cfg = search_config(opts);
+    let n = p.candidates.len();
+    let est = |k| bisect::estimate_runs(n, k, &cfg);
+    // A plan of the first step gives the time per run.
+    let probes = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A] };
+    let plan =
+        Plan::new(&step_experiment(a, b, &p.candidates, &probes, opts, "")?, Path::new("/")).map_err(Error::Other)?;
+    let per_run = plan.estimate().as_secs() / plan.runs.len().max(1) as u64;
+    Ok(ExplainReport {
+        a: a.describe(),
+        b: b.describe(),
+        versions: [p.diff.a.server_version.clone(), p.diff.b.server_version.clone()],
+        workload: opts.workload.label(),
+        threads: opts.threads.clone(),
+        duration_s: opts.duration.as_secs(),
+        repetitions: opts.repetitions,
+        metric: opts.metric.name().to_string(),
+        higher_is_better: opts.metric.direction() == crate::stats::Direction::HigherIsBetter,
+        confidence: opts.confidence,
+        candidates: p.candidates.clone(),
+        skipped: p.skipped.clone(),
+        max_runs: opts.max_runs,
+        estimate_runs: [est(1), est(2), est(3)],
+        seconds_per_run: per_run,
+        outcome: None,
+        experiments: vec![],
+    })
+}
+
+/// `versus explain`: prepares, then (unless `dry_run`) runs the search. `work` holds the temporary
+/// sandboxes and the prepared data; it is removed at the end.
+#[allow(clippy::too_many_arguments)]
+pub fn explain(
+    home: &Home,
+    store: &mut Store,
+    a: &TargetSpec,
+    b: &TargetSpec,
+    opts: &ExplainOptions,
+    dry_run: bool,
+    progress: Progress,
+    log: &mut dyn FnMut(&str),
+) -> Result<ExplainReport> {
+    if opts.repetitions < 2 {
+        return Err(Error::option("--repetitions", "needs at least 2, so that every step has an interval"));
+    }
+    let work: PathBuf = home.root().join("explain").join(&opts.name);
+    let result = (|| {
+        let prepared = prepare(home, a, b, &work, log)?;
+        let mut report = frame(a, b, &prepared, opts)?;
+        if dry_run {
+            return Ok(report);
+        }
+        let unexplainable: Vec<String> =
+            prepared.skipped.iter().filter(|s| s.reason.unexplainable()).map(|s| s.name.clone()).collect();
+        let description = format!(
+            "B = {} against A = {}; {} variable(s) bisected{}",
+            report.b,
+            report.a,
+            prepared.candidates.len(),
+            if unexplainable.is_empty() {
+                String::new()
+            } else {
+                format!("; not settable on B with A's value: {}", unexplainable.join(", "))
+            }
+        );
+        let mut measure = ServerMeasure {
+            store,
+            a,
+            b,
+            opts,
+            description,
+            executor: Reuse { inner: SandboxExecutor::new(home, &opts.name), prepared: HashMap::new() },
+            progress,
+            experiments: vec![],
+            log,
+        };
+        let outcome = bisect::search(&prepared.candidates, &search_config(opts), &mut measure);
+        let _ = snapshot::remove_tree(measure.executor.inner.work_dir());
+        report.experiments = std::mem::take(&mut measure.experiments);
+        report.outcome = Some(outcome?);
+        Ok(report)
+    })();
+    let _ = snapshot::remove_tree(&work);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_for_variables_and_merging() {
+        assert_eq!(override_for("log_bin", "ON"), "log-bin");
+        assert_eq!(override_for("log_bin", "OFF"), "skip-log-bin");
+        assert_eq!(override_for("sync_binlog", "0"), "sync_binlog=0");
+        let base: Vec<String> =
+            ["skip-log-bin", "sync-binlog=1", "innodb_buffer_pool_size=1G"].map(String::from).into();
+        let got = merge_overrides(&base, &["log-bin".into(), "sync_binlog=0".into()]);
+        assert_eq!(got, ["innodb_buffer_pool_size=1G", "log-bin", "sync_binlog=0"]);
+    }
+
+    #[test]
+    fn startup_errors_name_the_variable() {
+        let c: Vec<Candidate> = ["binlog_format", "sync_binlog", "innodb_adaptive_hash_index_parts"]
+            .iter()
+            .map(|n| Candidate { name: n.to_string(), a: "x".into(), b: "y".into() })
+            .collect();
+        let all = [0, 1, 2];
+        let maria = "server preflight: initialising the datadir failed: /usr/sbin/mariadbd: unknown variable \
+                     'innodb_adaptive_hash_index_parts=8' | Aborting";
+        assert_eq!(named_in_error(maria, &c, &all), Some(2));
+        let value = "... [ERROR] /usr/sbin/mariadbd: Error while setting value 'XYZ' to 'binlog_format'";
+        assert_eq!(named_in_error(value, &c, &all), Some(0));
+        let mysql = "[ERROR] [MY-000067] [Server] unknown variable 'sync_binlog=7'.";
+        assert_eq!(named_in_error(mysql, &c, &all), Some(1));
+        assert_eq!(named_in_error("the server died", &c, &all), None);
+        assert_eq!(named_in_error(maria, &c, &[0, 1]), None, "only live candidates count");
+    }
+
+    fn opts() -> ExplainOptions {
+        ExplainOptions {
+            name: "explain".into(),
+            workload: WorkloadDef {
+                name: None,
+                test: "oltp_write_only".into(),
+                threads: None,
+                options: toml::from_str("tables = 2\ntable-size = 1000").unwrap(),
+            },
+            threads: vec![4],
+            duration: Duration::from_secs(5),
+            warmup: Duration::ZERO,
+            repetitions: 3,
+            max_runs: 60,
+            confirm: true,
+            singles_max: 4,
+            extra_rounds: 1,
+            metric: Metric::Tps,
+            noise_band: 0.02,
+            confidence: 0.95,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn step_experiments_put_b_first_and_give_it_a_values() {
+        let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
+        let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
+        let c = vec![
+            Candidate { name: "innodb_flush_log_at_trx_commit".into(), a: "2".into(), b: "1".into() },
+            Candidate { name: "sync_binlog".into(), a: "0".into(), b: "1".into() },
+        ];
+        let step = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A, Probe::Set(vec![0, 1])] };
+        let f = step_experiment(&a, &b, &c, &step, &opts(), "B against A").unwrap();
+        assert_eq!(f.name, "explain-gap");
+        assert!(f.description.as_deref().unwrap().starts_with(DESCRIPTION_MARKER));
+        let text = toml::to_string(&f).unwrap();
+        let back = ExperimentFile::parse(&text).unwrap();
+        assert_eq!(back, f, "the stored definition reads back as the same experiment");
+        let plan = Plan::new(&f, Path::new("/")).unwrap();
+        let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["B", "A", "B+all"]);
+        assert_eq!(plan.preparations.len(), 1, "A and B share a build: data prepared once");
+        match &plan.targets[2].kind {
+            crate::experiment::TargetKind::Sandbox { overrides, .. } => {
+                let mut o = overrides.clone();
+                o.sort();
+                assert_eq!(o, ["innodb_flush_log_at_trx_commit=2", "log-bin", "sync_binlog=0"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
