@@ -241,26 +241,33 @@ mod tests {
 
     #[test]
     fn a_query_step_paces_the_writes_to_the_target_rate_and_deletes_from_the_head() {
-        let mock = MockDriver::new().recording().with_delay(Duration::from_micros(300));
-        let qr = Step::Query { point: false, rate: 100 };
-        let r = go(&quick(&[qr]), mock.clone());
-        let s = &r.steps[0];
-        assert_eq!(s.status, StepStatus::Done, "{:?}", s.error);
-        // 2 s × 100 rows/s in statements of 50, released every 0.5 s: the step lasts the scheduled 2 s.
-        assert_eq!((s.inserted_rows, s.insert_statements), (200, 4));
-        assert!((1.95..2.4).contains(&s.seconds), "{}", s.seconds);
-        let sla = s.sla.expect("query steps have an SLA");
-        assert!(sla.passed && (0.85..=1.03).contains(&sla.ratio), "{sla:?}");
-        let deletes: Vec<String> = mock.log().into_iter().filter(|s| s.starts_with("DELETE")).collect();
-        assert_eq!(
-            deletes,
-            (0..4).map(|k| rows::delete("pi1", k * 50, 50)).collect::<Vec<_>>(),
-            "one delete per insert, advancing from min(transactionid) (NULL on the mock: 0)"
-        );
-        assert!(s.queries > 100, "queries run as fast as possible: {}", s.queries);
-        let f = s.fetched.expect("the fetched-rows check");
-        assert_eq!(f.expected_per_query, 10.0);
-        assert!(mock.log().iter().any(|s| s.contains("FORCE INDEX (pi1_marketsegment)")));
+        // The pacing figures depend on the wall clock, so a machine busy with other tests may miss them
+        // once; a pacer that is wrong misses them every time. The exact counts are checked every time.
+        let mut misses = Vec::new();
+        for _ in 0..3 {
+            let mock = MockDriver::new().recording().with_delay(Duration::from_micros(300));
+            let qr = Step::Query { point: false, rate: 100 };
+            let r = go(&quick(&[qr]), mock.clone());
+            let s = &r.steps[0];
+            assert_eq!(s.status, StepStatus::Done, "{:?}", s.error);
+            // 2 s × 100 rows/s in statements of 50, released every 0.5 s: the step lasts the scheduled 2 s.
+            assert_eq!((s.inserted_rows, s.insert_statements), (200, 4));
+            let deletes: Vec<String> = mock.log().into_iter().filter(|s| s.starts_with("DELETE")).collect();
+            assert_eq!(
+                deletes,
+                (0..4).map(|k| rows::delete("pi1", k * 50, 50)).collect::<Vec<_>>(),
+                "one delete per insert, advancing from min(transactionid) (NULL on the mock: 0)"
+            );
+            let f = s.fetched.expect("the fetched-rows check");
+            assert_eq!(f.expected_per_query, 10.0);
+            assert!(mock.log().iter().any(|s| s.contains("FORCE INDEX (pi1_marketsegment)")));
+            let sla = s.sla.expect("query steps have an SLA");
+            if (1.95..2.4).contains(&s.seconds) && sla.passed && (0.85..=1.03).contains(&sla.ratio) && s.queries > 100 {
+                return;
+            }
+            misses.push(format!("{} s, {sla:?}, {} queries", s.seconds, s.queries));
+        }
+        panic!("the pacing missed its target three times: {misses:?}");
     }
 
     #[test]
