@@ -261,7 +261,14 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
     if let Some(u) = s.unexplained_points
         && g.comparison.verdict != Verdict::NoSignificantChange
     {
-        out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
+        if u >= 0.0 {
+            out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
+        } else {
+            out.push(format!(
+                "They recover all of the gap, {:.1} points more than it (within the intervals above).",
+                -u
+            ));
+        }
     }
     out
 }
