@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Effect, Gap, SearchOutcome};
-use super::runner::{DESCRIPTION_MARKER, override_for, samples_by_target};
+use super::preflight::override_for;
+use super::runner::{DESCRIPTION_MARKER, samples_by_target};
 use super::targets::stored_specs;
 use crate::error::Result;
 use crate::experiment::ExperimentFile;
