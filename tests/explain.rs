@@ -436,7 +436,8 @@ fn command_line_errors_name_the_flag() {
 /// B = the same build with sync_binlog=1 and innodb_flush_log_at_trx_commit=1 and a buffer pool 4 times
 /// the size (that does not matter: the data are 10 MB). `versus explain` must name sync_binlog and the
 /// redo flush, in the order of their effect, and not blame the buffer pool, within its budget. It takes
-/// 10–20 minutes on a 2-core machine; run it with `cargo test --test explain -- --ignored`.
+/// 10–20 minutes on a 2-core machine; run it with `cargo test --test explain -- --ignored` (a recorded
+/// run is in docs/explain.md).
 #[test]
 #[ignore]
 fn explain_seed_case_end_to_end() {
@@ -453,7 +454,11 @@ fn explain_seed_case_end_to_end() {
         "B",
     )
     .unwrap();
-    let opts = options("seed", 120);
+    // The defaults of `versus explain`: 4 tables of 10 000 rows, 4 threads, 3 repetitions of 10 s.
+    let mut opts = options("seed", 150);
+    opts.workload.options = toml::from_str("tables = 4\ntable-size = 10000").unwrap();
+    opts.duration = Duration::from_secs(10);
+    opts.repetitions = 3;
     let r = versus::explain::runner::explain(
         &home,
         &mut store,

@@ -7,6 +7,7 @@
 //! - [`targets`]: `BUILD[:NAME=VALUE,…]` targets and their variables, live or from the store.
 //! - [`diffvars`]: the classified difference of two targets' variables.
 //! - [`bisect`]: the config-bisection search, independent of servers.
+//! - [`preflight`]: which of A's values B accepts at startup.
 //! - [`runner`]: the search on real servers, every step stored as an experiment.
 //! - [`series`]: relative-to-first values and change points over an ordered list of targets.
 //! - [`render`]: text, markdown and JSON output of the three commands.
@@ -14,6 +15,7 @@
 pub mod bisect;
 pub mod diffvars;
 pub mod noise;
+pub mod preflight;
 pub mod render;
 pub mod runner;
 pub mod section;

@@ -160,6 +160,20 @@ fn skipped_table(r: &ExplainReport) -> Table {
     t
 }
 
+/// The variables not bisected, or one line when every differing variable could be tried.
+fn write_skipped(out: &mut String, r: &ExplainReport, format: OutputFormat, color: bool) {
+    let t = skipped_table(r);
+    if t.rows.is_empty() {
+        let noise = r.skipped.len();
+        let _ = writeln!(
+            out,
+            "Every differing variable could be given A's value on B; {noise} noise difference(s) are not bisected.\n"
+        );
+    } else {
+        write_table(out, &t, format, color);
+    }
+}
+
 fn steps_table(r: &ExplainReport) -> Table {
     let mut t =
         table("explain-steps", "Steps", &[("step", true), ("experiment", false), ("probes", false), ("runs", true)]);
@@ -238,7 +252,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     out.push('\n');
     let Some(o) = &r.outcome else {
         write_table(&mut out, &candidates_table(r), format, color);
-        write_table(&mut out, &skipped_table(r), format, color);
+        write_skipped(&mut out, r, format, color);
         for l in plan_lines(r) {
             let _ = writeln!(out, "{l}");
         }
@@ -277,7 +291,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         write_table(&mut out, &section::table(&s), format, color);
     }
     write_table(&mut out, &candidates_table(r), format, color);
-    write_table(&mut out, &skipped_table(r), format, color);
+    write_skipped(&mut out, r, format, color);
     write_table(&mut out, &steps_table(r), format, color);
     if !o.notes.is_empty() && s.effects.is_empty() {
         for n in &o.notes {

@@ -1,5 +1,5 @@
 //! `versus explain` on real servers: read both targets' variables, keep the differing ones B accepts
-//! with A's value, and run the [`bisect`](super::bisect) search with every step stored as a normal
+//! with A's value, and run the [`super::bisect`] search with every step stored as a normal
 //! experiment (`NAME-gap`, `NAME-split-N`, `NAME-confirm`), so that `versus compare` and `versus report`
 //! read them like any other.
 
@@ -10,9 +10,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Candidate, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Step};
-use super::diffvars::{self, Change, VarDiff, same_value};
+use super::diffvars::{self, Change, VarDiff};
 use super::noise::NoiseKind;
-use super::targets::{TargetSpec, capture_live, option_variables};
+use super::preflight::{overrides_with, preflight};
+use super::targets::{TargetSpec, capture_live};
 use crate::error::{Error, Result};
 use crate::experiment::plan::PlannedRun;
 use crate::experiment::sandbox_executor::SandboxExecutor;
@@ -20,7 +21,7 @@ use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
 use crate::experiment::{Executor, ExperimentFile, Order, Plan, Progress, RunOptions, RunOutcome, run_experiment};
 use crate::report::Metric;
 use crate::report::metric::RunValues;
-use crate::server::{Home, Sandbox, SandboxSpec, admin, config, snapshot};
+use crate::server::{Home, config, snapshot};
 use crate::stats::{BootstrapConfig, CompareConfig};
 use crate::store::{StartRun, Status, Store};
 
@@ -164,29 +165,6 @@ pub struct Prepared {
     pub skipped: Vec<Skipped>,
 }
 
-/// The override that gives a variable a value at startup (`log_bin` is an option without a value).
-pub fn override_for(name: &str, value: &str) -> String {
-    match (name, value.to_ascii_uppercase().as_str()) {
-        ("log_bin", "ON" | "1") => "log-bin".into(),
-        ("log_bin", "OFF" | "0") => "skip-log-bin".into(),
-        _ => format!("{name}={value}"),
-    }
-}
-
-/// `base` with `extra` on top: an override of `base` that sets a variable of `extra` is dropped, so
-/// that `skip-log-bin` does not fight `log-bin`.
-pub fn merge_overrides(base: &[String], extra: &[String]) -> Vec<String> {
-    let vars_of = |o: &str| {
-        let name = o.split('=').next().unwrap_or(o);
-        option_variables(name)
-    };
-    let replaced: Vec<String> = extra.iter().flat_map(|o| vars_of(o)).collect();
-    let mut out: Vec<String> =
-        base.iter().filter(|o| !vars_of(o).iter().any(|v| replaced.contains(v))).cloned().collect();
-    out.extend(extra.iter().cloned());
-    out
-}
-
 /// Reads both targets' variables (each from a sandbox started and stopped for it), classifies the
 /// differences, and checks at startup which of A's values B accepts.
 pub fn prepare(
@@ -227,134 +205,6 @@ pub fn prepare(
         skipped.extend(refused);
     }
     Ok(Prepared { diff, candidates, skipped })
-}
-
-/// The overrides that give B A's values of `set`.
-fn overrides_with(b: &TargetSpec, candidates: &[Candidate], set: &[usize]) -> Vec<String> {
-    let extra: Vec<String> = set.iter().map(|&i| override_for(&candidates[i].name, &candidates[i].a)).collect();
-    merge_overrides(&b.overrides, &extra)
-}
-
-/// Starts B with A's values of `set`; `Ok(variables)` or the server's error.
-fn try_start(
-    home: &Home,
-    b: &TargetSpec,
-    c: &[Candidate],
-    set: &[usize],
-    work: &Path,
-) -> Result<std::result::Result<BTreeMap<String, String>, String>> {
-    let dir = work.join("preflight");
-    snapshot::remove_tree(&dir)?;
-    let mut spec = SandboxSpec::new("preflight", home.build(&b.build)?, &dir);
-    spec.base_config = b.config.clone();
-    spec.overrides = overrides_with(b, c, set);
-    spec.fresh = true;
-    let outcome = match Sandbox::start(spec) {
-        Ok(mut sb) => {
-            let vars = sb.connect_root().and_then(|mut conn| admin::global_variables(&mut conn));
-            sb.stop()?;
-            Ok(vars?.into_iter().collect())
-        }
-        Err(Error::Interrupted) => return Err(Error::Interrupted),
-        Err(e) => Err(e.to_string()),
-    };
-    let _ = snapshot::remove_tree(&dir);
-    Ok(outcome)
-}
-
-/// The candidate a startup error names (`unknown variable 'x=…'`, `Error while setting value '…' to 'x'`).
-fn named_in_error(error: &str, c: &[Candidate], among: &[usize]) -> Option<usize> {
-    let lower = error.to_ascii_lowercase();
-    among.iter().copied().find(|&i| {
-        let n = c[i].name.to_ascii_lowercase();
-        let dashed = n.replace('_', "-");
-        [
-            format!("variable '{n}"),
-            format!("variable '{dashed}"),
-            format!("to '{n}'"),
-            format!("option '--{n}"),
-            format!("option '--{dashed}"),
-        ]
-        .iter()
-        .any(|p| lower.contains(p.as_str()))
-    })
-}
-
-/// Keeps the candidates B starts with; the others are skipped with the server's words or the value
-/// B reports instead.
-fn preflight(
-    home: &Home,
-    b: &TargetSpec,
-    candidates: Vec<Candidate>,
-    work: &Path,
-    log: &mut dyn FnMut(&str),
-) -> Result<(Vec<Candidate>, Vec<Skipped>)> {
-    let mut live: Vec<usize> = (0..candidates.len()).collect();
-    let mut refused: Vec<Skipped> = Vec::new();
-    let skip = |i: usize, reason: SkipReason| Skipped {
-        name: candidates[i].name.clone(),
-        a: Some(candidates[i].a.clone()),
-        b: Some(candidates[i].b.clone()),
-        reason,
-    };
-    let mut attempts = 0;
-    let vars = loop {
-        attempts += 1;
-        if attempts > 2 * candidates.len() + 4 {
-            return Err(Error::Other(format!(
-                "B does not start with A's values and the failing variable could not be found after {} attempts",
-                attempts - 1
-            )));
-        }
-        let error = match try_start(home, b, &candidates, &live, work)? {
-            Ok(vars) => break vars,
-            Err(e) => e,
-        };
-        let culprit = match named_in_error(&error, &candidates, &live) {
-            Some(i) => Some((i, error.clone())),
-            None => {
-                // The message names no variable: halve until one variable alone fails.
-                let mut group = live.clone();
-                let mut found = None;
-                while group.len() > 1 {
-                    attempts += 1;
-                    let first = group[..group.len() / 2].to_vec();
-                    match try_start(home, b, &candidates, &first, work)? {
-                        Err(_) => group = first,
-                        Ok(_) => group = group[group.len() / 2..].to_vec(),
-                    }
-                }
-                if let Some(&i) = group.first()
-                    && let Err(e) = try_start(home, b, &candidates, &[i], work)?
-                {
-                    found = Some((i, e));
-                }
-                found
-            }
-        };
-        let Some((i, why)) = culprit else {
-            return Err(Error::Other(format!("B does not start with A's values: {error}")));
-        };
-        let short = why.rsplit(" | ").find(|p| p.contains(&candidates[i].name)).unwrap_or(&why).trim().to_string();
-        log(&format!("  B refuses {}={}: {short}", candidates[i].name, candidates[i].a));
-        refused.push(skip(i, SkipReason::Rejected(short)));
-        live.retain(|&x| x != i);
-        if live.is_empty() {
-            break BTreeMap::new();
-        }
-    };
-    let mut ok = Vec::new();
-    for i in live {
-        let c = &candidates[i];
-        match vars.get(&c.name) {
-            Some(got) if !same_value(got, &c.a) => {
-                log(&format!("  B takes {}={} as {got}", c.name, c.a));
-                refused.push(skip(i, SkipReason::Adjusted(got.clone())));
-            }
-            _ => ok.push(c.clone()),
-        }
-    }
-    Ok((ok, refused))
 }
 
 /// Turns overrides into an experiment's `set` table (`name = "value"`, or `name = true` for a flag).
@@ -663,35 +513,6 @@ pub fn explain(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn overrides_for_variables_and_merging() {
-        assert_eq!(override_for("log_bin", "ON"), "log-bin");
-        assert_eq!(override_for("log_bin", "OFF"), "skip-log-bin");
-        assert_eq!(override_for("sync_binlog", "0"), "sync_binlog=0");
-        let base: Vec<String> =
-            ["skip-log-bin", "sync-binlog=1", "innodb_buffer_pool_size=1G"].map(String::from).into();
-        let got = merge_overrides(&base, &["log-bin".into(), "sync_binlog=0".into()]);
-        assert_eq!(got, ["innodb_buffer_pool_size=1G", "log-bin", "sync_binlog=0"]);
-    }
-
-    #[test]
-    fn startup_errors_name_the_variable() {
-        let c: Vec<Candidate> = ["binlog_format", "sync_binlog", "innodb_adaptive_hash_index_parts"]
-            .iter()
-            .map(|n| Candidate { name: n.to_string(), a: "x".into(), b: "y".into() })
-            .collect();
-        let all = [0, 1, 2];
-        let maria = "server preflight: initialising the datadir failed: /usr/sbin/mariadbd: unknown variable \
-                     'innodb_adaptive_hash_index_parts=8' | Aborting";
-        assert_eq!(named_in_error(maria, &c, &all), Some(2));
-        let value = "... [ERROR] /usr/sbin/mariadbd: Error while setting value 'XYZ' to 'binlog_format'";
-        assert_eq!(named_in_error(value, &c, &all), Some(0));
-        let mysql = "[ERROR] [MY-000067] [Server] unknown variable 'sync_binlog=7'.";
-        assert_eq!(named_in_error(mysql, &c, &all), Some(1));
-        assert_eq!(named_in_error("the server died", &c, &all), None);
-        assert_eq!(named_in_error(maria, &c, &[0, 1]), None, "only live candidates count");
-    }
 
     fn opts() -> ExplainOptions {
         ExplainOptions {

@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Effect, Gap, SearchOutcome};
-use super::runner::{DESCRIPTION_MARKER, override_for, samples_by_target};
+use super::preflight::override_for;
+use super::runner::{DESCRIPTION_MARKER, samples_by_target};
 use super::targets::stored_specs;
 use crate::error::Result;
 use crate::experiment::ExperimentFile;
@@ -261,7 +262,14 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
     if let Some(u) = s.unexplained_points
         && g.comparison.verdict != Verdict::NoSignificantChange
     {
-        out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
+        if u >= 0.0 {
+            out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
+        } else {
+            out.push(format!(
+                "They recover all of the gap, {:.1} points more than it (within the intervals above).",
+                -u
+            ));
+        }
     }
     out
 }

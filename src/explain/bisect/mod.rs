@@ -3,7 +3,7 @@
 //!
 //! The search is separate from servers: it asks a [`Measure`] to run **steps**, each a small
 //! experiment of a few **probes** (A itself, B itself, or B with a subset of A's values), and
-//! decides from the per-repetition samples it gets back with [`crate::stats::compare`].
+//! decides from the per-repetition samples it gets back with [`crate::stats::compare()`].
 //!
 //! The search runs in **rounds**. Round 1 starts from B; every later round starts from B with the
 //! findings of the earlier rounds applied (the round's **base**) and looks for what they leave of the
@@ -52,249 +52,17 @@
 //! would exceed the budget is not run: its groups are reported as unresolved, and the runs for the
 //! confirmation are kept back while searching.
 
+mod model;
+
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::Result;
-use crate::stats::{self, CompareConfig, Comparison, Direction, Verdict};
+use crate::stats::{self, Comparison, Verdict};
 
-/// One variable that can be tried on B: its name and both values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Candidate {
-    /// Variable name.
-    pub name: String,
-    /// A's value (what B is given).
-    pub a: String,
-    /// B's own value.
-    pub b: String,
-}
-
-/// What one probe of a step measures.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Probe {
-    /// Target A as it is.
-    A,
-    /// Target B as it is.
-    B,
-    /// B with A's values of these candidates (indices, ascending).
-    Set(Vec<usize>),
-}
-
-/// Why a step is run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Purpose {
-    /// A round's base, A, and the base with every candidate not yet found.
-    Gap,
-    /// The base and the parts of a group (halves, or each candidate alone).
-    Split,
-    /// B and A, each finding alone and the cumulative sets.
-    Confirm,
-}
-
-/// One small experiment of the search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    /// 1, 2, … in the order run.
-    pub number: usize,
-    /// Why it runs.
-    pub purpose: Purpose,
-    /// What it measures, the base (B, or B with earlier findings) first.
-    pub probes: Vec<Probe>,
-}
-
-/// The samples of one probe (one value per repetition), or why it could not be measured.
-pub type ProbeResult = std::result::Result<Vec<f64>, String>;
-
-/// Runs the steps of a search.
-pub trait Measure {
-    /// Runs `step` and returns one result per probe, in order. An `Err` stops the search (the store or
-    /// the machine failed); a probe whose runs failed is an `Err` inside the vector.
-    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ProbeResult>>;
-}
-
-/// Settings of [`search`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SearchConfig {
-    /// Direction, noise band and interval settings of every comparison.
-    pub compare: CompareConfig,
-    /// Runs per probe: repetitions × thread counts.
-    pub runs_per_probe: usize,
-    /// Most runs the search may use in total.
-    pub max_runs: usize,
-    /// Run the confirmation step.
-    pub confirm: bool,
-    /// Groups of at most this many candidates are resolved in one step with each candidate alone
-    /// instead of being halved (halving is cheaper only for bigger groups).
-    pub singles_max: usize,
-    /// How many times a step whose comparisons are unclear (no significant change, but a point
-    /// estimate beyond the noise band) is run again, its samples pooled with the first round's.
-    pub extra_rounds: usize,
-}
-
-/// The gap between B and A.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Gap {
-    /// A (baseline) against B (candidate).
-    pub comparison: Comparison,
-    /// `100 · (mean(B)/mean(A) − 1)`, oriented so that negative means B is worse.
-    pub points: f64,
-    /// Interval of `points`, low end.
-    pub points_lo: f64,
-    /// Interval of `points`, high end.
-    pub points_hi: f64,
-    /// Mean of A's samples: the unit of points (a point is 1 % of it).
-    pub a_mean: f64,
-}
-
-/// What setting a subset of A's values on B did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Effect {
-    /// The candidates set (indices).
-    pub set: Vec<usize>,
-    /// Their names.
-    pub names: Vec<String>,
-    /// The step it was measured in.
-    pub step: usize,
-    /// The base (B, or B with earlier findings) against base+set, when both could be measured.
-    pub comparison: Option<Comparison>,
-    /// Points of A recovered (positive: towards A's better value).
-    pub points: Option<f64>,
-    /// Interval of `points`, low end.
-    pub points_lo: Option<f64>,
-    /// Interval of `points`, high end.
-    pub points_hi: Option<f64>,
-    /// Whether it moves B significantly towards A (the interval excludes 1, the change is beyond the
-    /// noise band, and it goes A's way).
-    pub toward_a: bool,
-    /// Why it could not be measured.
-    pub error: Option<String>,
-}
-
-/// How the search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Conclusion {
-    /// B is not significantly different from A: nothing to explain.
-    NoGap,
-    /// Setting all of A's values on B does not move B significantly towards A: the gap is not in
-    /// the configuration (or not in the variables that could be set).
-    NotConfig,
-    /// Every group was resolved, and the search ended with no significant gap left, or with a rest of
-    /// the gap that the remaining variables do not move.
-    Explained,
-    /// The budget ran out (or probes failed) before every group was resolved.
-    Partial,
-}
-
-/// A step as run, for the record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// The step.
-    pub step: Step,
-    /// Its probes' labels, in order.
-    pub labels: Vec<String>,
-    /// Runs it took.
-    pub runs: usize,
-}
-
-/// A culprit, or a group of values that act together, with what it recovers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// The candidates (indices); more than one for a group that acts together.
-    pub set: Vec<usize>,
-    /// Their names.
-    pub names: Vec<String>,
-    /// The round that found it.
-    pub round: usize,
-    /// The effect that found it: what the round's full set (B with every value not found before) loses
-    /// without it.
-    pub found: Effect,
-    /// Confirmation: on top of the findings before it in this list, against them.
-    pub increment: Option<Effect>,
-    /// Confirmation: alone, against B.
-    pub alone: Option<Effect>,
-}
-
-impl Finding {
-    /// What it recovers on top of the earlier findings: the confirmation's, else the search's.
-    pub fn attributed(&self) -> &Effect {
-        self.increment.as_ref().unwrap_or(&self.found)
-    }
-}
-
-/// One round of the search: its base and what was left.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Round {
-    /// 1, 2, …
-    pub number: usize,
-    /// The findings applied to B in this round (indices).
-    pub base: Vec<usize>,
-    /// The base against A.
-    pub gap: Gap,
-    /// The base with every candidate not yet found, against the base.
-    pub rest: Effect,
-}
-
-/// Everything the search found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SearchOutcome {
-    /// The candidates searched.
-    pub candidates: Vec<Candidate>,
-    /// B against A (from the confirmation when there is one, else the first round).
-    pub gap: Option<Gap>,
-    /// The rounds.
-    pub rounds: Vec<Round>,
-    /// Culprits and groups, in the order found (round by round, largest effect first).
-    pub findings: Vec<Finding>,
-    /// All findings together against B (confirmation, two findings or more).
-    pub together: Option<Effect>,
-    /// Groups left unresolved when the budget ran out or a probe failed.
-    pub unresolved: Vec<Vec<usize>>,
-    /// Candidates not found to move B towards A.
-    pub cleared: Vec<usize>,
-    /// Points of the gap not recovered by the findings together.
-    pub unexplained_points: Option<f64>,
-    /// How it ended.
-    pub conclusion: Conclusion,
-    /// Every step run.
-    pub steps: Vec<StepRecord>,
-    /// Runs used.
-    pub runs_used: usize,
-    /// Caveats (failed probes, skipped confirmation).
-    pub notes: Vec<String>,
-}
-
-impl SearchOutcome {
-    /// The single-variable findings.
-    pub fn culprits(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| f.set.len() == 1)
-    }
-
-    /// The findings that are groups acting together.
-    pub fn groups(&self) -> impl Iterator<Item = &Finding> {
-        self.findings.iter().filter(|f| f.set.len() > 1)
-    }
-}
-
-/// The label of a probe in experiments and reports: `A`, `B`, `B+all`, `B+sync_binlog`,
-/// `B+x+y+z`, `B+x+4 more`.
-pub fn probe_label(probe: &Probe, candidates: &[Candidate]) -> String {
-    match probe {
-        Probe::A => "A".into(),
-        Probe::B => "B".into(),
-        Probe::Set(s) if s.len() == candidates.len() && s.len() > 1 => "B+all".into(),
-        Probe::Set(s) => {
-            let names: Vec<&str> = s.iter().map(|&i| candidates[i].name.as_str()).collect();
-            if names.len() <= 3 {
-                format!("B+{}", names.join("+"))
-            } else {
-                format!("B+{}+{} more", names[0], names.len() - 1)
-            }
-        }
-    }
-}
+pub use model::{
+    Candidate, Conclusion, Effect, Finding, Gap, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
+    SearchOutcome, Step, StepRecord, effect, gap, probe_label,
+};
 
 /// Worst-case runs of a search over `n` candidates with `k` findings (see the module docs): the
 /// findings split over the rounds in the costliest way, every search step repeated
@@ -500,72 +268,6 @@ fn unclear(c: Option<Comparison>) -> bool {
 /// Probes of the confirmation of `k` findings: B, A, each alone, and the cumulative sets of two or more.
 fn confirm_probes(k: usize) -> usize {
     if k == 0 { 0 } else { 2 + k + k.saturating_sub(1) }
-}
-
-fn order(x: f64, y: f64) -> (f64, f64) {
-    if x <= y { (x, y) } else { (y, x) }
-}
-
-fn sign(cfg: &CompareConfig) -> f64 {
-    if cfg.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 }
-}
-
-/// The gap of B (candidate) against A (baseline) from their samples.
-pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
-    let c = stats::compare(a, b, stats::SampleLevel::Repetitions, cfg)?;
-    let pts = |r: f64| sign(cfg) * (r - 1.0) * 100.0;
-    let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
-    let a_mean = stats::mean(a).unwrap_or(f64::NAN);
-    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi, a_mean })
-}
-
-/// The effect of setting `set` (called `names`) on top of a base (B, or B with other values), from the
-/// base's samples and those of base+set in one step, in points of A's mean in `gap`; `gap`'s verdict
-/// tells which way is towards A.
-pub fn effect(
-    set: &[usize],
-    names: Vec<String>,
-    step: usize,
-    b: &[f64],
-    with: &ProbeResult,
-    gap: &Gap,
-    cfg: &CompareConfig,
-) -> Effect {
-    let mut e = Effect {
-        set: set.to_vec(),
-        names,
-        step,
-        comparison: None,
-        points: None,
-        points_lo: None,
-        points_hi: None,
-        toward_a: false,
-        error: None,
-    };
-    let samples = match with {
-        Ok(x) => x,
-        Err(why) => {
-            e.error = Some(why.clone());
-            return e;
-        }
-    };
-    match stats::compare(b, samples, stats::SampleLevel::Repetitions, cfg) {
-        Ok(c) => {
-            let scale = stats::mean(b).unwrap_or(f64::NAN) / gap.a_mean;
-            let pts = |r: f64| sign(cfg) * (r - 1.0) * scale * 100.0;
-            let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
-            e.points = Some(pts(c.ci.ratio));
-            e.points_lo = Some(lo);
-            e.points_hi = Some(hi);
-            e.toward_a = matches!(
-                (gap.comparison.verdict, c.verdict),
-                (Verdict::Slower, Verdict::Faster) | (Verdict::Faster, Verdict::Slower)
-            );
-            e.comparison = Some(c);
-        }
-        Err(err) => e.error = Some(format!("no interval: {err}")),
-    }
-    e
 }
 
 impl Search<'_> {
@@ -792,5 +494,4 @@ impl Search<'_> {
 }
 
 #[cfg(test)]
-#[path = "bisect_tests.rs"]
 mod tests;

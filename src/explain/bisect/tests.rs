@@ -2,7 +2,7 @@
 //! each candidate's effect, with seeded normal noise per repetition.
 
 use super::*;
-use crate::stats::{BootstrapConfig, DEFAULT_NOISE_BAND};
+use crate::stats::{BootstrapConfig, CompareConfig, DEFAULT_NOISE_BAND, Direction};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
