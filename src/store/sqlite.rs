@@ -129,6 +129,15 @@ fn run_status(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<Status>>
     status.map(|s| s.parse().map_err(|e| bad_column(0, e))).transpose()
 }
 
+/// Refuses to restart or end early a run that does not exist or is already done.
+fn check_not_done(tx: &Transaction<'_>, run_id: i64, path: &Path) -> Result<()> {
+    match run_status(tx, run_id).map_err(|e| store_err(path, format!("cannot read run {run_id}: {e}")))? {
+        None => Err(store_err(path, format!("no run with id {run_id}"))),
+        Some(Status::Done) => Err(store_err(path, format!("run {run_id} is already done"))),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Removes everything measured for a run (before a restart, or before storing partial intervals).
 fn clear_measurements(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
     for table in ["intervals", "histograms", "status_deltas", "efficiency"] {
@@ -340,11 +349,7 @@ impl Store {
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| store_err(&path, format!("cannot start run {run_id}: {e}"));
         let tx = self.conn.transaction().map_err(fail)?;
-        match run_status(&tx, run_id).map_err(fail)? {
-            None => return Err(store_err(&path, format!("no run with id {run_id}"))),
-            Some(Status::Done) => return Err(store_err(&path, format!("run {run_id} is already done"))),
-            Some(_) => {}
-        }
+        check_not_done(&tx, run_id, &path)?;
         clear_measurements(&tx, run_id).map_err(fail)?;
         tx.execute(
             "UPDATE runs SET status = 'running', error = NULL, started_at = ?2, finished_at = NULL, \
@@ -445,11 +450,7 @@ impl Store {
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| store_err(&path, format!("cannot update run {run_id}: {e}"));
         let tx = self.conn.transaction().map_err(fail)?;
-        match run_status(&tx, run_id).map_err(fail)? {
-            None => return Err(store_err(&path, format!("no run with id {run_id}"))),
-            Some(Status::Done) => return Err(store_err(&path, format!("run {run_id} is already done"))),
-            Some(_) => {}
-        }
+        check_not_done(&tx, run_id, &path)?;
         clear_measurements(&tx, run_id).map_err(fail)?;
         insert_intervals(&tx, run_id, intervals).map_err(fail)?;
         tx.execute(
