@@ -21,15 +21,24 @@ pub enum StopOutcome {
 }
 
 /// Makes `cmd` start in its own process group so that a Ctrl-C typed at the terminal reaches versus,
-/// not the server. With `tie_to_parent`, the kernel sends the server SIGTERM when versus dies, even by
-/// SIGKILL; without it the server starts a new session and lives on (for `versus server start`).
+/// not the server. With `tie_to_parent`, the kernel kills the server when versus dies, even by SIGKILL;
+/// without it the server starts a new session and lives on (for `versus server start`).
+///
+/// The parent-death signal is SIGKILL, not SIGTERM: a server that is still starting up can lose a
+/// SIGTERM, and a guarded server's datadir is disposable (restored from a snapshot or a temporary one).
+/// Normal stops still go through SIGTERM and a clean shutdown.
 pub fn isolate(cmd: &mut Command, tie_to_parent: bool) {
     if tie_to_parent {
         cmd.process_group(0);
-        // SAFETY: prctl is async-signal-safe and touches only the child's own state.
+        let parent = std::process::id() as i32;
+        // SAFETY: prctl and getppid are async-signal-safe and touch only the child's own state.
         unsafe {
-            cmd.pre_exec(|| {
-                nix::sys::prctl::set_pdeathsig(Some(Signal::SIGTERM)).map_err(std::io::Error::from)?;
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Some(Signal::SIGKILL)).map_err(std::io::Error::from)?;
+                // If versus died between fork and prctl, no signal will come: do not start at all.
+                if nix::unistd::getppid().as_raw() != parent {
+                    return Err(std::io::Error::other("versus exited while starting the server"));
+                }
                 Ok(())
             });
         }
