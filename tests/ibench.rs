@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use assert_cmd::Command;
+use versus::driver::Driver;
 use versus::driver::mysql::MysqlDriver;
-use versus::driver::{ConnectOptions, Driver, PsMode};
 use versus::server::Sandbox;
 use versus::workload::ibench::compare::{self, Colour, SideInput};
 use versus::workload::ibench::{self, IbenchResult, NoProbe, Options, Probe, Quiet, Step, StepStatus};
@@ -28,16 +28,7 @@ const OVERRIDES: &[&str] =
     &["innodb_buffer_pool_size=256M", "innodb_flush_log_at_trx_commit=2", "innodb_log_file_size=256M"];
 
 fn driver(sb: &Sandbox) -> Arc<dyn Driver> {
-    let i = sb.info();
-    Arc::new(MysqlDriver::new(ConnectOptions {
-        hosts: vec!["127.0.0.1".into()],
-        ports: vec![i.port],
-        user: i.user.clone(),
-        password: i.password.clone(),
-        db: String::new(),
-        ps_mode: PsMode::Disable,
-        ..ConnectOptions::default()
-    }))
+    Arc::new(MysqlDriver::new(versus::experiment::ibench::sandbox_connect_options(sb.info())))
 }
 
 /// The sandbox's process for the efficiency figures.

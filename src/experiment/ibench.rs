@@ -301,15 +301,7 @@ fn open_session(
             progress.step("starting the server");
             let sb = Sandbox::start(ex.spec_for(plan, cell.target, &dir)?)?;
             let i = sb.info().clone();
-            let c = ConnectOptions {
-                hosts: vec!["127.0.0.1".into()],
-                ports: vec![i.port],
-                user: i.user.clone(),
-                password: i.password.clone(),
-                db: String::new(),
-                ps_mode: PsMode::Disable,
-                ..ConnectOptions::default()
-            };
+            let c = sandbox_connect_options(&i);
             let admin = sb.connect_root().ok();
             (Some(sb), c, admin)
         }
@@ -497,6 +489,20 @@ pub fn run_result(r: &StepResult, variables: Vec<(String, String)>) -> Result<Ru
         status_deltas: status,
         efficiency: r.store_efficiency,
     })
+}
+
+/// How the Insert Benchmark connects to a sandbox: TCP on 127.0.0.1 as the benchmark user, no default
+/// database (the benchmark creates and uses `ib`), statements sent as text.
+pub fn sandbox_connect_options(i: &crate::server::SandboxInfo) -> ConnectOptions {
+    ConnectOptions {
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![i.port],
+        user: i.user.clone(),
+        password: i.password.clone(),
+        db: String::new(),
+        ps_mode: PsMode::Disable,
+        ..ConnectOptions::default()
+    }
 }
 
 #[cfg(test)]

@@ -342,19 +342,7 @@ const EFFICIENCY_HEADER: [&str; 11] =
     ["", "op/s", "cpu/o", "cpu%", "cs/o", "srv cpu/o", "srv cs/o", "rKB/o", "wKB/o", "wKB/i", "vs cpu/o"];
 
 fn efficiency_values(st: &StepResult) -> Vec<Option<f64>> {
-    let e = &st.efficiency;
-    vec![
-        Some(st.rate),
-        e.host_cpu_us_per_op,
-        e.host_cpu_pct,
-        e.host_cs_per_op,
-        e.server_cpu_us_per_op,
-        e.server_cs_per_op,
-        e.read_kb_per_op,
-        e.write_kb_per_op,
-        e.write_kb_per_insert,
-        e.client_cpu_us_per_op,
-    ]
+    eff_values(Some(st.rate), &st.efficiency)
 }
 
 fn efficiency_grid<'a>(rows: impl Iterator<Item = (String, &'a StepResult)>) -> Grid {
