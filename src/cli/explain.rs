@@ -20,6 +20,17 @@ use crate::report::{self, Dimension, Format, Metric, Selection};
 use crate::server::Home;
 
 /// How targets A and B are given (shared by `diff-vars` and `explain`).
+/// How diff-vars, explain and series print their result.
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// text, markdown or json.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: OutputFormat,
+    /// Colour (text format).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
+}
+
 #[derive(Debug, Args)]
 pub(super) struct PairArgs {
     /// Target A, the reference: BUILD or BUILD:NAME=VALUE,… (e.g. system:log-bin,sync_binlog=0); with
@@ -90,12 +101,8 @@ pub(super) struct DiffVarsArgs {
     /// Also show noise: paths, ports, ids, versions, host-sized and derived values.
     #[arg(long)]
     all: bool,
-    /// text, markdown or json.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: OutputFormat,
-    /// Colour (text format).
-    #[arg(long, value_name = "WHEN", default_value = "auto")]
-    color: ColorWhen,
+    #[command(flatten)]
+    out: OutputArgs,
     #[command(flatten)]
     db: DbArg,
 }
@@ -121,7 +128,7 @@ pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
         }
     };
     let d = diff(&sa, &sb);
-    print(&render::render_diff(&d, a.all, a.format, color(a.color))?)?;
+    print(&render::render_diff(&d, a.all, a.out.format, color(a.out.color))?)?;
     Ok(0)
 }
 
@@ -253,12 +260,8 @@ pub(super) struct ExplainArgs {
     /// Read the variables, check what B accepts, print the plan and the worst-case budget; measure nothing.
     #[arg(long)]
     dry_run: bool,
-    /// text, markdown or json.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: OutputFormat,
-    /// Colour (text format).
-    #[arg(long, value_name = "WHEN", default_value = "auto")]
-    color: ColorWhen,
+    #[command(flatten)]
+    out: OutputArgs,
     /// Also write the comparison report of the last step's experiment (.html, .md or .json).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
@@ -294,7 +297,7 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     let mut log = |l: &str| eprintln!("{l}");
     let r = explain(home, &mut store, &ta, &tb, &opts, a.dry_run, progress, &mut log)?;
     drop(store);
-    print(&render::render_explain(&r, a.format, color(a.color))?)?;
+    print(&render::render_explain(&r, a.out.format, color(a.out.color))?)?;
     if let (Some(path), Some((id, _))) = (&a.report, r.final_experiment()) {
         write_report(home, &a.db, *id, Some("B"), m.metric, path)?;
     }
@@ -318,12 +321,8 @@ pub(super) struct SeriesArgs {
     /// p-value threshold of the change points.
     #[arg(long, default_value_t = 0.05)]
     p_value: f64,
-    /// text, markdown or json.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: OutputFormat,
-    /// Colour (text format).
-    #[arg(long, value_name = "WHEN", default_value = "auto")]
-    color: ColorWhen,
+    #[command(flatten)]
+    out: OutputArgs,
     /// Also write the comparison report of the experiment (.html, .md or .json), with the series chart.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
@@ -363,7 +362,7 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
     let store = a.db.open(home)?;
     let s = series::from_store(&store, &experiments, &order, metric, confidence, a.p_value)?;
     drop(store);
-    print(&render::render_series(&s, a.format, color(a.color))?)?;
+    print(&render::render_series(&s, a.out.format, color(a.out.color))?)?;
     if let Some(path) = &a.report {
         let store = a.db.open(home)?;
         let e = crate::explain::targets::find_experiment(&store, &experiments[0])?;
