@@ -27,7 +27,12 @@ impl LeanDriver {
     }
 
     fn open(&self, ep: Endpoint) -> Result<Box<dyn Connection>, DbError> {
-        if !self.strict && (self.options.ssl || self.options.compression) {
+        if self.options.tls.enabled() || self.options.compression {
+            if self.strict {
+                return Err(DbError::connect(format!(
+                    "the lean client cannot connect to {ep}: it has no TLS or compression; use --client=auto"
+                )));
+            }
             return self.fallback.open_endpoint(ep);
         }
         match LeanConnection::connect(&self.options, ep.clone()) {

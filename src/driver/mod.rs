@@ -11,6 +11,7 @@ pub mod lean;
 pub mod mock;
 pub mod mysql;
 mod response;
+pub mod tls;
 pub mod wire;
 
 use std::fmt;
@@ -138,8 +139,8 @@ pub struct ConnectOptions {
     pub password: String,
     /// Default database (empty for none).
     pub db: String,
-    /// Require TLS.
-    pub ssl: bool,
+    /// TLS mode and certificate files.
+    pub tls: tls::Tls,
     /// Ask for protocol compression.
     pub compression: bool,
     /// How statements are sent.
@@ -161,7 +162,7 @@ impl Default for ConnectOptions {
             user: "sbtest".into(),
             password: String::new(),
             db: "sbtest".into(),
-            ssl: false,
+            tls: tls::Tls::default(),
             compression: false,
             ps_mode: PsMode::Auto,
             stmt_cache_size: 64,

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Params, SslOpts, Statement, Value};
+use mysql::{Conn, DriverError, Opts, OptsBuilder, Params, Statement, Value};
 
 use super::{
     ConnectOptions, Connection, DbError, Driver, Endpoint, ErrorKind, LocalData, Outcome, Param, PsMode, Rows, StmtId,
@@ -41,10 +41,8 @@ impl MysqlDriver {
             Endpoint::Tcp(h, p) => b.ip_or_hostname(Some(h.clone())).tcp_port(*p),
             Endpoint::Socket(s) => b.socket(Some(s.clone())),
         };
-        if o.ssl {
-            b = b.ssl_opts(
-                SslOpts::default().with_danger_accept_invalid_certs(true).with_danger_skip_domain_validation(true),
-            );
+        if let Some(ssl) = o.tls.ssl_opts() {
+            b = b.ssl_opts(ssl);
         }
         if o.compression {
             b = b.compress(Some(mysql::Compression::default()));
@@ -54,8 +52,18 @@ impl MysqlDriver {
 
     /// Opens a connection to `endpoint`.
     pub fn open_endpoint(&self, endpoint: Endpoint) -> Result<Box<dyn Connection>, DbError> {
-        let opts = self.opts_for(&endpoint);
-        let conn = Conn::new(opts.clone()).map_err(|e| connect_error(&endpoint, e))?;
+        let mut opts = self.opts_for(&endpoint);
+        let conn = match Conn::new(opts.clone()) {
+            // PREFERRED: plain when the server offers no TLS.
+            Err(mysql::Error::DriverError(DriverError::TlsNotSupported))
+                if self.options.tls.mode == super::tls::SslMode::Preferred =>
+            {
+                opts = OptsBuilder::from_opts(opts).ssl_opts(None::<mysql::SslOpts>).into();
+                Conn::new(opts.clone())
+            }
+            r => r,
+        }
+        .map_err(|e| connect_error(&endpoint, e))?;
         Ok(Box::new(MysqlConnection {
             conn: Some(conn),
             opts,
@@ -85,7 +93,24 @@ impl Driver for MysqlDriver {
 fn connect_error(endpoint: &Endpoint, e: mysql::Error) -> DbError {
     let (code, msg) = match e {
         mysql::Error::MySqlError(m) => (Some(m.code), m.message),
-        other => (None, other.to_string()),
+        mysql::Error::DriverError(DriverError::TlsNotSupported) => {
+            (None, "the server offers no TLS; give it ssl_cert and ssl_key, or use --mysql-ssl=PREFERRED or off".into())
+        }
+        mysql::Error::TlsError(t) => (None, format!("TLS: {t}")),
+        other => {
+            let m = other.to_string();
+            match m.find("invalid peer certificate") {
+                // rustls's verdict, wrapped in the crate's I/O error.
+                Some(i) => (
+                    None,
+                    format!(
+                        "TLS: {}; check --mysql-ssl-ca and --mysql-host, or use --mysql-ssl=REQUIRED not to verify",
+                        m[i..].trim_end_matches(['\'', '`', ' ', '}'])
+                    ),
+                ),
+                None => (None, m),
+            }
+        }
     };
     DbError {
         kind: ErrorKind::Connect,

@@ -2,11 +2,13 @@
 //! interchangeable, `on|off` booleans, `--config-file`) into typed, validated [`Options`].
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 pub use super::names::{Command, Test};
 use super::spec::{self, Kind};
+use crate::driver::tls::{SslMode, Tls};
 use crate::driver::{ConnectOptions, PsMode};
 use crate::error::{Error, Result};
 
@@ -351,6 +353,34 @@ fn count(values: &BTreeMap<String, String>, name: &str) -> Result<u32> {
     Ok(x as u32)
 }
 
+/// `--mysql-ssl` (on/off or a mode) and its certificate files; sysbench 1.0's files in the current
+/// directory fill in what the options leave unset.
+fn tls(values: &BTreeMap<String, String>) -> Result<Tls> {
+    let v = raw(values, "mysql_ssl");
+    let mode = SslMode::parse(v).ok_or_else(|| {
+        bad("mysql_ssl", v, "expected on, off or DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY")
+    })?;
+    let file = |name: &str| -> Result<Option<PathBuf>> {
+        match raw(values, name) {
+            "" => Ok(None),
+            f if Path::new(f).is_file() => Ok(Some(PathBuf::from(f))),
+            f => Err(bad(name, f, "no such file")),
+        }
+    };
+    let t = Tls { mode, ca: file("mysql_ssl_ca")?, cert: file("mysql_ssl_cert")?, key: file("mysql_ssl_key")? };
+    if t.cert.is_some() != t.key.is_some() {
+        let missing = if t.cert.is_some() { "--mysql-ssl-key" } else { "--mysql-ssl-cert" };
+        return Err(Error::option(missing, "--mysql-ssl-cert and --mysql-ssl-key go together; give both"));
+    }
+    if !t.enabled() {
+        return Ok(t);
+    }
+    Ok(match std::env::current_dir() {
+        Ok(dir) => t.with_legacy_files(&dir),
+        Err(_) => t,
+    })
+}
+
 fn list(values: &BTreeMap<String, String>, name: &str) -> Vec<String> {
     raw(values, name).split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
@@ -539,7 +569,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
             user: raw(values, "mysql_user").to_string(),
             password: raw(values, "mysql_password").to_string(),
             db: raw(values, "mysql_db").to_string(),
-            ssl: flag(values, "mysql_ssl")?,
+            tls: tls(values)?,
             compression: flag(values, "mysql_compression")?,
             ps_mode,
             stmt_cache_size,
