@@ -1,5 +1,5 @@
 //! `versus sysbench` against every server line this machine can run: MariaDB 10.5, 10.11 (the
-//! distribution's), 11.8 and MySQL 9.7 (caching_sha2_password), over TCP and over the unix socket.
+//! distribution's), 11.8 and MySQL 9.7 (caching_sha2_password), over TCP, over the unix socket and over TLS.
 
 mod common;
 
@@ -15,7 +15,10 @@ fn sysbench(args: &[String]) -> (bool, String) {
 
 fn exercise(build: Build) {
     let name = build.name.clone();
-    let sb = common::start(build, &[]);
+    let pki = tempfile::tempdir().expect("temp dir");
+    common::write_test_pki(pki.path(), &["localhost"]);
+    let overrides = common::tls_overrides(pki.path());
+    let sb = common::start(build, &overrides.iter().map(|s| s.as_str()).collect::<Vec<_>>());
     let info = sb.info().clone();
     let tcp = vec![
         "--mysql-host=127.0.0.1".to_string(),
@@ -44,6 +47,10 @@ fn exercise(build: Build) {
         let line = out.lines().find(|l| l.trim_start().starts_with("transactions:")).unwrap_or("");
         assert!(line.contains("200"), "{name} over {how}: {line}\n{out}");
     }
+    // TLS over TCP, the server's certificate verified against the test CA.
+    let ca = format!("--mysql-ssl-ca={}", pki.path().join("ca.pem").display());
+    let (ok, out) = sysbench(&with(&tcp, &["--mysql-ssl=VERIFY_CA", &ca, "--events=50", "--time=0", "run"]));
+    assert!(ok, "{name}: run over TLS failed:\n{out}");
     let (ok, out) = sysbench(&with(&tcp, &["cleanup"]));
     assert!(ok, "{name}: cleanup failed:\n{out}");
 }

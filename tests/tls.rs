@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use mysql::prelude::Queryable;
-use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair};
 
 fn versus_in(dir: &Path, args: &[String]) -> Output {
     let mut c = Command::cargo_bin("versus").expect("versus binary");
@@ -20,24 +19,6 @@ fn versus_in(dir: &Path, args: &[String]) -> Output {
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn ca(name: &str) -> (Certificate, KeyPair) {
-    let key = KeyPair::generate().unwrap();
-    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.distinguished_name.push(DnType::CommonName, name);
-    (p.self_signed(&key).unwrap(), key)
-}
-
-/// Writes `<name>.pem` and `<name>-key.pem`: a certificate for `names`, signed by `issuer`.
-fn leaf(dir: &Path, name: &str, names: &[&str], issuer: &(Certificate, KeyPair)) {
-    let key = KeyPair::generate().unwrap();
-    let mut p = CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    p.distinguished_name.push(DnType::CommonName, format!("versus test {name}"));
-    let cert = p.signed_by(&key, &issuer.0, &issuer.1).unwrap();
-    std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).unwrap();
-    std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).unwrap();
 }
 
 fn ok(o: &Output, what: &str) {
@@ -57,22 +38,12 @@ fn fails(o: &Output, what: &str, needle: &str) {
 fn ssl_modes_verification_and_client_certificates() {
     let pki = tempfile::tempdir().unwrap();
     let dir = pki.path();
-    let root = ca("versus test CA");
-    std::fs::write(dir.join("ca.pem"), root.0.pem()).unwrap();
-    std::fs::write(dir.join("other-ca.pem"), ca("some other CA").0.pem()).unwrap();
     // The server's certificate names localhost only, so that VERIFY_IDENTITY can be seen to check it.
-    leaf(dir, "server", &["localhost"], &root);
-    leaf(dir, "client", &[], &root);
+    common::write_test_pki(dir, &["localhost"]);
     let f = |name: &str| dir.join(name).display().to_string();
-    let s = common::start(
-        common::system_build(),
-        &[
-            &format!("ssl_ca={}", f("ca.pem")),
-            &format!("ssl_cert={}", f("server.pem")),
-            &format!("ssl_key={}", f("server-key.pem")),
-            "innodb_buffer_pool_size=128M",
-        ],
-    );
+    let mut overrides = common::tls_overrides(dir);
+    overrides.push("innodb_buffer_pool_size=128M".into());
+    let s = common::start(common::system_build(), &overrides.iter().map(|s| s.as_str()).collect::<Vec<_>>());
     let mut rootc = s.connect_root().expect("root connection");
     for q in [
         "CREATE USER tls@'127.0.0.1' IDENTIFIED BY 'tlspass' REQUIRE SSL",
@@ -168,17 +139,19 @@ fn ssl_modes_verification_and_client_certificates() {
 
 #[test]
 fn preferred_falls_back_to_plain_without_server_tls() {
-    let s = common::start_server();
-    let mut c = s.root_conn();
+    // MariaDB 11.4+ makes itself a certificate unless told not to.
+    let s = common::start(common::system_build(), &["ssl=0", "innodb_buffer_pool_size=128M"]);
+    let mut c = s.connect_root().expect("root connection");
     let have: Option<(String, String)> = c.query_first("SHOW GLOBAL VARIABLES LIKE 'have_ssl'").unwrap();
-    assert_ne!(have.map(|v| v.1).as_deref(), Some("YES"), "this test needs a server without TLS");
+    assert_ne!(have.map(|v| v.1).as_deref(), Some("YES"), "ssl=0 left TLS on");
+    let info = s.info();
     let args = |mode: &str| -> Vec<String> {
         vec![
             "oltp_point_select".into(),
             "--mysql-host=127.0.0.1".into(),
-            format!("--mysql-port={}", s.port),
-            format!("--mysql-user={}", s.user),
-            format!("--mysql-password={}", s.password),
+            format!("--mysql-port={}", s.port()),
+            format!("--mysql-user={}", info.user),
+            format!("--mysql-password={}", info.password),
             "--tables=1".into(),
             "--table-size=100".into(),
             format!("--mysql-ssl={mode}"),

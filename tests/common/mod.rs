@@ -1,7 +1,9 @@
 //! Shared fixtures for the integration tests: real servers in temporary sandboxes.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair};
 
 use versus::server::fetch::{self, FetchOptions};
 use versus::server::{Build, Home, Sandbox, SandboxSpec};
@@ -114,4 +116,40 @@ impl TestServer {
     pub fn sandbox(&mut self) -> &mut Sandbox {
         &mut self.sandbox
     }
+}
+
+fn test_ca(name: &str) -> (Certificate, KeyPair) {
+    let key = KeyPair::generate().expect("key");
+    let mut p = CertificateParams::new(Vec::<String>::new()).expect("params");
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.distinguished_name.push(DnType::CommonName, name);
+    (p.self_signed(&key).expect("CA certificate"), key)
+}
+
+fn test_leaf(dir: &Path, name: &str, names: &[&str], issuer: &(Certificate, KeyPair)) {
+    let key = KeyPair::generate().expect("key");
+    let mut p = CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).expect("params");
+    p.distinguished_name.push(DnType::CommonName, format!("versus test {name}"));
+    let cert = p.signed_by(&key, &issuer.0, &issuer.1).expect("certificate");
+    std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).expect("write certificate");
+    std::fs::write(dir.join(format!("{name}-key.pem")), key.serialize_pem()).expect("write key");
+}
+
+/// Writes a test CA (`ca.pem`), a server certificate for `server_names` (`server.pem`, `server-key.pem`)
+/// and a client certificate (`client.pem`, `client-key.pem`) signed by it, and an unrelated CA
+/// (`other-ca.pem`) into `dir`.
+pub fn write_test_pki(dir: &Path, server_names: &[&str]) {
+    let root = test_ca("versus test CA");
+    std::fs::write(dir.join("ca.pem"), root.0.pem()).expect("write CA");
+    std::fs::write(dir.join("other-ca.pem"), test_ca("some other CA").0.pem()).expect("write CA");
+    test_leaf(dir, "server", server_names, &root);
+    test_leaf(dir, "client", &[], &root);
+}
+
+/// Server settings that serve the certificate written by [`write_test_pki`] into `dir`.
+pub fn tls_overrides(dir: &Path) -> Vec<String> {
+    [("ssl_ca", "ca.pem"), ("ssl_cert", "server.pem"), ("ssl_key", "server-key.pem")]
+        .iter()
+        .map(|(k, f)| format!("{k}={}", dir.join(f).display()))
+        .collect()
 }
