@@ -46,6 +46,9 @@ def table_shape(srv, tables):
     for t in range(1, tables + 1):
         r = srv.sql(f"SELECT COUNT(*), MIN(id), MAX(id), SUM(LENGTH(c)), SUM(LENGTH(pad)), COUNT(DISTINCT k) > 0 "
                     f"FROM sbtest.sbtest{t}").stdout.split()
+        srv.sql(f"ANALYZE TABLE sbtest.sbtest{t}")
+        r += srv.sql("SELECT data_length, index_length FROM information_schema.tables WHERE table_schema = 'sbtest' "
+                     f"AND table_name = 'sbtest{t}'").stdout.split()
         rows.append(tuple(r))
     return rows
 
@@ -185,7 +188,8 @@ def write_report(a, results, prepare_rows, order, loads):
             lines.append(f"| {tool} | {prep(tool, 'wall'):.2f} | {c:.2f} | {sc:.2f} | {(c + sc) / os.cpu_count():.2f} |")
         lines += [
             "",
-            "Table shape after prepare (rows, min id, max id, total length of c, total length of pad, k set) — "
+            "Table shape after prepare (rows, min id, max id, total length of c, total length of pad, k set, data length, "
+            "index length) — "
             f"sysbench: `{shapes.get('sysbench')}`, versus: `{shapes.get('versus')}`.",
         ]
     lines.append("")

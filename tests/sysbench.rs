@@ -620,6 +620,40 @@ fn prepare_methods_give_identical_tables() {
         assert_eq!(sums[0], sums[1], "{auto_inc}: LOAD DATA and INSERT must give identical tables");
         assert_eq!(sums[0], sums[2]);
     }
+    // Against sysbench's own prepare: the same shape and the same size on disk (values differ: other
+    // random streams).
+    let shape = |root: &mut mysql::Conn| -> Vec<Vec<String>> {
+        root.query_drop("ANALYZE TABLE sbtest.sbtest1, sbtest.sbtest2").unwrap();
+        let q = "SELECT t.table_name, t.data_length, t.index_length, (SELECT COUNT(*) FROM information_schema.statistics \
+                 s WHERE s.table_schema = t.table_schema AND s.table_name = t.table_name) FROM information_schema.tables t \
+                 WHERE t.table_schema = 'sbtest' ORDER BY 1";
+        let mut rows: Vec<Vec<String>> = root
+            .query_map(q, |(n, d, i, k): (String, u64, u64, u64)| vec![n, d.to_string(), i.to_string(), k.to_string()])
+            .unwrap();
+        for (t, row) in rows.iter_mut().enumerate() {
+            let cols: (u64, u64, u64, u64, u64, u64) = root
+                .query_first(format!(
+                    "SELECT COUNT(*), MIN(id), MAX(id), SUM(LENGTH(c)), SUM(LENGTH(pad)), \
+                     SUM(k BETWEEN 1 AND 20000) FROM sbtest.sbtest{}",
+                    t + 1
+                ))
+                .unwrap()
+                .unwrap();
+            row.push(format!("{cols:?}"));
+        }
+        rows
+    };
+    let mut a: Vec<String> =
+        vec!["oltp_read_write".into(), "--tables=2".into(), "--table-size=20000".into(), "--threads=2".into()];
+    a.extend(conn.iter().cloned());
+    let with = |cmd: &str| -> Vec<String> { a.iter().cloned().chain([cmd.to_string()]).collect() };
+    let o = sysbench(&with("prepare").iter().map(|x| x.as_str()).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o));
+    let theirs = shape(&mut root);
+    assert!(sysbench(&with("cleanup").iter().map(|x| x.as_str()).collect::<Vec<_>>()).status.success());
+    let o = versus(&with("prepare").iter().map(|x| x.as_str()).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(shape(&mut root), theirs, "versus's prepare must give sysbench's table shape and size");
 }
 
 #[test]
