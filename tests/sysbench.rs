@@ -389,6 +389,21 @@ fn rate_limit_counts_queue_time_and_reports_intervals() {
 }
 
 #[test]
+fn sparse_rate_runs_until_the_time_limit() {
+    // 1 event/s over 2 s: the next arrival usually falls after the limit, yet the run lasts the full 2 s
+    // (as sysbench's) and reports both intervals, so rates are not inflated by a short window.
+    for threads in ["--threads=1", "--threads=2"] {
+        let extra = format!("--time=2 --rate=1 --report-interval=1 {threads}");
+        let r = mock_run(Test::OltpPointSelect, &extra, MockDriver::new()).unwrap();
+        assert!(r.total_time >= Duration::from_secs(2), "{threads}: {:?}", r.total_time);
+        assert!(r.total_time < Duration::from_millis(2500), "{threads}: {:?}", r.total_time);
+        let secs: Vec<u64> = r.intervals.iter().map(|i| i.time.round() as u64).collect();
+        assert_eq!(secs, [1, 2], "{threads}");
+        assert!(r.intervals.iter().all(|i| i.threads as usize == r.per_thread.len()), "{threads}");
+    }
+}
+
+#[test]
 fn json_report_validates_against_schema() {
     let schema: serde_json::Value =
         serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).expect("schema is JSON");
@@ -671,6 +686,19 @@ fn rand_seed_makes_single_thread_runs_reproducible() {
 }
 
 #[test]
+fn warmup_then_exactly_the_requested_events() {
+    // Events in flight when the warm-up ends must not add to --events (they began unmeasured).
+    for threads in [1, 4] {
+        let d = MockDriver::new().with_delay(Duration::from_millis(1));
+        let extra = format!("--warmup-time=1 --events=300 --time=0 --threads={threads}");
+        let r = mock_run(Test::OltpPointSelect, &extra, d).unwrap();
+        assert_eq!(r.counts.events, 300, "--threads={threads}");
+        let per_thread: u64 = r.per_thread.iter().map(|t| t.events).sum();
+        assert_eq!(per_thread, 300, "--threads={threads}");
+    }
+}
+
+#[test]
 fn warmup_and_checkpoints() {
     struct Seen {
         warmups: usize,
@@ -698,6 +726,7 @@ fn warmup_and_checkpoints() {
     assert_eq!(seen.warmups, 1);
     // Only the 2 measured seconds count: about 2 s / 2 ms events, not 3 s worth.
     assert!((r.time_interval.as_secs_f64() - 2.0).abs() < 0.3, "{:?}", r.time_interval);
+    assert!((r.total_time.as_secs_f64() - 2.0).abs() < 0.3, "total time excludes the warm-up: {:?}", r.total_time);
     assert!(r.counts.events < d.executions() as u64 * 4 / 5, "{} of {}", r.counts.events, d.executions());
     let inv =
         options::parse(&["oltp_point_select", "--time=2", "--report-checkpoints=1", "run"].map(String::from)).unwrap();

@@ -55,6 +55,8 @@ enum State {
     Waiting,
     /// Under `--rate`: the next event arrives at this time.
     Arrival(Instant),
+    /// No more events; the slot ends at this time (the time limit).
+    Until(Instant),
     /// No more events.
     Done,
 }
@@ -66,6 +68,8 @@ struct Slot {
     plan: Vec<Planned>,
     idx: usize,
     t0: Instant,
+    /// The event in flight began in the warm-up.
+    warm: bool,
     counts: Counts,
     state: State,
 }
@@ -103,8 +107,11 @@ impl Loop<'_> {
                     s.state = State::Done;
                     return false;
                 };
-                if self.deadline.is_some_and(|d| arrival >= d) {
-                    s.state = State::Done;
+                if let Some(d) = self.deadline
+                    && arrival >= d
+                {
+                    // No arrival before the time limit: the run still lasts until it, as in sysbench.
+                    s.state = State::Until(d);
                     return false;
                 }
                 if arrival > now {
@@ -121,6 +128,7 @@ impl Loop<'_> {
     /// Starts an event that arrived at `t0`: counts it in service and records its statements.
     fn start(&self, s: &mut Slot, t0: Instant) {
         s.t0 = t0;
+        s.warm = self.sh.warming.load(Ordering::SeqCst);
         s.state = State::Waiting;
         self.sh.in_service.fetch_add(1, Ordering::Relaxed);
         self.plan(s);
@@ -176,11 +184,14 @@ impl Loop<'_> {
         c.events = u64::from(completed);
         let ns = s.t0.elapsed().as_nanos() as u64;
         let mut acc = self.sh.accs[s.tid].lock().unwrap_or_else(|p| p.into_inner());
-        acc.counts.add(&c);
-        if completed {
-            acc.lat.record(ns);
-            if self.sh.opts.percentile > 0 {
-                let _ = acc.hist.record((ns / 1000).max(1));
+        // An event that began in the warm-up and ends after it belongs to neither period.
+        if !(s.warm && !self.sh.warming.load(Ordering::SeqCst)) {
+            acc.counts.add(&c);
+            if completed {
+                acc.lat.record(ns);
+                if self.sh.opts.percentile > 0 {
+                    let _ = acc.hist.record((ns / 1000).max(1));
+                }
             }
         }
         drop(acc);
@@ -285,6 +296,7 @@ pub(super) fn worker(
                 plan: Vec::new(),
                 idx: 0,
                 t0: Instant::now(),
+                warm: false,
                 counts: Counts::default(),
                 state: State::Done,
             }),
@@ -331,8 +343,10 @@ fn run_loop(sh: &Shared, slots: &mut [Slot], start: Instant) {
     let mut ready = Vec::with_capacity(slots.len());
     loop {
         if sh.stopping() {
-            for s in slots.iter_mut().filter(|s| s.state == State::Waiting) {
-                lp.finish(s, false);
+            for s in slots.iter_mut() {
+                if s.state == State::Waiting {
+                    lp.finish(s, false);
+                }
                 s.state = State::Done;
             }
         }
@@ -342,7 +356,7 @@ fn run_loop(sh: &Shared, slots: &mut [Slot], start: Instant) {
         for s in slots.iter() {
             match s.state {
                 State::Waiting => any = true,
-                State::Arrival(t) => {
+                State::Arrival(t) | State::Until(t) => {
                     any = true;
                     timeout = timeout.min(t.saturating_duration_since(now));
                 }
@@ -378,11 +392,13 @@ fn run_loop(sh: &Shared, slots: &mut [Slot], start: Instant) {
         }
         let now = Instant::now();
         for s in slots.iter_mut() {
-            if let State::Arrival(t) = s.state
-                && t <= now
-            {
-                lp.start(s, t);
-                lp.dispatch(s);
+            match s.state {
+                State::Arrival(t) if t <= now => {
+                    lp.start(s, t);
+                    lp.dispatch(s);
+                }
+                State::Until(t) if t <= now => s.state = State::Done,
+                _ => {}
             }
         }
         for &i in &ready {

@@ -270,7 +270,11 @@ fn worker(
                     ));
                     break;
                 };
-                if deadline.is_some_and(|d| arrival >= d) {
+                if let Some(d) = deadline
+                    && arrival >= d
+                {
+                    // No arrival before the time limit: the run still lasts until it, as in sysbench.
+                    wait_until(d, sh);
                     break;
                 }
                 if !wait_until(arrival, sh) {
@@ -279,6 +283,7 @@ fn worker(
                 arrival
             }
         };
+        let warm = sh.warming.load(Ordering::SeqCst);
         sh.in_service.fetch_add(1, Ordering::Relaxed);
         let outcome = loop {
             match wl.event(&mut s) {
@@ -297,8 +302,9 @@ fn worker(
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
         c.events = u64::from(finished);
-        {
-            let mut acc = sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
+        // An event that began in the warm-up and ends after it belongs to neither period.
+        let mut acc = sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
+        if !(warm && !sh.warming.load(Ordering::SeqCst)) {
             acc.counts.add(&c);
             if finished {
                 let ns = end.saturating_duration_since(t0).as_nanos() as u64;
@@ -308,6 +314,7 @@ fn worker(
                 }
             }
         }
+        drop(acc);
         match outcome {
             Ok(()) => {}
             Err(None) => break,
@@ -368,39 +375,46 @@ fn report_loop(
     };
     let mut total = RunResult::empty(sh.test, threads);
     let mut measure_start = start;
+    // The start of the measured run: after the warm-up, as sysbench master's total time.
+    let mut bench_start = start;
     let mut last_report = start;
     let mut running = threads;
     let mut scratch = new_histogram();
     let mut interval_counts = Counts::default();
     let mut interval_lat = Latency::default();
+    // Threads running at the start of the current interval: the last interval of a run that ended with
+    // it counts the workers that stopped at the time limit.
+    let mut interval_threads = threads;
     loop {
         let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at].into_iter().flatten().min();
         let msg = match wake {
             Some(w) => done.recv_timeout(w.saturating_duration_since(Instant::now())),
             None => done.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
         };
-        match msg {
+        // All workers done: one last pass, so that a report interval ending with the run is printed.
+        let finished = match msg {
             Ok(_) => {
                 running -= 1;
-                if running == 0 {
-                    break;
+                if running > 0 {
+                    continue;
                 }
-                continue;
+                true
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
+            Err(mpsc::RecvTimeoutError::Disconnected) => true,
+            Err(mpsc::RecvTimeoutError::Timeout) => false,
+        };
         let now = Instant::now();
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
-        if forced_at.is_some_and(|f| now >= f) {
+        if !finished && forced_at.is_some_and(|f| now >= f) {
             total.forced_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
             break;
         }
-        if warmup_end.is_some_and(|w| now >= w) {
+        if !finished && warmup_end.is_some_and(|w| now >= w) {
             warmup_end = None;
+            end_warmup(sh);
             total = RunResult::empty(sh.test, threads);
             measure_start = now;
-            sh.warming.store(false, Ordering::SeqCst);
+            bench_start = now;
             obs.warmup_done();
         }
         if let Some(nr) = next_report
@@ -414,7 +428,7 @@ fn report_loop(
             let iv = Interval::new(
                 now.duration_since(start),
                 now.duration_since(last_report),
-                running as u32,
+                if finished { interval_threads } else { running } as u32,
                 interval_counts,
                 &scratch,
                 interval_lat,
@@ -424,6 +438,7 @@ fn report_loop(
             obs.interval(&iv);
             total.intervals.push(iv);
             last_report = now;
+            interval_threads = running;
             let mut n = nr;
             while n <= now {
                 n += step;
@@ -435,7 +450,7 @@ fn report_loop(
         }
         if checkpoints.front().is_some_and(|c| now >= *c) {
             checkpoints.pop_front();
-            total.total_time = now.duration_since(start);
+            total.total_time = now.duration_since(bench_start);
             total.time_interval = now.duration_since(measure_start);
             obs.checkpoint(&total);
             let intervals = std::mem::take(&mut total.intervals);
@@ -443,13 +458,28 @@ fn report_loop(
             total.intervals = intervals;
             measure_start = now;
         }
+        if finished {
+            break;
+        }
     }
     drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
     let now = Instant::now();
-    total.total_time = now.duration_since(start);
+    total.total_time = now.duration_since(bench_start);
     total.time_interval = now.duration_since(measure_start);
     total.interrupted = sh.stop.load(Ordering::SeqCst);
     Ok(total)
+}
+
+/// Ends the warm-up: with every accumulator locked, so that no event is half counted, flips the flag and
+/// discards what the warm-up's last events recorded since the previous drain.
+fn end_warmup(sh: &Shared) {
+    let mut accs: Vec<_> = sh.accs.iter().map(|m| m.lock().unwrap_or_else(|p| p.into_inner())).collect();
+    sh.warming.store(false, Ordering::SeqCst);
+    for acc in accs.iter_mut() {
+        acc.counts = Counts::default();
+        acc.lat = Latency::default();
+        acc.hist.reset();
+    }
 }
 
 /// Moves every worker's accumulator into the cumulative result and the current interval.
