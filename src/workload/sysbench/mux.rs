@@ -185,7 +185,7 @@ impl Loop<'_> {
         let ns = s.t0.elapsed().as_nanos() as u64;
         let mut acc = self.sh.accs[s.tid].lock().unwrap_or_else(|p| p.into_inner());
         // An event that began in the warm-up and ends after it belongs to neither period.
-        if !(s.warm && !self.sh.warming.load(Ordering::SeqCst)) {
+        if !s.warm || self.sh.warming.load(Ordering::SeqCst) {
             acc.counts.add(&c);
             if completed {
                 acc.lat.record(ns);

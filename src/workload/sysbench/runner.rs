@@ -304,7 +304,7 @@ fn worker(
         c.events = u64::from(finished);
         // An event that began in the warm-up and ends after it belongs to neither period.
         let mut acc = sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
-        if !(warm && !sh.warming.load(Ordering::SeqCst)) {
+        if !warm || sh.warming.load(Ordering::SeqCst) {
             acc.counts.add(&c);
             if finished {
                 let ns = end.saturating_duration_since(t0).as_nanos() as u64;
