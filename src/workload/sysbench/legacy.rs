@@ -107,7 +107,8 @@ pub fn translate(args: &[String]) -> Result<Option<Translation>> {
     let (mut test_arg, mut mode, mut nontrx) = (None::<String>, "complex".to_string(), "select".to_string());
     let (mut read_only, mut write_only, mut batch) = (false, false, false);
     let mut batch_delay: u64 = 300;
-    let mut events_given = false;
+    // 0.4/0.5 style (`--test=`, `--num-threads`, `--max-time`, `--max-requests`): their run limits apply.
+    let (mut old_style, mut events_given, mut time_given) = (false, false, false);
     let mut notes: Vec<String> = Vec::new();
     for a in args {
         let Some((name, value)) = split(a) else {
@@ -117,7 +118,10 @@ pub fn translate(args: &[String]) -> Result<Option<Translation>> {
         let v = value.clone().unwrap_or_default();
         let set = |out: &mut Vec<String>, n: &str, v: &str| out.push(format!("--{}={v}", n.replace('_', "-")));
         match name.as_str() {
-            "test" => test_arg = Some(v),
+            "test" => {
+                old_style = true;
+                test_arg = Some(v);
+            }
             "oltp_test_mode" => mode = v,
             "oltp_nontrx_mode" => nontrx = v,
             "oltp_read_only" => read_only = is_on(&value)?,
@@ -161,10 +165,16 @@ pub fn translate(args: &[String]) -> Result<Option<Translation>> {
             "seed_rng" => set(&mut out, "rand_seed", &v),
             "batch" => batch = is_on(&value)?,
             "batch_delay" => batch_delay = v.parse().map_err(|_| opt_err(&name, format!("invalid value '{v}'")))?,
-            "num_threads" => set(&mut out, "threads", &v),
-            "max_time" => set(&mut out, "time", &v),
+            "num_threads" => {
+                old_style = true;
+                set(&mut out, "threads", &v);
+            }
+            "max_time" => {
+                (old_style, time_given) = (true, true);
+                set(&mut out, "time", &v);
+            }
             "max_requests" => {
-                events_given = true;
+                (old_style, events_given) = (true, true);
                 set(&mut out, "events", &v);
             }
             "tx_rate" => set(&mut out, "rate", &v),
@@ -178,7 +188,11 @@ pub fn translate(args: &[String]) -> Result<Option<Translation>> {
             n if n.starts_with("oltp_") => {
                 return Err(opt_err(n, "unknown legacy option; it has no sysbench 1.0 equivalent"));
             }
-            _ => out.push(a.clone()),
+            _ => {
+                time_given |= name == "time";
+                events_given |= name == "events";
+                out.push(a.clone());
+            }
         }
     }
     if read_only && write_only {
@@ -232,9 +246,15 @@ pub fn translate(args: &[String]) -> Result<Option<Translation>> {
         let base = test_arg.rsplit('/').next().unwrap_or(&test_arg);
         base.strip_suffix(".lua").unwrap_or(base) == *n
     });
-    if !events_given && !modern_name {
-        // 0.4 and 0.5 stopped after 10000 requests unless told otherwise.
-        out.push("--events=10000".to_string());
+    if old_style && !modern_name {
+        // 0.4 and 0.5 stopped after 10000 requests and had no time limit, unless told otherwise; a legacy
+        // script run the 1.0 way gets 1.0's limits.
+        if !events_given {
+            out.push("--events=10000".to_string());
+        }
+        if !time_given {
+            out.push("--time=0".to_string());
+        }
     }
     let mut args = vec![test.to_string()];
     args.extend(out);
@@ -284,9 +304,19 @@ mod tests {
         let x = t("--test=/usr/share/doc/sysbench/tests/db/oltp.lua --oltp_tables_count=3 --oltp_index_updates=10 run")
             .unwrap()
             .unwrap();
-        assert_eq!(x.args, ["oltp_read_write", "--tables=3", "--index-updates=10", "--events=10000", "run"]);
+        assert_eq!(
+            x.args,
+            ["oltp_read_write", "--tables=3", "--index-updates=10", "--events=10000", "--time=0", "run"]
+        );
         let x = t("--test=tests/db/select.lua prepare").unwrap().unwrap();
         assert_eq!(x.args[0], "oltp_point_select");
+        // A legacy script run the 1.0 way keeps 1.0's limits (10 s, no event cap) unless given.
+        let x = t("/usr/share/sysbench/tests/include/oltp_legacy/select.lua --oltp-table-size=1000 --time=2 run")
+            .unwrap()
+            .unwrap();
+        assert_eq!(x.args, ["oltp_point_select", "--table-size=1000", "--time=2", "run"]);
+        let x = t("--test=oltp --num-threads=2 --time=5 run").unwrap().unwrap();
+        assert_eq!(x.args, ["oltp_read_write", "--threads=2", "--time=5", "--events=10000", "run"]);
     }
 
     #[test]
