@@ -194,6 +194,28 @@ fn bad_input_is_a_one_line_error() {
 }
 
 #[test]
+fn warnings_go_to_stdout_like_sysbench() {
+    // Printed before connecting, so an unreachable port is enough.
+    let o = versus(&[
+        "oltp_point_select",
+        "--num-threads=2",
+        "--time=0",
+        "--events=0",
+        "--mysql-host=127.0.0.1",
+        "--mysql-port=1",
+        "run",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("WARNING: --num-threads is deprecated, use --threads instead\n"), "{out}");
+    assert!(out.contains("WARNING: Both event and time limits are disabled, running an endless test\n"), "{out}");
+    assert!(!o.status.success());
+    // With --format=json stdout stays JSON-only.
+    let o = versus(&["oltp_point_select", "--num-threads=2", "--format=json", "--mysql-port=1", "run"]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("WARNING"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("WARNING: --num-threads is deprecated"));
+}
+
+#[test]
 fn options_take_both_spellings_and_sysbench_defaults() {
     let p = |s: &str| options::parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>()).unwrap();
     let a = p("oltp_read_write --table-size=500 --mysql_storage_engine=myisam --skip_trx --range-selects=off run");

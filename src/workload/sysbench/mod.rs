@@ -134,7 +134,7 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     };
     let inv = options::parse(&args)?;
     for w in &inv.warnings {
-        eprintln!("{w}");
+        warn(&inv.options, w);
     }
     if inv.version {
         out(&report::version_line());
@@ -181,10 +181,19 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     }
 }
 
+/// A warning line: on stdout like all of sysbench's log output, except where stdout carries JSON.
+fn warn(o: &Options, line: &str) {
+    if o.format == Format::Text {
+        out(&format!("{line}\n"));
+    } else {
+        eprintln!("{line}");
+    }
+}
+
 fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> {
     let text = o.format == Format::Text;
     if o.time == 0 && o.events == 0 {
-        eprintln!("WARNING: Both event and time limits are disabled, running an endless test");
+        warn(o, "WARNING: Both event and time limits are disabled, running an endless test");
     }
     if text {
         out(&report::preamble(o));
