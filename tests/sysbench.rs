@@ -330,6 +330,29 @@ fn histogram_and_percentile_off_layout() {
     assert!(report::final_report(&fixed_result(), &o).contains("         percentile stats:               disabled\n"));
     o.percentile = 99;
     assert!(report::final_report(&fixed_result(), &o).contains("         99th percentile:"));
+    // No events: the title and the closing single-space line only, as sysbench.
+    let mut empty = fixed_result();
+    empty.histogram.reset();
+    o.histogram = true;
+    assert!(
+        report::final_report(&empty, &o)
+            .starts_with("Latency histogram (values are in milliseconds)\n \nSQL statistics:\n")
+    );
+}
+
+#[test]
+fn forced_shutdown_lines_where_sysbench_prints_them() {
+    let o = options::parse(&["oltp_point_select", "--time=2", "--forced-shutdown=1", "run"].map(String::from))
+        .unwrap()
+        .options;
+    let p = report::preamble(&o);
+    assert!(p.ends_with("current time\n\nForcing shutdown in 3 seconds\n\n"), "{p}");
+    assert!(report::preamble(&options::Options::default()).ends_with("current time\n\n\n"));
+    let mut r = fixed_result();
+    r.forced_unfinished = Some(1);
+    let t = report::final_report(&r, &o);
+    let at = t.find("\n\nNumber of unfinished transactions on forced shutdown: 1\n\nGeneral statistics:\n");
+    assert!(at.is_some_and(|i| t[..i].contains("    reconnects:")), "{t}");
 }
 
 // ---------- the run loop on the mock driver ----------

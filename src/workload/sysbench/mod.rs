@@ -61,7 +61,7 @@ impl Observer for TextObserver {
 
     fn checkpoint(&mut self, r: &RunResult) {
         let o = Options { percentile: self.pct, ..Options::default() };
-        out(&format!("\n[ {:.0}s ] Checkpoint report:\n{}", r.total_time.as_secs_f64(), report::final_report(r, &o)));
+        out(&format!("[ {:.0}s ] Checkpoint report:\n{}", r.total_time.as_secs_f64(), report::final_report(r, &o)));
     }
 }
 
@@ -206,9 +206,8 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
     } else {
         run(test, o, driver, stop, &mut runner::Quiet)?
     };
-    if let Some(n) = result.forced_unfinished {
+    if result.forced_unfinished.is_some() {
         out("FATAL: The --max-time limit has expired, forcing shutdown...\n");
-        out(&format!("Number of unfinished transactions on forced shutdown: {n}\n"));
     }
     if text {
         out(&report::final_report(&result, o));

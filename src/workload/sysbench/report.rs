@@ -40,7 +40,11 @@ pub fn preamble(o: &Options) -> String {
     } else {
         s.push_str("Initializing random number generator from current time\n");
     }
-    s.push_str("\n\n");
+    s.push('\n');
+    if let Some(grace) = o.forced_shutdown.filter(|_| o.time > 0) {
+        let _ = writeln!(s, "Forcing shutdown in {} seconds", o.warmup_time + o.time + grace);
+    }
+    s.push('\n');
     s
 }
 
@@ -90,7 +94,9 @@ pub fn histogram_text(h: &Histogram<u64>) -> String {
     }
     let max = buckets.iter().copied().max().unwrap_or(0);
     let mut s = String::from("Latency histogram (values are in milliseconds)\n");
-    s.push_str("       value  ------------- distribution ------------- count\n");
+    if max > 0 {
+        s.push_str("       value  ------------- distribution ------------- count\n");
+    }
     for (i, &n) in buckets.iter().enumerate() {
         if n == 0 {
             continue;
@@ -137,6 +143,8 @@ pub struct Figures<'a> {
     pub fairness: [f64; 4],
     /// The histogram to print first (`--histogram`).
     pub histogram: Option<&'a Histogram<u64>>,
+    /// Events still running at a forced shutdown.
+    pub unfinished: Option<u64>,
 }
 
 /// The final report (preceded by the histogram under `--histogram`), ending with a blank line.
@@ -153,6 +161,7 @@ pub fn final_report(r: &RunResult, o: &Options) -> String {
         percentile: (o.percentile > 0).then(|| (o.percentile, r.percentile_ms(o.percentile as f64))),
         fairness: [em, esd, tm, tsd],
         histogram: o.histogram.then_some(&r.histogram),
+        unfinished: r.forced_unfinished,
     })
 }
 
@@ -179,6 +188,7 @@ pub fn stored_final_report(s: &crate::store::Summary, histogram: Option<&Histogr
             s.fairness_time_stddev_s.unwrap_or(0.0),
         ],
         histogram,
+        unfinished: None,
     })
 }
 
@@ -216,6 +226,9 @@ pub fn render_final(f: &Figures<'_>) -> String {
     line_rate(&mut s, "    queries:", c.queries(), rate(c.queries()));
     line_rate(&mut s, "    ignored errors:", c.errors, rate(c.errors));
     line_rate(&mut s, "    reconnects:", c.reconnects, rate(c.reconnects));
+    if let Some(n) = f.unfinished {
+        let _ = writeln!(s, "\nNumber of unfinished transactions on forced shutdown: {n}");
+    }
     s.push_str("\nGeneral statistics:\n");
     line(&mut s, "    total time:", format!("{:.4}s", f.total_time_s));
     line(&mut s, "    total number of events:", c.events);
