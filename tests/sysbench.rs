@@ -189,6 +189,11 @@ fn bad_input_is_a_one_line_error() {
     fails_with(&["oltp_read_write", "--histogram", "--percentile=0", "run"], "--histogram");
     fails_with(&["oltp_read_write", "--db-ps-mode=sometimes", "run"], "--db-ps-mode");
     fails_with(&["oltp_read_write", "--skip-trx=maybe", "run"], "--skip-trx");
+    // sysbench's boolean spellings only (on/off/true/false/1/0), and its SIZE check.
+    fails_with(&["oltp_read_write", "--skip-trx=yes", "run"], "--skip-trx");
+    fails_with(&["oltp_read_write", "--thread-stack-size=64Q", "run"], "--thread-stack-size");
+    fails_with(&["oltp_read_write", "--thread-stack-size=2G", "run"], "--thread-stack-size");
+    fails_with(&["oltp_read_write", "--rand-spec-res=101", "run"], "--rand-spec-res");
     fails_with(&["oltp_read_write", "--random-points=3", "run"], "not an option of oltp_read_write");
     fails_with(&["oltp_read_write", "--mysql-port=99999", "run"], "--mysql-port");
 }
@@ -248,10 +253,19 @@ fn help_lists_test_options_in_sysbench_layout() {
     let o = versus(&["oltp_read_write", "help"]);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success());
-    assert!(t.starts_with("oltp_read_write.lua options:\n  --auto_inc[=on|off] "), "{t}");
-    assert!(t.contains("  --tables=N") && t.contains("Number of tables [1]"), "{t}");
+    let (head, body) = t.split_once("\n\n").expect("version line, blank line");
+    assert!(head.starts_with("sysbench 1.0.20 compatible"), "{t}");
+    assert!(body.starts_with("oltp_read_write options:\n  --auto_inc[=on|off] "), "{t}");
+    assert!(t.contains("  --tables=N") && t.contains("Number of tables [1]\n\n"), "{t}");
     let o = versus(&["select_random_points", "help"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("--random_points=N"));
+    let o = versus(&["bulk_insert", "help"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("'bulk_insert' test does not implement the 'help' command."), "{}", text(&o));
+    // General options with dashes, empty defaults shown as [] (sysbench --help).
+    let t = String::from_utf8_lossy(&versus(&["--help"]).stdout).to_string();
+    assert!(t.contains("  --threads=N ") && t.contains("  --report-interval=N "), "{t}");
+    assert!(t.contains("MySQL password []\n") && t.contains("Report checkpoints are off by default. []\n"), "{t}");
 }
 
 // ---------- report format (deterministic result) ----------

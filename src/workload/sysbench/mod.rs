@@ -88,7 +88,8 @@ pub fn general_help() -> String {
         (Group::Versus, "versus options:"),
     ] {
         let specs: Vec<&spec::Spec> = spec::SPECS.iter().filter(|s| s.group == g).collect();
-        s.push_str(&format!("\n{title}\n{}", spec::help_lines(&specs)));
+        // Like sysbench: general options are spelled with dashes, the tests' (Lua) options with underscores.
+        s.push_str(&format!("\n{title}\n{}", spec::help_lines(&specs, true)));
     }
     s.push_str("\nSee 'versus sysbench <testname> help' for a list of options for each test.\n");
     s
@@ -107,7 +108,7 @@ pub fn test_help(test: Test) -> String {
         })
         .collect();
     specs.sort_by_key(|s| s.name);
-    format!("{}.lua options:\n{}", test.name(), spec::help_lines(&specs))
+    format!("{}\n{} options:\n{}\n", report::version_line(), test.name(), spec::help_lines(&specs, false))
 }
 
 /// The driver the options ask for: the mock under `--mysql-dry-run`, else the `--client` choice.
@@ -162,6 +163,10 @@ pub fn main(args: Vec<String>) -> Result<i32> {
         }
     };
     match command {
+        Command::Help if test == Test::BulkInsert => {
+            out(&format!("{}\n", report::version_line()));
+            Err(Error::Other("'bulk_insert' test does not implement the 'help' command.".into()))
+        }
         Command::Help => {
             out(&test_help(test));
             Ok(0)

@@ -316,12 +316,33 @@ fn bad(name: &str, v: &str, what: &str) -> Error {
     Error::option(format!("--{}", dashed(name)), format!("invalid value '{v}': {what}"))
 }
 
-/// A boolean option: `on|true|1` or `off|false|0`.
+/// A boolean option: `on|true|1` or `off|false|0`, lower case, the spellings sysbench accepts.
 pub fn flag(values: &BTreeMap<String, String>, name: &str) -> Result<bool> {
-    match raw(values, name).to_ascii_lowercase().as_str() {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
+    match raw(values, name) {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
         v => Err(bad(name, v, "expected on or off")),
+    }
+}
+
+/// A SIZE option (`64K`, `1M`): bytes, more than 0 and below 2 GiB as sysbench requires.
+fn size(values: &BTreeMap<String, String>, name: &str) -> Result<u64> {
+    let v = raw(values, name);
+    let (digits, unit) = match v.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => v.split_at(i),
+        None => (v, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(bad(name, v, "expected a size such as 64K or 1M")),
+    };
+    match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(1 << shift)) {
+        Some(n) if n > 0 && n < 1 << 31 => Ok(n),
+        _ => Err(bad(name, v, "expected a size above 0 and below 2G, such as 64K")),
     }
 }
 
@@ -435,8 +456,8 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         v => return Err(bad("rand_type", v, "expected uniform, gaussian, special, pareto or zipfian")),
     };
     let spec_res = int(values, "rand_spec_res")?;
-    if spec_res >= 100 {
-        return Err(bad("rand_spec_res", raw(values, "rand_spec_res"), "must be below 100"));
+    if spec_res > 100 {
+        return Err(bad("rand_spec_res", raw(values, "rand_spec_res"), "must be at most 100"));
     }
     let pareto_h = num(values, "rand_pareto_h")?;
     if !(pareto_h > 0.0 && pareto_h < 1.0) {
@@ -507,6 +528,8 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
     if test == Some(Test::OltpPointSelect) {
         oltp.point_selects = 1;
     }
+    // Validated as sysbench does; threads get the platform's default stack.
+    size(values, "thread_stack_size")?;
     let forced_shutdown = match raw(values, "forced_shutdown") {
         "off" | "" => None,
         v if v.ends_with('%') => {

@@ -96,14 +96,18 @@ where
 /// Creates and loads the tables (`prepare`).
 pub fn prepare(test: Test, o: &Options, driver: &dyn Driver, log: Log<'_>) -> Result<()> {
     if test == Test::BulkInsert {
-        return per_table(o, driver, o.threads, log, |conn, t| {
+        // One table per thread, created from a single connection as bulk_insert.lua does.
+        let mut conn = connect(driver)?;
+        for t in 1..=o.threads.max(1) {
+            log(&format!("Creating table 'sbtest{t}'..."));
             exec(
-                conn,
+                conn.as_mut(),
                 &format!(
                     "CREATE TABLE IF NOT EXISTS sbtest{t} (id INTEGER NOT NULL, k INTEGER DEFAULT '0' NOT NULL, PRIMARY KEY (id))"
                 ),
-            )
-        });
+            )?;
+        }
+        return Ok(());
     }
     // oltp_insert with client ids starts from empty tables, so that its unique ids cannot clash.
     let rows = if test == Test::OltpInsert && !o.oltp.auto_inc { 0 } else { o.oltp.table_size };
@@ -288,5 +292,15 @@ mod tests {
         let lines = lines.into_inner().unwrap();
         assert!(lines.contains(&"Inserting 10000 records into 'sbtest2'".to_string()));
         assert_eq!(lines[0], "Initializing worker threads...\n");
+    }
+
+    #[test]
+    fn bulk_insert_creates_one_table_per_thread_like_its_script() {
+        let o = Options { threads: 2, ..Options::default() };
+        let d = MockDriver::new().recording();
+        let lines = Mutex::new(Vec::new());
+        prepare(Test::BulkInsert, &o, &d, &|l| lines.lock().unwrap().push(l.to_string())).unwrap();
+        assert_eq!(lines.into_inner().unwrap(), ["Creating table 'sbtest1'...", "Creating table 'sbtest2'..."]);
+        assert_eq!(d.log().iter().filter(|s| s.starts_with("CREATE TABLE IF NOT EXISTS sbtest")).count(), 2);
     }
 }

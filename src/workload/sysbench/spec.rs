@@ -117,7 +117,7 @@ pub const SPECS: &[Spec] = &[
     o(
         "report_checkpoints",
         List,
-        None,
+        Some(""),
         "dump full statistics and reset all counters at specified points in time. The argument is a list of comma-separated values representing the amount of time in seconds elapsed from start of test when report checkpoint(s) must be performed. Report checkpoints are off by default.",
         General,
         All,
@@ -190,7 +190,7 @@ pub const SPECS: &[Spec] = &[
     o("mysql_port", List, Some("3306"), "MySQL server port", Mysql, All),
     o("mysql_socket", List, None, "MySQL socket", Mysql, All),
     o("mysql_user", Str, Some("sbtest"), "MySQL user", Mysql, All),
-    o("mysql_password", Str, None, "MySQL password", Mysql, All),
+    o("mysql_password", Str, Some(""), "MySQL password", Mysql, All),
     o("mysql_db", Str, Some("sbtest"), "MySQL database name", Mysql, All),
     o(
         "mysql_ssl",
@@ -203,7 +203,7 @@ pub const SPECS: &[Spec] = &[
     o("mysql_ssl_ca", Str, None, "CA certificates (PEM) to verify the server with", Mysql, All),
     o("mysql_ssl_cert", Str, None, "client certificate (PEM)", Mysql, All),
     o("mysql_ssl_key", Str, None, "client certificate's private key (PEM)", Mysql, All),
-    o("mysql_ssl_cipher", Str, None, "use specific cipher for SSL connections", Mysql, All),
+    o("mysql_ssl_cipher", Str, Some(""), "use specific cipher for SSL connections", Mysql, All),
     o("mysql_compression", Bool, Some("off"), "use compression, if available in the client library", Mysql, All),
     o("mysql_debug", Bool, Some("off"), "trace all client library calls", Mysql, All),
     o("mysql_ignore_errors", List, Some("1213,1020,1205"), "list of errors to ignore, or \"all\"", Mysql, All),
@@ -334,11 +334,12 @@ pub fn format_of(kind: Kind) -> &'static str {
 }
 
 /// Help lines for `specs` in sysbench's layout: name and format padded to the longest plus one.
-pub fn help_lines(specs: &[&Spec]) -> String {
+pub fn help_lines(specs: &[&Spec], dashed: bool) -> String {
     let width = specs.iter().map(|s| s.name.len() + format_of(s.kind).len()).max().unwrap_or(0) + 1;
     let mut out = String::new();
     for s in specs {
-        let head = format!("{}{}", s.name, format_of(s.kind));
+        let name = if dashed { s.name.replace('_', "-") } else { s.name.to_string() };
+        let head = format!("{name}{}", format_of(s.kind));
         out.push_str(&format!("  --{head:<width$}{}", s.help));
         if let Some(d) = s.default {
             out.push_str(&format!(" [{d}]"));
@@ -374,7 +375,7 @@ mod tests {
         let t = find("tables").unwrap();
         let cs = find("create_secondary").unwrap();
         let e = find("mysql_storage_engine").unwrap();
-        let text = help_lines(&[a, cs, e, t]);
+        let text = help_lines(&[a, cs, e, t], false);
         let first = text.lines().next().unwrap();
         assert!(first.starts_with("  --auto_inc[=on|off]           Use AUTO_INCREMENT"), "{first}");
         assert!(text.lines().nth(3).unwrap().starts_with("  --tables=N                    Number of tables [1]"));
