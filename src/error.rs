@@ -49,8 +49,9 @@ pub enum Error {
         /// What went wrong, with the server's own words where there are any.
         message: String,
     },
-    /// An error reported by a MySQL-protocol server or the client library.
-    #[error("{context}: {message}")]
+    /// An error reported by a MySQL-protocol server or the client library (on one line, whatever the
+    /// layout of the statement in `context`).
+    #[error("{}: {message}", one_line(context))]
     Sql {
         /// What versus was doing (the statement or step).
         context: String,
@@ -81,5 +82,29 @@ impl Error {
     /// An [`Error::Server`] for the sandbox `name`.
     pub fn server(name: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Server { name: name.into(), message: message.into() }
+    }
+}
+
+/// `s` with every run of whitespace (newlines included) as one space, trimmed.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sql_errors_are_one_line_whatever_the_statement_layout() {
+        let e = Error::Sql {
+            context: "query '        SELECT count(k)\n          FROM sbtest1'".into(),
+            code: Some(1146),
+            message: "error 1146: Table 'sbtest.sbtest1' doesn't exist".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "query ' SELECT count(k) FROM sbtest1': error 1146: Table 'sbtest.sbtest1' doesn't exist"
+        );
+        assert_eq!(e.to_string().lines().count(), 1);
     }
 }

@@ -71,6 +71,9 @@ pub struct Wire {
     big: Vec<u8>,
     wbuf: Vec<u8>,
     seq: u8,
+    /// Parameter types last sent per statement id: sent again only when they change, as libmariadb and
+    /// libmysqlclient do (new-params-bound flag 0 otherwise).
+    bound: std::collections::HashMap<u32, Vec<u8>>,
 }
 
 fn lost(e: io::Error) -> DbError {
@@ -122,6 +125,7 @@ impl Wire {
             big: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,
+            bound: std::collections::HashMap::new(),
         }
     }
 
@@ -385,12 +389,18 @@ impl Wire {
         b.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
             b.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
-            b.push(1);
-            for p in params {
-                b.extend_from_slice(match p {
-                    Param::Int(_) => &[0x08, 0],
-                    Param::Str(_) => &[0xFD, 0],
-                });
+            let types = params.iter().flat_map(|p| match p {
+                Param::Int(_) => [0x08, 0],
+                Param::Str(_) => [0xFD, 0],
+            });
+            let bound = self.bound.entry(id).or_default();
+            if bound.iter().copied().eq(types.clone()) {
+                b.push(0);
+            } else {
+                bound.clear();
+                bound.extend(types);
+                b.push(1);
+                b.extend_from_slice(bound);
             }
             for p in params {
                 match p {

@@ -246,7 +246,7 @@ impl Loop<'_> {
                 Planned::Exec(id, _) => s.conn.sql(*id).to_string(),
                 Planned::Query(q) => q.chars().take(200).collect(),
             };
-            self.sh.fail(fatal(&format!("query '{sql}'"), e));
+            self.sh.fail(fatal(&format!("query '{}'", sql.trim()), e));
             self.finish(s, false);
             s.state = State::Done;
             return false;

@@ -216,11 +216,16 @@ impl Workload {
         match self.test {
             Test::SelectRandomPoints => {
                 let marks = vec!["?"; self.o.random_points as usize].join(", ");
-                self.special = Some(conn.prepare(&format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({marks})"))?);
+                self.special = Some(conn.prepare(&format!(
+                    "        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ({marks})\n        "
+                ))?);
             }
             Test::SelectRandomRanges => {
                 let ranges = vec!["k BETWEEN ? AND ?"; self.o.number_of_ranges as usize].join(" OR ");
-                self.special = Some(conn.prepare(&format!("SELECT count(k) FROM sbtest1 WHERE {ranges}"))?);
+                self.special =
+                    Some(conn.prepare(&format!(
+                        "        SELECT count(k)\n          FROM sbtest1\n          WHERE {ranges}"
+                    ))?);
             }
             _ => {}
         }

@@ -44,18 +44,23 @@ fn exec(conn: &mut dyn Connection, sql: &str) -> Result<()> {
 }
 
 fn first_line(sql: &str) -> &str {
-    let s = sql.lines().next().unwrap_or(sql);
+    let s = sql.trim_start().lines().next().unwrap_or(sql);
     if s.len() > 80 { &s[..80] } else { s }
 }
 
-/// Runs `work(conn, table)` for every table, table t on thread (t-1) % threads, as sysbench does.
-fn per_table<F>(o: &Options, driver: &dyn Driver, tables: u32, log: Log<'_>, work: F) -> Result<()>
+/// Statements run once on each connection before its tables.
+type Setup<'a> = &'a (dyn Fn(&mut dyn Connection) -> Result<()> + Sync);
+
+/// Runs `work(conn, table)` for every table, table t on thread (t-1) % threads, as sysbench does, after
+/// `setup` on each connection.
+fn per_table<F>(o: &Options, driver: &dyn Driver, tables: u32, log: Log<'_>, setup: Setup<'_>, work: F) -> Result<()>
 where
     F: Fn(&mut dyn Connection, u32) -> Result<()> + Sync,
 {
     let threads = o.threads.max(1);
     if threads == 1 {
         let mut conn = connect(driver)?;
+        setup(conn.as_mut())?;
         for t in 1..=tables {
             work(conn.as_mut(), t)?;
         }
@@ -70,6 +75,7 @@ where
             s.spawn(move || {
                 let r = (|| {
                     let mut conn = connect(driver)?;
+                    setup(conn.as_mut())?;
                     let mut t = th + 1;
                     while t <= tables {
                         if first_error.lock().map(|e| e.is_some()).unwrap_or(true) {
@@ -103,7 +109,7 @@ pub fn prepare(test: Test, o: &Options, driver: &dyn Driver, log: Log<'_>) -> Re
             exec(
                 conn.as_mut(),
                 &format!(
-                    "CREATE TABLE IF NOT EXISTS sbtest{t} (id INTEGER NOT NULL, k INTEGER DEFAULT '0' NOT NULL, PRIMARY KEY (id))"
+                    "        CREATE TABLE IF NOT EXISTS sbtest{t} (\n          id INTEGER NOT NULL,\n          k INTEGER DEFAULT '0' NOT NULL,\n          PRIMARY KEY (id))"
                 ),
             )?;
         }
@@ -111,7 +117,7 @@ pub fn prepare(test: Test, o: &Options, driver: &dyn Driver, log: Log<'_>) -> Re
     }
     // oltp_insert with client ids starts from empty tables, so that its unique ids cannot clash.
     let rows = if test == Test::OltpInsert && !o.oltp.auto_inc { 0 } else { o.oltp.table_size };
-    per_table(o, driver, o.oltp.tables, log, |conn, t| create_table(o, conn, t, rows, log))
+    per_table(o, driver, o.oltp.tables, log, &|_| Ok(()), |conn, t| create_table(o, conn, t, rows, log))
 }
 
 /// Creates and loads table `t` with `rows` rows.
@@ -231,9 +237,11 @@ pub fn load_rows(
 /// Loads tables and indexes into the buffer pool (`prewarm`).
 pub fn prewarm(o: &Options, driver: &dyn Driver, log: Log<'_>) -> Result<()> {
     let size = o.oltp.table_size;
-    per_table(o, driver, o.oltp.tables, log, |conn, t| {
+    let setup = |conn: &mut dyn Connection| {
         exec(conn, "SET tmp_table_size=2*1024*1024*1024")?;
-        exec(conn, "SET max_heap_table_size=2*1024*1024*1024")?;
+        exec(conn, "SET max_heap_table_size=2*1024*1024*1024")
+    };
+    per_table(o, driver, o.oltp.tables, log, &setup, |conn, t| {
         log(&format!("Prewarming table sbtest{t}"));
         exec(conn, &format!("ANALYZE TABLE sbtest{t}"))?;
         exec(conn, &format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {size}) t"))?;
@@ -295,12 +303,23 @@ mod tests {
     }
 
     #[test]
+    fn prewarm_sets_session_sizes_once_per_connection() {
+        let mut o = Options { threads: 2, ..Options::default() };
+        o.oltp.tables = 4;
+        let d = MockDriver::new().recording();
+        prewarm(&o, &d, &|_| {}).unwrap();
+        let log = d.log();
+        assert_eq!(log.iter().filter(|s| s.starts_with("SET tmp_table_size")).count(), 2);
+        assert_eq!(log.iter().filter(|s| s.starts_with("ANALYZE TABLE")).count(), 4);
+    }
+
+    #[test]
     fn bulk_insert_creates_one_table_per_thread_like_its_script() {
         let o = Options { threads: 2, ..Options::default() };
         let d = MockDriver::new().recording();
         let lines = Mutex::new(Vec::new());
         prepare(Test::BulkInsert, &o, &d, &|l| lines.lock().unwrap().push(l.to_string())).unwrap();
         assert_eq!(lines.into_inner().unwrap(), ["Creating table 'sbtest1'...", "Creating table 'sbtest2'..."]);
-        assert_eq!(d.log().iter().filter(|s| s.starts_with("CREATE TABLE IF NOT EXISTS sbtest")).count(), 2);
+        assert_eq!(d.log().iter().filter(|s| s.starts_with("        CREATE TABLE IF NOT EXISTS sbtest")).count(), 2);
     }
 }

@@ -111,7 +111,7 @@ impl<'a> Session<'a> {
             self.counts.errors += 1;
             return Abort::Restart;
         }
-        Abort::Fatal(fatal(&format!("query '{sql}'"), e))
+        Abort::Fatal(fatal(&format!("query '{}'", sql.trim()), e))
     }
 }
 
