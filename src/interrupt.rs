@@ -6,21 +6,35 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
 static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 static GUARDED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
+/// A second signal sooner than this after the first is the same request: coreutils' `timeout -s INT`
+/// signals the child and then its whole process group, microseconds apart.
+const SAME_REQUEST: Duration = Duration::from_millis(100);
+
 /// Installs the handler; call once from `main`. Later calls are ignored.
 pub fn install() {
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            eprintln!("versus: interrupted twice, stopping servers and exiting");
-            terminate_guarded();
-            std::process::exit(130);
+    let first: Mutex<Option<Instant>> = Mutex::new(None);
+    let _ = ctrlc::set_handler(move || {
+        let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+        match *first {
+            Some(t) if t.elapsed() < SAME_REQUEST => {}
+            Some(_) => {
+                eprintln!("versus: interrupted twice, stopping servers and exiting");
+                terminate_guarded();
+                std::process::exit(130);
+            }
+            None => {
+                *first = Some(Instant::now());
+                INTERRUPTED.store(true, Ordering::SeqCst);
+                eprintln!("versus: interrupted, stopping cleanly (press Ctrl-C again to force)");
+            }
         }
-        eprintln!("versus: interrupted, stopping cleanly (press Ctrl-C again to force)");
     });
 }
 

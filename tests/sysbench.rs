@@ -248,6 +248,8 @@ fn options_take_both_spellings_and_sysbench_defaults() {
     assert!(all.options.ignore_errors.contains(1062));
     let none = p("oltp_read_write --mysql-ignore-errors= run");
     assert!(!none.options.ignore_errors.contains(1213));
+    let none = p("oltp_read_write --mysql-ignore-errors=none run");
+    assert!(!none.options.ignore_errors.contains(1213) && !none.options.ignore_errors.contains(0));
 }
 
 #[test]
@@ -369,6 +371,14 @@ fn forced_shutdown_lines_where_sysbench_prints_them() {
     let t = report::final_report(&r, &o);
     let at = t.find("\n\nNumber of unfinished transactions on forced shutdown: 1\n\nGeneral statistics:\n");
     assert!(at.is_some_and(|i| t[..i].contains("    reconnects:")), "{t}");
+    // In JSON the count is a field (the FATAL line goes to stderr, so stdout stays one document).
+    let doc = json::report(Test::OltpPointSelect, &o, &r);
+    assert_eq!(doc["forced_shutdown_unfinished"], 1);
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+    r.forced_unfinished = None;
+    assert!(json::report(Test::OltpPointSelect, &o, &r)["forced_shutdown_unfinished"].is_null());
 }
 
 // ---------- the run loop on the mock driver ----------
@@ -447,6 +457,21 @@ fn rate_limit_counts_queue_time_and_reports_intervals() {
     assert!(r.intervals[0].queue.is_some_and(|(q, _)| q > 10), "{:?}", r.intervals[0].queue);
     let line = report::interval_line(&r.intervals[0], 95);
     assert!(line.starts_with("[ 1s ] thds: 1 tps: ") && line.contains("\n[ 1s ] queue length: "), "{line}");
+}
+
+#[test]
+fn errors_count_in_the_interval_they_happen() {
+    // The first 8 executions (0.3 s each) fail with lock-wait timeouts: one event retried for ~2.4 s.
+    // Its errors show up second by second, as sysbench's counters do, not all when it finally ends.
+    let mut d = MockDriver::new().with_delay(Duration::from_millis(300));
+    for n in 0..8 {
+        d = d.fail_at(n, DbError::server(1205, "Lock wait timeout exceeded"));
+    }
+    let r = mock_run(Test::OltpPointSelect, "--time=3 --report-interval=1", d).unwrap();
+    assert_eq!(r.counts.errors, 8);
+    let errors: Vec<u64> = r.intervals.iter().map(|i| i.counts.errors).collect();
+    assert!(errors.len() >= 2 && errors[0] >= 2 && errors[1] >= 2, "{errors:?}");
+    assert_eq!(r.intervals[0].counts.events, 0);
 }
 
 #[test]
@@ -565,6 +590,24 @@ fn socket_json_ctrl_c_and_lost_connections() {
     let t = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(130), "{t}");
     assert!(t.contains("SQL statistics:") && t.contains("Threads fairness:"), "{t}");
+    // `timeout -s INT` signals the child and then its process group at once: still one Ctrl-C.
+    let child = std::process::Command::new(&bin)
+        .arg("sysbench")
+        .args(args(&["--time=60", "--threads=2", "run"]))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    for _ in 0..2 {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT)
+            .unwrap();
+        // Two deliveries (not merged into one pending signal), yet well within one request.
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    let out = child.wait_with_output().unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{t}");
+    assert!(t.contains("SQL statistics:"), "a double signal sent at once must still give the report: {t}");
 
     // Lost connections: kill the workers' connections mid-run; they reconnect and are counted, in both
     // threading models.
@@ -671,6 +714,26 @@ fn forced_shutdown_and_dry_run() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("        other:                           2000\n"), "{t}");
+    // JSON: progress lines on stderr, checkpoint reports kept in the document, schema-valid.
+    let o = versus(&[
+        "oltp_point_select",
+        "--mysql-dry-run",
+        "--time=2",
+        "--report-interval=1",
+        "--report-checkpoints=1",
+        "--format=json",
+        "--mysql-port=1",
+        "run",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/sysbench-report.schema.json")).unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+    let cps = doc["checkpoints"].as_array().expect("checkpoints");
+    assert_eq!(cps.len(), 1);
+    assert!(cps[0]["totals"]["events"].as_u64().unwrap() > 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[ 1s ] thds: 1 tps: "), "{}", text(&o));
 }
 
 #[test]

@@ -54,14 +54,52 @@ fn interval(iv: &Interval) -> Value {
     v
 }
 
-/// The JSON report of a run.
-pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
+fn totals(r: &RunResult) -> Value {
     let c = &r.counts;
+    json!({
+        "events": c.events,
+        "reads": c.reads,
+        "writes": c.writes,
+        "other": c.other,
+        "queries": c.queries(),
+        "errors": c.errors,
+        "reconnects": c.reconnects,
+        "tps": r.rate(c.events),
+        "qps": r.rate(c.queries()),
+        "errors_per_sec": r.rate(c.errors),
+        "reconnects_per_sec": r.rate(c.reconnects),
+    })
+}
+
+fn latency(r: &RunResult, o: &Options) -> Value {
     let l = &r.latency;
     let pcts: serde_json::Map<String, Value> = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99]
         .iter()
         .map(|p: &f64| (format!("{p}"), json!(r.percentile_ms(*p))))
         .collect();
+    json!({
+        "min": l.min() as f64 / 1e6,
+        "avg": l.avg() as f64 / 1e6,
+        "max": l.max_ns as f64 / 1e6,
+        "sum": l.sum_ns as f64 / 1e6,
+        "percentile": { "p": o.percentile, "value": if o.percentile > 0 { r.percentile_ms(o.percentile as f64) } else { 0.0 } },
+        "percentiles": pcts,
+    })
+}
+
+/// One `--report-checkpoints` report: the figures of the period since the previous checkpoint (what
+/// sysbench prints as `[ Ns ] Checkpoint report:`).
+pub fn checkpoint(r: &RunResult, o: &Options) -> Value {
+    json!({
+        "time": r.total_time.as_secs_f64(),
+        "time_interval": r.time_interval.as_secs_f64(),
+        "totals": totals(r),
+        "latency_ms": latency(r, o),
+    })
+}
+
+/// The JSON report of a run.
+pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
     let buckets: Vec<Value> = r
         .histogram
         .iter_recorded()
@@ -78,30 +116,12 @@ pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
         "command": Command::Run,
         "options": o,
         "interrupted": r.interrupted,
+        "forced_shutdown_unfinished": r.forced_unfinished,
         "threads": r.threads,
         "total_time": r.total_time.as_secs_f64(),
         "time_interval": r.time_interval.as_secs_f64(),
-        "totals": {
-            "events": c.events,
-            "reads": c.reads,
-            "writes": c.writes,
-            "other": c.other,
-            "queries": c.queries(),
-            "errors": c.errors,
-            "reconnects": c.reconnects,
-            "tps": r.rate(c.events),
-            "qps": r.rate(c.queries()),
-            "errors_per_sec": r.rate(c.errors),
-            "reconnects_per_sec": r.rate(c.reconnects),
-        },
-        "latency_ms": {
-            "min": l.min() as f64 / 1e6,
-            "avg": l.avg() as f64 / 1e6,
-            "max": l.max_ns as f64 / 1e6,
-            "sum": l.sum_ns as f64 / 1e6,
-            "percentile": { "p": o.percentile, "value": if o.percentile > 0 { r.percentile_ms(o.percentile as f64) } else { 0.0 } },
-            "percentiles": pcts,
-        },
+        "totals": totals(r),
+        "latency_ms": latency(r, o),
         "histogram": {
             "unit": "us",
             "significant_digits": 3,

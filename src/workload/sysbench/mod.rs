@@ -65,6 +65,22 @@ impl Observer for TextObserver {
     }
 }
 
+/// Under `--format=json`: progress lines on stderr, checkpoint reports kept for the document.
+struct JsonObserver<'a> {
+    opts: &'a Options,
+    checkpoints: Vec<serde_json::Value>,
+}
+
+impl Observer for JsonObserver<'_> {
+    fn interval(&mut self, i: &Interval) {
+        eprint!("{}", report::interval_line(i, self.opts.percentile));
+    }
+
+    fn checkpoint(&mut self, r: &RunResult) {
+        self.checkpoints.push(json::checkpoint(r, self.opts));
+    }
+}
+
 fn out(s: &str) {
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(s.as_bytes());
@@ -205,19 +221,23 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
         out("Initializing worker threads...\n\n");
     }
     let stop = stop_flag();
+    let mut json_obs = JsonObserver { opts: o, checkpoints: Vec::new() };
     let result = if text {
         let mut obs = TextObserver { pct: o.percentile, warmup: o.warmup_time };
         run(test, o, driver, stop, &mut obs)?
     } else {
-        run(test, o, driver, stop, &mut runner::Quiet)?
+        run(test, o, driver, stop, &mut json_obs)?
     };
     if result.forced_unfinished.is_some() {
-        out("FATAL: The --max-time limit has expired, forcing shutdown...\n");
+        warn(o, "FATAL: The --max-time limit has expired, forcing shutdown...");
     }
     if text {
         out(&report::final_report(&result, o));
     } else {
-        let doc = json::report(test, o, &result);
+        let mut doc = json::report(test, o, &result);
+        if !json_obs.checkpoints.is_empty() {
+            doc["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);
+        }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }
     Ok(if result.forced_unfinished.is_some() {

@@ -182,19 +182,7 @@ impl Loop<'_> {
     fn finish(&self, s: &mut Slot, completed: bool) {
         let mut c = std::mem::take(&mut s.counts);
         c.events = u64::from(completed);
-        let ns = s.t0.elapsed().as_nanos() as u64;
-        let mut acc = self.sh.accs[s.tid].lock().unwrap_or_else(|p| p.into_inner());
-        // An event that began in the warm-up and ends after it belongs to neither period.
-        if !s.warm || self.sh.warming.load(Ordering::SeqCst) {
-            acc.counts.add(&c);
-            if completed {
-                acc.lat.record(ns);
-                if self.sh.opts.percentile > 0 {
-                    let _ = acc.hist.record((ns / 1000).max(1));
-                }
-            }
-        }
-        drop(acc);
+        self.sh.record(s.tid, s.warm, &c, completed.then(|| s.t0.elapsed().as_nanos() as u64));
         self.sh.in_service.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -251,6 +239,8 @@ impl Loop<'_> {
             s.state = State::Done;
             return false;
         }
+        // The failed attempt's statements and error count now, as sysbench counts them.
+        self.sh.record(s.tid, s.warm, &std::mem::take(&mut s.counts), None);
         if self.sh.stopping() {
             self.finish(s, false);
             s.state = State::Done;

@@ -490,8 +490,12 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         IgnoreErrors::All
     } else {
         let mut codes = Vec::new();
-        for c in &ignore {
-            codes.push(c.parse::<u16>().map_err(|_| bad("mysql_ignore_errors", c, "expected error numbers or 'all'"))?);
+        // "none" (common in scripts) ignores nothing, as in sysbench where it reads as error 0.
+        for c in ignore.iter().filter(|c| *c != "none") {
+            codes.push(
+                c.parse::<u16>()
+                    .map_err(|_| bad("mysql_ignore_errors", c, "expected error numbers, 'all' or 'none'"))?,
+            );
         }
         IgnoreErrors::Codes(codes)
     };

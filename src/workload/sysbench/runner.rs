@@ -112,6 +112,23 @@ impl Shared {
     pub(super) fn stopping(&self) -> bool {
         self.failed.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
     }
+
+    /// Adds what worker `tid` counted (statements, errors, reconnects, and for a finished event its
+    /// latency) to its accumulator, where the reporter finds it. An event that began in the warm-up
+    /// (`warm`) and ends after it belongs to neither period and is dropped.
+    pub(super) fn record(&self, tid: usize, warm: bool, c: &Counts, latency_ns: Option<u64>) {
+        let mut acc = self.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
+        if warm && !self.warming.load(Ordering::SeqCst) {
+            return;
+        }
+        acc.counts.add(c);
+        if let Some(ns) = latency_ns {
+            acc.lat.record(ns);
+            if self.opts.percentile > 0 {
+                let _ = acc.hist.record((ns / 1000).max(1));
+            }
+        }
+    }
 }
 
 fn clock_seed() -> u64 {
@@ -289,6 +306,8 @@ fn worker(
             match wl.event(&mut s) {
                 Ok(()) => break Ok(()),
                 Err(Abort::Restart) => {
+                    // The failed attempt's statements and error count now, as sysbench counts them.
+                    sh.record(tid, warm, &s.take_counts(), None);
                     if sh.stopping() {
                         break Err(None);
                     }
@@ -302,19 +321,7 @@ fn worker(
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
         c.events = u64::from(finished);
-        // An event that began in the warm-up and ends after it belongs to neither period.
-        let mut acc = sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
-        if !warm || sh.warming.load(Ordering::SeqCst) {
-            acc.counts.add(&c);
-            if finished {
-                let ns = end.saturating_duration_since(t0).as_nanos() as u64;
-                acc.lat.record(ns);
-                if o.percentile > 0 {
-                    let _ = acc.hist.record((ns / 1000).max(1));
-                }
-            }
-        }
-        drop(acc);
+        sh.record(tid, warm, &c, finished.then(|| end.saturating_duration_since(t0).as_nanos() as u64));
         match outcome {
             Ok(()) => {}
             Err(None) => break,

@@ -128,7 +128,7 @@ impl Interval {
         pct: u32,
         queue: Option<(u64, u64)>,
     ) -> Self {
-        let ms = |p: f64| percentile(hist, p) as f64 / 1000.0;
+        let ms = |p: f64| capped_ms(percentile(hist, p), &latency);
         Interval {
             time: since_start.as_secs_f64(),
             duration: length.as_secs_f64(),
@@ -202,8 +202,15 @@ impl RunResult {
 
     /// The `p`-th latency percentile in ms.
     pub fn percentile_ms(&self, p: f64) -> f64 {
-        percentile(&self.histogram, p) as f64 / 1000.0
+        capped_ms(percentile(&self.histogram, p), &self.latency)
     }
+}
+
+/// A histogram value in µs as ms, never above the exact maximum: the histogram reports the highest value
+/// equivalent to a bucket (3 significant digits), which can exceed the largest latency measured.
+fn capped_ms(us: u64, latency: &Latency) -> f64 {
+    let ms = us as f64 / 1000.0;
+    if latency.max_ns > 0 { ms.min(latency.max_ns as f64 / 1e6) } else { ms }
 }
 
 #[cfg(test)]
@@ -223,6 +230,12 @@ mod tests {
         let mut one = new_histogram();
         one.record(1234).unwrap();
         assert!((1234..=1235).contains(&percentile(&one, 1.0)));
+        // The percentile is capped at the exact maximum latency.
+        let mut r = RunResult::empty(super::super::options::Test::OltpPointSelect, 1);
+        r.histogram.record(152_225).unwrap();
+        r.latency.record(152_225_000);
+        assert!(r.percentile_ms(100.0) <= 152.225, "{}", r.percentile_ms(100.0));
+        assert!(r.percentile_ms(100.0) > 152.0);
     }
 
     #[test]
