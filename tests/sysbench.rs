@@ -551,7 +551,7 @@ fn server_errors_are_one_line() {
 
 #[test]
 fn socket_json_ctrl_c_and_lost_connections() {
-    let s = start_server();
+    let mut s = start_server();
     let sock = format!("--mysql-socket={}", s.socket.display());
     let base = [
         "oltp_read_write",
@@ -636,6 +636,24 @@ fn socket_json_ctrl_c_and_lost_connections() {
             .expect("reconnects line");
         assert!(reconnects >= 1, "{model}: {t}");
     }
+
+    // The server away for a while (restarted mid-run): said once on stderr; the workers reconnect.
+    let child = std::process::Command::new(&bin)
+        .arg("sysbench")
+        .args(args(&["--time=6", "--threads=2", "run"]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    s.sandbox().stop().expect("stop the server mid-run");
+    std::thread::sleep(Duration::from_millis(500));
+    s.sandbox().restart().expect("start it again");
+    let out = child.wait_with_output().unwrap();
+    let (t, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{t}{err}");
+    assert_eq!(err.matches("the server cannot be reached").count(), 1, "{err}");
+    assert!(t.contains("reconnects:") && !t.contains("reconnects:                           0 "), "{t}");
     assert!(run(args(&["cleanup"])).status.success());
 }
 

@@ -223,7 +223,10 @@ impl Loop<'_> {
                         s.state = State::Done;
                         return false;
                     }
-                    Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                    Err(e) => {
+                        super::session::note_outage(&e);
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                 }
             }
             s.counts.reconnects += 1;

@@ -93,7 +93,10 @@ impl<'a> Session<'a> {
                     return Ok(());
                 }
                 Err(e) if e.code == Some(1146) => return Err(Abort::Fatal(fatal("reconnect", e))),
-                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                Err(e) => {
+                    note_outage(&e);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
             }
         }
     }
@@ -112,6 +115,15 @@ impl<'a> Session<'a> {
             return Abort::Restart;
         }
         Abort::Fatal(fatal(&format!("query '{}'", sql.trim()), e))
+    }
+}
+
+/// Says once per process, on stderr, that the server cannot be reached: workers keep trying to reconnect
+/// until it is back or the run ends, and the report alone would only show a drop in throughput.
+pub fn note_outage(e: &DbError) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        eprintln!("versus: the server cannot be reached ({e}); reconnecting until it is back or the run ends");
     }
 }
 
