@@ -17,6 +17,21 @@ fn versus_in(dir: &Path, args: &[String]) -> Output {
     c.output().expect("run versus")
 }
 
+/// `oltp_point_select` on one 100-row table at `host` and the sandbox's port as `user`, then `rest`.
+fn point_select(port: u16, host: &str, user: &str, password: &str, rest: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "oltp_point_select".into(),
+        format!("--mysql-host={host}"),
+        format!("--mysql-port={port}"),
+        format!("--mysql-user={user}"),
+        format!("--mysql-password={password}"),
+        "--tables=1".into(),
+        "--table-size=100".into(),
+    ];
+    v.extend(rest.iter().map(|s| s.to_string()));
+    v
+}
+
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
@@ -55,37 +70,15 @@ fn ssl_modes_verification_and_client_certificates() {
     }
     let info = s.info();
     let args = |host: &str, user: &str, extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "oltp_point_select".into(),
-            format!("--mysql-host={host}"),
-            format!("--mysql-port={}", s.port()),
-            format!("--mysql-user={user}"),
-            format!("--mysql-password={}", if user == "x509" { "x509pass" } else { "tlspass" }),
-            "--mysql-db=sbtest".into(),
-            "--tables=1".into(),
-            "--table-size=100".into(),
-            "--time=0".into(),
-            "--events=20".into(),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v.push("run".into());
-        v
+        let password = if user == "x509" { "x509pass" } else { "tlspass" };
+        let rest: Vec<&str> =
+            ["--time=0", "--events=20"].into_iter().chain(extra.iter().copied()).chain(["run"]).collect();
+        point_select(s.port(), host, user, password, &rest)
     };
     let plain_dir = tempfile::tempdir().unwrap();
     let run = |host: &str, user: &str, extra: &[&str]| versus_in(plain_dir.path(), &args(host, user, extra));
-    let prep = versus_in(
-        plain_dir.path(),
-        &[
-            "oltp_point_select".into(),
-            "--mysql-host=127.0.0.1".into(),
-            format!("--mysql-port={}", s.port()),
-            format!("--mysql-user={}", info.user),
-            format!("--mysql-password={}", info.password),
-            "--tables=1".into(),
-            "--table-size=100".into(),
-            "prepare".into(),
-        ],
-    );
+    let prep =
+        versus_in(plain_dir.path(), &point_select(s.port(), "127.0.0.1", &info.user, &info.password, &["prepare"]));
     assert!(prep.status.success(), "{}", text(&prep));
     let accepts = |c: &mut mysql::Conn| -> u64 {
         let v: Option<(String, u64)> = c.query_first("SHOW GLOBAL STATUS LIKE 'Ssl_accepts'").unwrap();
@@ -146,18 +139,8 @@ fn preferred_falls_back_to_plain_without_server_tls() {
     assert_ne!(have.map(|v| v.1).as_deref(), Some("YES"), "ssl=0 left TLS on");
     let info = s.info();
     let args = |mode: &str| -> Vec<String> {
-        vec![
-            "oltp_point_select".into(),
-            "--mysql-host=127.0.0.1".into(),
-            format!("--mysql-port={}", s.port()),
-            format!("--mysql-user={}", info.user),
-            format!("--mysql-password={}", info.password),
-            "--tables=1".into(),
-            "--table-size=100".into(),
-            format!("--mysql-ssl={mode}"),
-            "--time=0".into(),
-            "--events=20".into(),
-        ]
+        let ssl = format!("--mysql-ssl={mode}");
+        point_select(s.port(), "127.0.0.1", &info.user, &info.password, &[&ssl, "--time=0", "--events=20"])
     };
     let cwd = tempfile::tempdir().unwrap();
     let with = |mode: &str, cmd: &str| {
