@@ -13,7 +13,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::oltp::{Abort, Exec, Workload};
 use super::runner::Shared;
-use super::session::{Counts, Session, fatal};
+use super::session::{Counts, Session, fatal, reconnect_until};
 use crate::driver::{Connection, DbError, Driver, Outcome, Param, StmtId};
 use crate::error::Error;
 
@@ -209,24 +209,15 @@ impl Loop<'_> {
     /// sysbench's error rules; true when the event was re-planned and should be dispatched again.
     fn error(&self, s: &mut Slot, e: DbError) -> bool {
         if e.is_connection_lost() {
-            loop {
-                if self.sh.stopping() || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            match reconnect_until(s.conn.as_mut(), &|| self.sh.stopping(), self.deadline) {
+                Ok(()) => {}
+                Err(a) => {
+                    if let Abort::Fatal(e) = a {
+                        self.sh.fail(e);
+                    }
                     self.finish(s, false);
                     s.state = State::Done;
                     return false;
-                }
-                match s.conn.reconnect() {
-                    Ok(()) => break,
-                    Err(e) if e.code == Some(1146) => {
-                        self.sh.fail(fatal("reconnect", e));
-                        self.finish(s, false);
-                        s.state = State::Done;
-                        return false;
-                    }
-                    Err(e) => {
-                        super::session::note_outage(&e);
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
                 }
             }
             s.counts.reconnects += 1;

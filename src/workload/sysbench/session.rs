@@ -83,22 +83,10 @@ impl<'a> Session<'a> {
 
     /// Reconnects until it works, `stop` is set or the deadline passes; counts one reconnect.
     pub fn reconnect(&mut self) -> Result<(), Abort> {
-        loop {
-            if self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(Abort::Stop);
-            }
-            match self.conn.reconnect() {
-                Ok(()) => {
-                    self.counts.reconnects += 1;
-                    return Ok(());
-                }
-                Err(e) if e.code == Some(1146) => return Err(Abort::Fatal(fatal("reconnect", e))),
-                Err(e) => {
-                    note_outage(&e);
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
-        }
+        let stop = self.stop;
+        reconnect_until(self.conn.as_mut(), &|| stop.load(Ordering::Relaxed), self.deadline)?;
+        self.counts.reconnects += 1;
+        Ok(())
     }
 
     fn handle(&mut self, e: DbError, sql: &str) -> Abort {
@@ -118,9 +106,31 @@ impl<'a> Session<'a> {
     }
 }
 
+/// Reconnects `conn` (re-preparing its statements), retrying every millisecond until it works,
+/// `give_up()` says so or `deadline` passes (`Abort::Stop`); the tables being gone is fatal.
+pub fn reconnect_until(
+    conn: &mut dyn Connection,
+    give_up: &dyn Fn() -> bool,
+    deadline: Option<Instant>,
+) -> Result<(), Abort> {
+    loop {
+        if give_up() || deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Abort::Stop);
+        }
+        match conn.reconnect() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.code == Some(1146) => return Err(Abort::Fatal(fatal("reconnect", e))),
+            Err(e) => {
+                note_outage(&e);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+}
+
 /// Says once per process, on stderr, that the server cannot be reached: workers keep trying to reconnect
 /// until it is back or the run ends, and the report alone would only show a drop in throughput.
-pub fn note_outage(e: &DbError) {
+fn note_outage(e: &DbError) {
     static SAID: AtomicBool = AtomicBool::new(false);
     if !SAID.swap(true, Ordering::Relaxed) {
         eprintln!("versus: the server cannot be reached ({e}); reconnecting until it is back or the run ends");
