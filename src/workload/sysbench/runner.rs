@@ -380,6 +380,9 @@ fn report_loop(
         (Some(grace), t) if t > 0 => Some(start + Duration::from_secs(o.warmup_time + t + grace)),
         _ => None,
     };
+    // Workers stop on their own at the time limit, some a little before the reporter wakes for the interval
+    // that ends with it; that interval still counts them.
+    let time_limit = (o.time > 0).then(|| start + Duration::from_secs(o.warmup_time + o.time));
     let mut total = RunResult::empty(sh.test, threads);
     let mut measure_start = start;
     // The start of the measured run: after the warm-up, as sysbench master's total time.
@@ -435,7 +438,7 @@ fn report_loop(
             let iv = Interval::new(
                 now.duration_since(start),
                 now.duration_since(last_report),
-                if finished { interval_threads } else { running } as u32,
+                if finished || time_limit.is_some_and(|t| now >= t) { interval_threads } else { running } as u32,
                 interval_counts,
                 &scratch,
                 interval_lat,
