@@ -167,6 +167,11 @@ mod tests {
         let mut child = Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id();
         assert!(is_alive(pid));
+        // Until the child has exec'd, /proc shows the test binary's command line.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !cmdline_contains(pid, "sleep") && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert!(cmdline_contains(pid, "30"));
         assert!(!cmdline_contains(pid, "31"));
         assert_eq!(terminate(pid, Some(&mut child), Duration::from_secs(5)), StopOutcome::Terminated);
