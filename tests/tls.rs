@@ -9,6 +9,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use assert_cmd::Command;
+use common::output_text as text;
 use mysql::prelude::Queryable;
 
 fn versus_in(dir: &Path, args: &[String]) -> Output {
@@ -30,10 +31,6 @@ fn point_select(port: u16, host: &str, user: &str, password: &str, rest: &[&str]
     ];
     v.extend(rest.iter().map(|s| s.to_string()));
     v
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 fn ok(o: &Output, what: &str) {

@@ -153,3 +153,33 @@ pub fn tls_overrides(dir: &Path) -> Vec<String> {
         .map(|(k, f)| format!("{k}={}", dir.join(f).display()))
         .collect()
 }
+
+/// `versus sysbench ARGS`, stopped after 5 minutes.
+pub fn versus_sysbench(args: &[&str]) -> std::process::Output {
+    let mut c = assert_cmd::Command::cargo_bin("versus").expect("versus binary");
+    c.arg("sysbench").args(args).timeout(std::time::Duration::from_secs(300));
+    c.output().expect("run versus")
+}
+
+/// A finished command's stdout, then its stderr, as text.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Asserts that `versus sysbench ARGS` fails with a one-line error that contains `needle`, without a panic.
+pub fn sysbench_fails_with(args: &[&str], needle: &str) {
+    let o = versus_sysbench(args);
+    let t = output_text(&o);
+    assert!(!o.status.success(), "{args:?} should fail:\n{t}");
+    assert!(t.contains(needle), "{args:?}: expected '{needle}' in:\n{t}");
+    assert!(!t.contains("panicked"), "{t}");
+    assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1, "one-line error expected:\n{t}");
+}
+
+/// Where `doc` breaks schemas/sysbench-report.schema.json (empty when it is valid).
+pub fn sysbench_schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schemas/sysbench-report.schema.json")).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect()
+}
