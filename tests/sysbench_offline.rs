@@ -224,11 +224,21 @@ fn forced_shutdown_lines_where_sysbench_prints_them() {
 // ---------- the run loop on the mock driver ----------
 
 fn mock_run(test: Test, extra: &str, driver: MockDriver) -> versus::Result<RunResult> {
+    mock_run_seen(test, extra, driver, &mut Quiet)
+}
+
+/// [`mock_run`] that tells `obs` of the warm-up's end and of checkpoints.
+fn mock_run_seen(
+    test: Test,
+    extra: &str,
+    driver: MockDriver,
+    obs: &mut dyn runner::Observer,
+) -> versus::Result<RunResult> {
     let mut args: Vec<String> = vec![test.name().to_string()];
     args.extend(extra.split_whitespace().map(String::from));
     args.push("run".into());
     let inv = options::parse(&args)?;
-    runner::run(test, &inv.options, Arc::new(driver), Arc::new(AtomicBool::new(false)), &mut Quiet)
+    runner::run(test, &inv.options, Arc::new(driver), Arc::new(AtomicBool::new(false)), obs)
 }
 
 #[test]
@@ -425,33 +435,16 @@ fn warmup_and_checkpoints() {
         }
     }
     let d = MockDriver::new().with_delay(Duration::from_millis(2));
-    let inv = options::parse(&["oltp_point_select", "--time=2", "--warmup-time=1", "run"].map(String::from)).unwrap();
     let mut seen = Seen { warmups: 0, checkpoints: Vec::new() };
-    let r = runner::run(
-        Test::OltpPointSelect,
-        &inv.options,
-        Arc::new(d.clone()),
-        Arc::new(AtomicBool::new(false)),
-        &mut seen,
-    )
-    .unwrap();
+    let r = mock_run_seen(Test::OltpPointSelect, "--time=2 --warmup-time=1", d.clone(), &mut seen).unwrap();
     assert_eq!(seen.warmups, 1);
     // Only the 2 measured seconds count: about 2 s / 2 ms events, not 3 s worth.
     assert!((r.time_interval.as_secs_f64() - 2.0).abs() < 0.3, "{:?}", r.time_interval);
     assert!((r.total_time.as_secs_f64() - 2.0).abs() < 0.3, "total time excludes the warm-up: {:?}", r.total_time);
     assert!(r.counts.events < d.executions() as u64 * 4 / 5, "{} of {}", r.counts.events, d.executions());
-    let inv =
-        options::parse(&["oltp_point_select", "--time=2", "--report-checkpoints=1", "run"].map(String::from)).unwrap();
     let mut seen = Seen { warmups: 0, checkpoints: Vec::new() };
     let d = MockDriver::new().with_delay(Duration::from_millis(2));
-    let r = runner::run(
-        Test::OltpPointSelect,
-        &inv.options,
-        Arc::new(d.clone()),
-        Arc::new(AtomicBool::new(false)),
-        &mut seen,
-    )
-    .unwrap();
+    let r = mock_run_seen(Test::OltpPointSelect, "--time=2 --report-checkpoints=1", d.clone(), &mut seen).unwrap();
     assert_eq!(seen.checkpoints.len(), 1);
     assert_eq!(seen.checkpoints[0] + r.counts.events, d.executions() as u64, "checkpoint resets the counts");
 }
