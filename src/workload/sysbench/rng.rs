@@ -46,8 +46,15 @@ impl Xoroshiro {
     /// Uniform integer in `[a, b]`.
     #[inline]
     pub fn uniform(&mut self, a: u32, b: u32) -> u32 {
-        a.wrapping_add((self.next_f64() * (b as f64 - a as f64 + 1.0)) as u32)
+        a.wrapping_add((self.next_f64() * span(a, b) as f64) as u32)
     }
+}
+
+/// `b - a + 1` in sysbench's 32-bit unsigned arithmetic: an empty range (`--table-size=0` gives [1, 0])
+/// wraps as it does in sysbench, so such runs draw the same out-of-range ids and fail the same way.
+#[inline]
+fn span(a: u32, b: u32) -> u32 {
+    b.wrapping_sub(a).wrapping_add(1)
 }
 
 /// Zipf parameters that depend only on the exponent.
@@ -143,24 +150,24 @@ impl Random {
         match self.kind {
             RandType::Uniform => self.rng.uniform(a, b),
             RandType::Gaussian => {
-                let t = b as f64 - a as f64 + 1.0;
+                let t = span(a, b) as f64;
                 let sum: f64 = (0..self.iter).map(|_| self.rng.next_f64() * t).sum();
                 a.wrapping_add((sum * self.iter_mult) as u32)
             }
             RandType::Special => self.special(a, b),
             RandType::Pareto => {
-                let t = b as f64 - a as f64 + 1.0;
+                let t = span(a, b) as f64;
                 a.wrapping_add((t * self.rng.next_f64().powf(self.pareto_power)) as u32)
             }
             RandType::Zipfian => {
-                let n = b.wrapping_sub(a).wrapping_add(1);
+                let n = span(a, b);
                 a.wrapping_add(self.zipf.sample(&mut self.rng, n)).wrapping_sub(1)
             }
         }
     }
 
     fn special(&mut self, a: u32, b: u32) -> u32 {
-        let t = b as f64 - a as f64;
+        let t = b.wrapping_sub(a) as f64;
         let rnd = self.rng.next_f64();
         if rnd * t * self.res_mult < t {
             let sum: f64 = (0..self.iter).map(|_| self.rng.next_f64()).sum();
@@ -240,6 +247,18 @@ mod tests {
         for t in [RandType::Uniform, RandType::Gaussian, RandType::Special, RandType::Pareto, RandType::Zipfian] {
             assert!(draws(t, 20_000).iter().all(|v| (1..=10_000).contains(v)), "{t:?}");
         }
+    }
+
+    #[test]
+    fn an_empty_range_wraps_as_in_sysbench() {
+        // [1, 0] is what --table-size=0 asks for: uniform gives 1 (its span wraps to 0), while special's
+        // b - a wraps to 2^32 - 1, so its hot window lies past INT's maximum and the server rejects the ids.
+        let mut u = Random::new(&opts(RandType::Uniform), 7);
+        assert!((0..1000).all(|_| u.default(1, 0) == 1));
+        let mut s = Random::new(&opts(RandType::Special), 7);
+        let v: Vec<u32> = (0..1000).map(|_| s.default(1, 0)).collect();
+        let past_int = v.iter().filter(|x| **x > i32::MAX as u32).count();
+        assert!((600..900).contains(&past_int), "{past_int}");
     }
 
     #[test]
