@@ -23,12 +23,18 @@ pub enum SslMode {
 }
 
 impl SslMode {
-    /// Parses a `--mysql-ssl` value: on/off spellings (sysbench 1.0) or a mode name (sysbench master),
-    /// case-insensitive. `None` when it is neither.
+    /// Parses a `--mysql-ssl` value: sysbench 1.0's boolean spellings (`on|true|1`, `off|false|0`, lower
+    /// case, as for every sysbench boolean) or a mode name of sysbench master (any case, as MySQL's
+    /// `--ssl-mode`). `None` when it is neither.
     pub fn parse(v: &str) -> Option<SslMode> {
+        match v {
+            "on" | "true" | "1" => return Some(SslMode::Required),
+            "off" | "false" | "0" => return Some(SslMode::Disabled),
+            _ => {}
+        }
         Some(match v.to_ascii_uppercase().as_str() {
-            "ON" | "TRUE" | "1" | "YES" | "REQUIRED" => SslMode::Required,
-            "OFF" | "FALSE" | "0" | "NO" | "DISABLED" => SslMode::Disabled,
+            "REQUIRED" => SslMode::Required,
+            "DISABLED" => SslMode::Disabled,
             "PREFERRED" => SslMode::Preferred,
             "VERIFY_CA" => SslMode::VerifyCa,
             "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
@@ -101,7 +107,12 @@ mod tests {
     #[test]
     fn modes_and_on_off_spellings() {
         assert_eq!(SslMode::parse("on"), Some(SslMode::Required));
-        assert_eq!(SslMode::parse("Off"), Some(SslMode::Disabled));
+        assert_eq!(SslMode::parse("off"), Some(SslMode::Disabled));
+        assert_eq!(SslMode::parse("1"), Some(SslMode::Required));
+        // sysbench rejects these boolean spellings, so does versus.
+        assert_eq!(SslMode::parse("Off"), None);
+        assert_eq!(SslMode::parse("yes"), None);
+        assert_eq!(SslMode::parse("no"), None);
         assert_eq!(SslMode::parse("verify_identity"), Some(SslMode::VerifyIdentity));
         assert_eq!(SslMode::parse("VERIFY_CA"), Some(SslMode::VerifyCa));
         assert_eq!(SslMode::parse("preferred"), Some(SslMode::Preferred));
