@@ -448,3 +448,40 @@ fn warmup_and_checkpoints() {
     assert_eq!(seen.checkpoints.len(), 1);
     assert_eq!(seen.checkpoints[0] + r.counts.events, d.executions() as u64, "checkpoint resets the counts");
 }
+
+#[test]
+fn ctrl_c_reports_after_a_grace_when_statements_hang() {
+    // Every statement takes 30 s (a lock wait, say). A Ctrl-C 0.5 s in must not wait for them: after the
+    // grace the report covers what was measured and counts the events left running.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let inv = options::parse(&["oltp_point_select", "--time=60", "--threads=3", "run"].map(String::from)).unwrap();
+    let t0 = std::time::Instant::now();
+    let d = MockDriver::new().with_delay(Duration::from_secs(30));
+    let r = runner::run(Test::OltpPointSelect, &inv.options, Arc::new(d), stop, &mut Quiet).unwrap();
+    let took = t0.elapsed();
+    assert!(took >= runner::INTERRUPT_GRACE && took < Duration::from_secs(10), "{took:?}");
+    assert!(r.interrupted);
+    assert_eq!((r.interrupted_unfinished, r.forced_unfinished, r.counts.events), (Some(3), None, 0));
+    let t = report::final_report(&r, &inv.options);
+    assert!(t.contains("    reconnects:                          0      (0.00 per sec.)\n\nNumber of unfinished transactions on interrupt: 3\n\nGeneral statistics:\n"), "{t}");
+    let doc = json::report(Test::OltpPointSelect, &inv.options, &r);
+    assert_eq!(doc["interrupted_unfinished"], 3);
+    assert!(schema_errors(&doc).is_empty());
+    // Statements that end within the grace are waited for: nothing is left unfinished.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let d = MockDriver::new().with_delay(Duration::from_millis(300));
+    let r = runner::run(Test::OltpPointSelect, &inv.options, Arc::new(d), stop, &mut Quiet).unwrap();
+    assert!(r.interrupted && r.counts.events > 0);
+    assert_eq!(r.interrupted_unfinished, None);
+    assert!(json::report(Test::OltpPointSelect, &inv.options, &r)["interrupted_unfinished"].is_null());
+}

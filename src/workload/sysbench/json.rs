@@ -117,6 +117,7 @@ pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
         "options": o,
         "interrupted": r.interrupted,
         "forced_shutdown_unfinished": r.forced_unfinished,
+        "interrupted_unfinished": r.interrupted_unfinished,
         "threads": r.threads,
         "total_time": r.total_time.as_secs_f64(),
         "time_interval": r.time_interval.as_secs_f64(),

@@ -145,6 +145,8 @@ pub struct Figures<'a> {
     pub histogram: Option<&'a Histogram<u64>>,
     /// Events still running at a forced shutdown.
     pub unfinished: Option<u64>,
+    /// Events still running when the grace after a Ctrl-C ran out.
+    pub interrupted_unfinished: Option<u64>,
 }
 
 /// The final report (preceded by the histogram under `--histogram`), ending with a blank line.
@@ -162,6 +164,7 @@ pub fn final_report(r: &RunResult, o: &Options) -> String {
         fairness: [em, esd, tm, tsd],
         histogram: o.histogram.then_some(&r.histogram),
         unfinished: r.forced_unfinished,
+        interrupted_unfinished: r.interrupted_unfinished,
     })
 }
 
@@ -189,6 +192,7 @@ pub fn stored_final_report(s: &crate::store::Summary, histogram: Option<&Histogr
         ],
         histogram,
         unfinished: None,
+        interrupted_unfinished: None,
     })
 }
 
@@ -228,6 +232,9 @@ pub fn render_final(f: &Figures<'_>) -> String {
     line_rate(&mut s, "    reconnects:", c.reconnects, rate(c.reconnects));
     if let Some(n) = f.unfinished {
         let _ = writeln!(s, "\nNumber of unfinished transactions on forced shutdown: {n}");
+    }
+    if let Some(n) = f.interrupted_unfinished {
+        let _ = writeln!(s, "\nNumber of unfinished transactions on interrupt: {n}");
     }
     s.push_str("\nGeneral statistics:\n");
     line(&mut s, "    total time:", format!("{:.4}s", f.total_time_s));

@@ -222,8 +222,9 @@ pub fn run(
         obs.started();
     }
     let result = report_loop(&shared, start, threads, done_rx, obs);
-    if result.as_ref().is_ok_and(|r| r.forced_unfinished.is_some()) {
-        // Forced shutdown: leave the stuck workers behind (they stop at their next check).
+    if result.as_ref().is_ok_and(|r| r.forced_unfinished.is_some() || r.interrupted_unfinished.is_some()) {
+        // Forced shutdown, or a Ctrl-C whose grace ran out: leave the stuck workers behind (they stop at
+        // their next check, or with the process).
         shared.stop.store(true, Ordering::SeqCst);
         return result;
     }
@@ -362,6 +363,12 @@ fn wait_until(t: Instant, sh: &Shared) -> bool {
     }
 }
 
+/// How often the reporter looks for a Ctrl-C.
+const STOP_POLL: Duration = Duration::from_millis(100);
+/// After a Ctrl-C, how long statements in flight may run before the report is printed without them
+/// (a lock wait can last `innodb_lock_wait_timeout`, 50 s by default).
+pub const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
 /// The reporter: drains the workers' accumulators at each report interval, checkpoint, and at the end.
 fn report_loop(
     sh: &Shared,
@@ -395,8 +402,14 @@ fn report_loop(
     // Threads running at the start of the current interval: the last interval of a run that ended with
     // it counts the workers that stopped at the time limit.
     let mut interval_threads = threads;
+    // Set at the first Ctrl-C seen: statements in flight may end until then, and the report follows.
+    let mut interrupt_deadline: Option<Instant> = None;
     loop {
-        let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at].into_iter().flatten().min();
+        let poll = interrupt_deadline.is_none().then(|| Instant::now() + STOP_POLL);
+        let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at, interrupt_deadline, poll]
+            .into_iter()
+            .flatten()
+            .min();
         let msg = match wake {
             Some(w) => done.recv_timeout(w.saturating_duration_since(Instant::now())),
             None => done.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
@@ -414,9 +427,22 @@ fn report_loop(
             Err(mpsc::RecvTimeoutError::Timeout) => false,
         };
         let now = Instant::now();
+        if interrupt_deadline.is_none() && sh.stop.load(Ordering::SeqCst) {
+            interrupt_deadline = Some(now + INTERRUPT_GRACE);
+        }
+        let due = |t: Option<Instant>| t.is_some_and(|t| now >= t);
+        let anything_due =
+            [next_report, checkpoints.front().copied(), warmup_end, forced_at, interrupt_deadline].into_iter().any(due);
+        if !finished && !anything_due {
+            continue;
+        }
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
-        if !finished && forced_at.is_some_and(|f| now >= f) {
+        if !finished && due(forced_at) {
             total.forced_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
+            break;
+        }
+        if !finished && due(interrupt_deadline) {
+            total.interrupted_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
             break;
         }
         if !finished && warmup_end.is_some_and(|w| now >= w) {

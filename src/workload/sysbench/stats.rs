@@ -174,6 +174,8 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Set when `--forced-shutdown` ended the run: events still running at that moment.
     pub forced_unfinished: Option<u64>,
+    /// Set when statements still ran when the grace after a Ctrl-C ran out: events left unfinished.
+    pub interrupted_unfinished: Option<u64>,
 }
 
 impl RunResult {
@@ -191,6 +193,7 @@ impl RunResult {
             intervals: Vec::new(),
             interrupted: false,
             forced_unfinished: None,
+            interrupted_unfinished: None,
         }
     }
 
