@@ -367,6 +367,11 @@ fn forced_shutdown_and_dry_run() {
     let r = mock_run(Test::OltpPointSelect, "--time=1 --forced-shutdown=1", d).unwrap();
     assert_eq!(r.forced_unfinished, Some(1));
     assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    // Fairness counts the stuck event and its 2 s so far, as sysbench's timers do: events 1/0,
+    // execution time 0 (no finished event) with a stddev of 2 s.
+    let [em, esd, tm, tsd] = r.fairness();
+    assert_eq!((r.counts.events, em, esd, tm), (0, 1.0, 0.0, 0.0));
+    assert!((tsd - 2.0).abs() < 0.2, "{tsd}");
     // --mysql-dry-run sends nothing and counts every statement as other, as sysbench does.
     let o = versus(&["oltp_read_write", "--mysql-dry-run", "--events=100", "--time=0", "--mysql-port=1", "run"]);
     let t = text(&o);

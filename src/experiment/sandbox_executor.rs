@@ -367,10 +367,7 @@ impl Observer for Collector {
 pub fn summary(r: &sysbench::RunResult) -> Summary {
     let c = &r.counts;
     let us = |ns: u64| ns as f64 / 1000.0;
-    let events: Vec<f64> = r.per_thread.iter().map(|t| t.events as f64).collect();
-    let times: Vec<f64> = r.per_thread.iter().map(|t| t.time_ns as f64 / 1e9).collect();
-    let (ea, es) = sysbench::report::mean_sd(&events);
-    let (ta, ts) = sysbench::report::mean_sd(&times);
+    let [ea, es, ta, ts] = r.fairness();
     Summary {
         events: c.events,
         queries: c.queries(),

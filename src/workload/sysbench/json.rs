@@ -9,15 +9,6 @@ use super::stats::{Interval, RunResult};
 /// Version of the document layout (`schema_version`).
 pub const SCHEMA_VERSION: u32 = 1;
 
-fn mean_sd(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
-    let n = v.clone().count() as f64;
-    if n == 0.0 {
-        return (0.0, 0.0);
-    }
-    let mean = v.clone().sum::<f64>() / n;
-    (mean, (v.map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt())
-}
-
 fn interval(iv: &Interval) -> Value {
     let c = &iv.counts;
     let mut v = json!({
@@ -105,8 +96,7 @@ pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
         .iter_recorded()
         .map(|v| json!([r.histogram.highest_equivalent(v.value_iterated_to()), v.count_at_value()]))
         .collect();
-    let (em, esd) = mean_sd(r.per_thread.iter().map(|t| t.events as f64));
-    let (tm, tsd) = mean_sd(r.per_thread.iter().map(|t| t.time_ns as f64 / 1e9));
+    let [em, esd, tm, tsd] = r.fairness();
     json!({
         "schema_version": SCHEMA_VERSION,
         "tool": "versus",

@@ -130,7 +130,7 @@ impl Loop<'_> {
         s.t0 = t0;
         s.warm = self.sh.warming.load(Ordering::SeqCst);
         s.state = State::Waiting;
-        self.sh.in_service.fetch_add(1, Ordering::Relaxed);
+        self.sh.begin_event(s.tid, t0);
         self.plan(s);
     }
 
@@ -182,8 +182,9 @@ impl Loop<'_> {
     fn finish(&self, s: &mut Slot, completed: bool) {
         let mut c = std::mem::take(&mut s.counts);
         c.events = u64::from(completed);
-        self.sh.record(s.tid, s.warm, &c, completed.then(|| s.t0.elapsed().as_nanos() as u64));
-        self.sh.in_service.fetch_sub(1, Ordering::Relaxed);
+        let latency_ns = completed.then(|| s.t0.elapsed().as_nanos() as u64);
+        self.sh.end_event(s.tid);
+        self.sh.record(s.tid, s.warm, &c, latency_ns);
     }
 
     /// A response arrived.

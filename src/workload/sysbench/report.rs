@@ -116,17 +116,6 @@ fn line_rate(s: &mut String, label: &str, n: u64, rate: f64) {
     let _ = writeln!(s, "{label:<41}{n:<6} ({rate:.2} per sec.)");
 }
 
-/// Mean and population standard deviation, as sysbench reports thread fairness.
-pub fn mean_sd(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
-    (mean, var.sqrt())
-}
-
 /// The numbers of sysbench's final report, whether measured now or read back from the results store.
 pub struct Figures<'a> {
     /// Counts over the measured time.
@@ -151,17 +140,13 @@ pub struct Figures<'a> {
 
 /// The final report (preceded by the histogram under `--histogram`), ending with a blank line.
 pub fn final_report(r: &RunResult, o: &Options) -> String {
-    let events: Vec<f64> = r.per_thread.iter().map(|t| t.events as f64).collect();
-    let times: Vec<f64> = r.per_thread.iter().map(|t| t.time_ns as f64 / 1e9).collect();
-    let (em, esd) = mean_sd(&events);
-    let (tm, tsd) = mean_sd(&times);
     render_final(&Figures {
         counts: r.counts,
         total_time_s: r.total_time.as_secs_f64(),
         interval_s: r.time_interval.as_secs_f64(),
         latency_ns: [r.latency.min(), r.latency.avg(), r.latency.max_ns, r.latency.sum_ns],
         percentile: (o.percentile > 0).then(|| (o.percentile, r.percentile_ms(o.percentile as f64))),
-        fairness: [em, esd, tm, tsd],
+        fairness: r.fairness(),
         histogram: o.histogram.then_some(&r.histogram),
         unfinished: r.forced_unfinished,
         interrupted_unfinished: r.interrupted_unfinished,

@@ -88,6 +88,10 @@ impl Schedule {
     }
 }
 
+/// One worker's in-flight mark, on a cache line of its own: every worker writes its own at every event.
+#[repr(align(128))]
+struct InFlight(AtomicU64);
+
 pub(super) struct Shared {
     pub(super) opts: Options,
     pub(super) test: Test,
@@ -96,7 +100,10 @@ pub(super) struct Shared {
     fatal: Mutex<Option<Error>>,
     pub(super) warming: AtomicBool,
     pub(super) events_claimed: AtomicU64,
-    pub(super) in_service: AtomicU64,
+    in_service: AtomicU64,
+    /// Per worker: when its current event began, in ns after `epoch` plus one; 0 between events.
+    in_flight: Vec<InFlight>,
+    epoch: Instant,
     pub(super) schedule: Option<Mutex<Schedule>>,
     pub(super) accs: Vec<Mutex<Acc>>,
     pub(super) unique: Arc<Unique>,
@@ -107,6 +114,33 @@ impl Shared {
         let mut g = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
         g.get_or_insert(e);
         self.failed.store(true, Ordering::SeqCst);
+    }
+
+    /// Worker `tid` starts an event that arrived at `t0`.
+    #[inline]
+    pub(super) fn begin_event(&self, tid: usize, t0: Instant) {
+        self.in_service.fetch_add(1, Ordering::Relaxed);
+        let since = t0.saturating_duration_since(self.epoch).as_nanos() as u64;
+        self.in_flight[tid].0.store(since + 1, Ordering::Relaxed);
+    }
+
+    /// Worker `tid`'s event ended (finished or abandoned).
+    #[inline]
+    pub(super) fn end_event(&self, tid: usize) {
+        self.in_flight[tid].0.store(0, Ordering::Relaxed);
+        self.in_service.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Counts the events still running at `now` into the per-thread figures, as sysbench's timers count
+    /// them when a forced shutdown reports: one more event, and its time so far.
+    fn add_running_events(&self, per_thread: &mut [ThreadFigures], now: Instant) {
+        for (t, f) in per_thread.iter_mut().zip(&self.in_flight) {
+            let v = f.0.load(Ordering::Relaxed);
+            if v != 0 {
+                t.events += 1;
+                t.time_ns += now.saturating_duration_since(self.epoch + Duration::from_nanos(v - 1)).as_nanos() as u64;
+            }
+        }
     }
 
     pub(super) fn stopping(&self) -> bool {
@@ -157,6 +191,8 @@ pub fn run(
         warming: AtomicBool::new(opts.warmup_time > 0),
         events_claimed: AtomicU64::new(0),
         in_service: AtomicU64::new(0),
+        in_flight: (0..threads).map(|_| InFlight(AtomicU64::new(0))).collect(),
+        epoch: Instant::now(),
         schedule: None,
         accs: (0..threads).map(|_| Mutex::new(Acc::new())).collect(),
         unique,
@@ -302,7 +338,7 @@ fn worker(
             }
         };
         let warm = sh.warming.load(Ordering::SeqCst);
-        sh.in_service.fetch_add(1, Ordering::Relaxed);
+        sh.begin_event(tid, t0);
         let outcome = loop {
             match wl.event(&mut s) {
                 Ok(()) => break Ok(()),
@@ -317,7 +353,7 @@ fn worker(
                 Err(Abort::Fatal(e)) => break Err(Some(e)),
             }
         };
-        sh.in_service.fetch_sub(1, Ordering::Relaxed);
+        sh.end_event(tid);
         let end = Instant::now();
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
@@ -439,6 +475,7 @@ fn report_loop(
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
         if !finished && due(forced_at) {
             total.forced_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
+            sh.add_running_events(&mut total.per_thread, now);
             break;
         }
         if !finished && due(interrupt_deadline) {

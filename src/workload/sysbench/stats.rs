@@ -197,6 +197,23 @@ impl RunResult {
         }
     }
 
+    /// Thread fairness as sysbench 1.0.20 prints it: events per thread (mean, population stddev), and
+    /// execution time per thread in seconds, whose mean is the latency sum over the threads and whose
+    /// stddev is taken around that mean. The two ways to the mean agree except after a forced shutdown,
+    /// where the per-thread figures also hold the events still running, as sysbench's timers do.
+    pub fn fairness(&self) -> [f64; 4] {
+        let n = self.per_thread.len();
+        if n == 0 {
+            return [0.0; 4];
+        }
+        let events: Vec<f64> = self.per_thread.iter().map(|t| t.events as f64).collect();
+        let times: Vec<f64> = self.per_thread.iter().map(|t| t.time_ns as f64 / 1e9).collect();
+        let events_avg = events.iter().sum::<f64>() / n as f64;
+        let time_avg = self.latency.sum_ns as f64 / 1e9 / n as f64;
+        let sd = |v: &[f64], mean: f64| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        [events_avg, sd(&events, events_avg), time_avg, sd(&times, time_avg)]
+    }
+
     /// Per-second rate of `n` over the measured interval.
     pub fn rate(&self, n: u64) -> f64 {
         let s = self.time_interval.as_secs_f64();
