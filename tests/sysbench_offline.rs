@@ -454,16 +454,22 @@ fn warmup_and_checkpoints() {
     assert_eq!(seen.checkpoints[0] + r.counts.events, d.executions() as u64, "checkpoint resets the counts");
 }
 
+/// A stop flag that a Ctrl-C sets after `delay`.
+fn stop_after(delay: Duration) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    stop
+}
+
 #[test]
 fn ctrl_c_reports_after_a_grace_when_statements_hang() {
     // Every statement takes 30 s (a lock wait, say). A Ctrl-C 0.5 s in must not wait for them: after the
     // grace the report covers what was measured and counts the events left running.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
+    let stop = stop_after(Duration::from_millis(500));
     let inv = options::parse(&["oltp_point_select", "--time=60", "--threads=3", "run"].map(String::from)).unwrap();
     let t0 = std::time::Instant::now();
     let d = MockDriver::new().with_delay(Duration::from_secs(30));
@@ -478,15 +484,42 @@ fn ctrl_c_reports_after_a_grace_when_statements_hang() {
     assert_eq!(doc["interrupted_unfinished"], 3);
     assert!(schema_errors(&doc).is_empty());
     // Statements that end within the grace are waited for: nothing is left unfinished.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
+    let stop = stop_after(Duration::from_millis(500));
     let d = MockDriver::new().with_delay(Duration::from_millis(300));
     let r = runner::run(Test::OltpPointSelect, &inv.options, Arc::new(d), stop, &mut Quiet).unwrap();
     assert!(r.interrupted && r.counts.events > 0);
     assert_eq!(r.interrupted_unfinished, None);
     assert!(json::report(Test::OltpPointSelect, &inv.options, &r)["interrupted_unfinished"].is_null());
+}
+
+#[test]
+fn a_fatal_error_is_not_lost_when_a_ctrl_c_leaves_hung_workers_behind() {
+    // One worker hangs in a 30 s statement (execution 0); the other then fails (execution 1) with an error
+    // that is not ignored. The user's Ctrl-C ends the wait after the grace, and the run ends with the error.
+    let d = MockDriver::new()
+        .slow_at(0, Duration::from_secs(30))
+        .fail_at(1, DbError::server(1062, "Duplicate entry '5' for key 'PRIMARY'"));
+    let inv = options::parse(&["oltp_point_select", "--time=60", "--threads=2", "run"].map(String::from)).unwrap();
+    let t0 = std::time::Instant::now();
+    let r = runner::run(
+        Test::OltpPointSelect,
+        &inv.options,
+        Arc::new(d),
+        stop_after(Duration::from_millis(300)),
+        &mut Quiet,
+    );
+    let e = r.map(|r| r.counts.events).unwrap_err().to_string();
+    assert!(e.contains("1062"), "{e}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn intervals_after_the_time_limit_count_the_workers_still_running() {
+    // One worker hangs in its first statement past the time limit; the other stops at the limit. The
+    // interval ending at the limit counts both, the next one only the hung worker.
+    let d = MockDriver::new().slow_at(0, Duration::from_secs(10));
+    let r = mock_run(Test::OltpPointSelect, "--time=1 --report-interval=1 --forced-shutdown=2 --threads=2", d).unwrap();
+    let threads: Vec<u32> = r.intervals.iter().map(|i| i.threads).collect();
+    assert!(threads.len() >= 2 && threads[0] == 2 && threads[1] == 1, "{threads:?}");
+    assert_eq!(r.forced_unfinished, Some(1));
 }

@@ -18,6 +18,8 @@ struct State {
     connects: AtomicUsize,
     reconnects: AtomicUsize,
     delay: Duration,
+    /// Single executions (0-based) that sleep this long instead of `delay`.
+    slow: HashMap<usize, Duration>,
     all_other: bool,
 }
 
@@ -40,6 +42,12 @@ impl MockDriver {
     /// Sleeps `delay` in every statement.
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.state_mut().delay = delay;
+        self
+    }
+
+    /// Makes the `n`-th execution (0-based, over all connections) sleep `delay` (a hung statement).
+    pub fn slow_at(mut self, n: usize, delay: Duration) -> Self {
+        self.state_mut().slow.insert(n, delay);
         self
     }
 
@@ -115,8 +123,9 @@ struct MockConnection {
 impl MockConnection {
     fn run(&mut self, sql: &str) -> Result<Outcome, DbError> {
         let n = self.state.executions.fetch_add(1, Ordering::Relaxed);
-        if !self.state.delay.is_zero() {
-            std::thread::sleep(self.state.delay);
+        let delay = self.state.slow.get(&n).copied().unwrap_or(self.state.delay);
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
         }
         if self.state.record {
             self.state.log.lock().expect("mock lock").push(sql.to_string());

@@ -257,15 +257,18 @@ pub fn run(
     if !shared.failed.load(Ordering::SeqCst) {
         obs.started();
     }
-    let result = report_loop(&shared, start, threads, done_rx, obs);
-    if result.as_ref().is_ok_and(|r| r.forced_unfinished.is_some() || r.interrupted_unfinished.is_some()) {
-        // Forced shutdown, or a Ctrl-C whose grace ran out: leave the stuck workers behind (they stop at
-        // their next check, or with the process).
-        shared.stop.store(true, Ordering::SeqCst);
-        return result;
-    }
-    for h in handles {
-        let _ = h.join();
+    let (result, abandoned) = match report_loop(&shared, start, threads, done_rx, obs) {
+        Ok((r, abandoned)) => (Ok(r), abandoned),
+        Err(e) => (Err(e), false),
+    };
+    if abandoned {
+        // Forced shutdown, or a Ctrl-C whose grace ran out: leave the stuck workers behind; they stop at
+        // their next check, or with the process. (Not through `stop`: that is the process's Ctrl-C flag.)
+        shared.failed.store(true, Ordering::SeqCst);
+    } else {
+        for h in handles {
+            let _ = h.join();
+        }
     }
     if let Some(e) = shared.fatal.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
@@ -405,14 +408,24 @@ const STOP_POLL: Duration = Duration::from_millis(100);
 /// (a lock wait can last `innodb_lock_wait_timeout`, 50 s by default).
 pub const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 
+/// Why the reporter stopped before every worker had ended.
+#[derive(Debug, Clone, Copy)]
+enum Abandon {
+    /// `--forced-shutdown` expired.
+    Forced,
+    /// The grace after a Ctrl-C ran out.
+    Interrupted,
+}
+
 /// The reporter: drains the workers' accumulators at each report interval, checkpoint, and at the end.
+/// Also says whether it left workers running (a forced shutdown, or a Ctrl-C whose grace ran out).
 fn report_loop(
     sh: &Shared,
     start: Instant,
     threads: usize,
     done: mpsc::Receiver<usize>,
     obs: &mut dyn Observer,
-) -> Result<RunResult> {
+) -> Result<(RunResult, bool)> {
     let o = &sh.opts;
     let interval = (o.report_interval > 0).then(|| Duration::from_secs(o.report_interval));
     let mut next_report = interval.map(|i| start + i);
@@ -440,6 +453,7 @@ fn report_loop(
     let mut interval_threads = threads;
     // Set at the first Ctrl-C seen: statements in flight may end until then, and the report follows.
     let mut interrupt_deadline: Option<Instant> = None;
+    let mut abandon = None;
     loop {
         let poll = interrupt_deadline.is_none().then(|| Instant::now() + STOP_POLL);
         let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at, interrupt_deadline, poll]
@@ -474,12 +488,11 @@ fn report_loop(
         }
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
         if !finished && due(forced_at) {
-            total.forced_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
-            sh.add_running_events(&mut total.per_thread, now);
+            abandon = Some(Abandon::Forced);
             break;
         }
         if !finished && due(interrupt_deadline) {
-            total.interrupted_unfinished = Some(sh.in_service.load(Ordering::SeqCst));
+            abandon = Some(Abandon::Interrupted);
             break;
         }
         if !finished && warmup_end.is_some_and(|w| now >= w) {
@@ -501,7 +514,11 @@ fn report_loop(
             let iv = Interval::new(
                 now.duration_since(start),
                 now.duration_since(last_report),
-                if finished || time_limit.is_some_and(|t| now >= t) { interval_threads } else { running } as u32,
+                if finished || time_limit.is_some_and(|t| last_report < t && now >= t) {
+                    interval_threads
+                } else {
+                    running
+                } as u32,
                 interval_counts,
                 &scratch,
                 interval_lat,
@@ -537,10 +554,21 @@ fn report_loop(
     }
     drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
     let now = Instant::now();
+    // Taken after the last drain: an event that ended since is in neither count (`end_event` comes before
+    // `record`), never in both.
+    let running_events = sh.in_service.load(Ordering::SeqCst);
+    match abandon {
+        Some(Abandon::Forced) => {
+            total.forced_unfinished = Some(running_events);
+            sh.add_running_events(&mut total.per_thread, now);
+        }
+        Some(Abandon::Interrupted) => total.interrupted_unfinished = Some(running_events).filter(|n| *n > 0),
+        None => {}
+    }
     total.total_time = now.duration_since(bench_start);
     total.time_interval = now.duration_since(measure_start);
     total.interrupted = sh.stop.load(Ordering::SeqCst);
-    Ok(total)
+    Ok((total, abandon.is_some()))
 }
 
 /// Ends the warm-up: with every accumulator locked, so that no event is half counted, flips the flag and
