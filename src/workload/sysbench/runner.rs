@@ -487,14 +487,6 @@ fn report_loop(
             continue;
         }
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
-        if !finished && due(forced_at) {
-            abandon = Some(Abandon::Forced);
-            break;
-        }
-        if !finished && due(interrupt_deadline) {
-            abandon = Some(Abandon::Interrupted);
-            break;
-        }
         if !finished && warmup_end.is_some_and(|w| now >= w) {
             warmup_end = None;
             end_warmup(sh);
@@ -549,6 +541,15 @@ fn report_loop(
             measure_start = now;
         }
         if finished {
+            break;
+        }
+        // After the interval line that falls due at the same moment, as sysbench prints it.
+        if due(forced_at) {
+            abandon = Some(Abandon::Forced);
+            break;
+        }
+        if due(interrupt_deadline) {
+            abandon = Some(Abandon::Interrupted);
             break;
         }
     }
