@@ -305,6 +305,8 @@ fn rate_limit_counts_queue_time_and_reports_intervals() {
     assert!(r.latency.max_ns > 100_000_000, "queue time must be in latency: max {}", r.latency.max_ns);
     assert!(!r.intervals.is_empty());
     assert!(r.intervals[0].queue.is_some_and(|(q, _)| q > 10), "{:?}", r.intervals[0].queue);
+    // Concurrency: events in service, at most one per thread.
+    assert!(r.intervals.iter().all(|i| i.queue.is_some_and(|(_, c)| c <= 1)), "{:?}", r.intervals);
     let line = report::interval_line(&r.intervals[0], 95);
     assert!(line.starts_with("[ 1s ] thds: 1 tps: ") && line.contains("\n[ 1s ] queue length: "), "{line}");
 }

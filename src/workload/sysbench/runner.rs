@@ -100,8 +100,8 @@ pub(super) struct Shared {
     fatal: Mutex<Option<Error>>,
     pub(super) warming: AtomicBool,
     pub(super) events_claimed: AtomicU64,
-    in_service: AtomicU64,
-    /// Per worker: when its current event began, in ns after `epoch` plus one; 0 between events.
+    /// Per worker: when its current event began, in ns after `epoch` plus one; 0 between events. The
+    /// events in service are the marks that are set.
     in_flight: Vec<InFlight>,
     epoch: Instant,
     pub(super) schedule: Option<Mutex<Schedule>>,
@@ -119,7 +119,6 @@ impl Shared {
     /// Worker `tid` starts an event that arrived at `t0`.
     #[inline]
     pub(super) fn begin_event(&self, tid: usize, t0: Instant) {
-        self.in_service.fetch_add(1, Ordering::Relaxed);
         let since = t0.saturating_duration_since(self.epoch).as_nanos() as u64;
         self.in_flight[tid].0.store(since + 1, Ordering::Relaxed);
     }
@@ -128,7 +127,11 @@ impl Shared {
     #[inline]
     pub(super) fn end_event(&self, tid: usize) {
         self.in_flight[tid].0.store(0, Ordering::Relaxed);
-        self.in_service.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Events begun and not yet ended (sysbench's "concurrency").
+    fn events_in_service(&self) -> u64 {
+        self.in_flight.iter().filter(|f| f.0.load(Ordering::Relaxed) != 0).count() as u64
     }
 
     /// Counts the events still running at `now` into the per-thread figures, as sysbench's timers count
@@ -190,7 +193,6 @@ pub fn run(
         fatal: Mutex::new(None),
         warming: AtomicBool::new(opts.warmup_time > 0),
         events_claimed: AtomicU64::new(0),
-        in_service: AtomicU64::new(0),
         in_flight: (0..threads).map(|_| InFlight(AtomicU64::new(0))).collect(),
         epoch: Instant::now(),
         schedule: None,
@@ -515,7 +517,7 @@ fn report_loop(
                 &scratch,
                 interval_lat,
                 o.percentile,
-                queue.map(|q| (q as u64, sh.in_service.load(Ordering::Relaxed))),
+                queue.map(|q| (q as u64, sh.events_in_service())),
             );
             obs.interval(&iv);
             total.intervals.push(iv);
@@ -557,7 +559,7 @@ fn report_loop(
     let now = Instant::now();
     // Taken after the last drain: an event that ended since is in neither count (`end_event` comes before
     // `record`), never in both.
-    let running_events = sh.in_service.load(Ordering::SeqCst);
+    let running_events = sh.events_in_service();
     match abandon {
         Some(Abandon::Forced) => {
             total.forced_unfinished = Some(running_events);
