@@ -457,11 +457,10 @@ fn report_loop(
     let mut interrupt_deadline: Option<Instant> = None;
     let mut abandon = None;
     loop {
+        // What the reporter acts on; none of them changes while it waits.
+        let deadlines = [next_report, checkpoints.front().copied(), warmup_end, forced_at, interrupt_deadline];
         let poll = interrupt_deadline.is_none().then(|| Instant::now() + STOP_POLL);
-        let wake = [next_report, checkpoints.front().copied(), warmup_end, forced_at, interrupt_deadline, poll]
-            .into_iter()
-            .flatten()
-            .min();
+        let wake = deadlines.into_iter().chain([poll]).flatten().min();
         let msg = match wake {
             Some(w) => done.recv_timeout(w.saturating_duration_since(Instant::now())),
             None => done.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
@@ -483,9 +482,7 @@ fn report_loop(
             interrupt_deadline = Some(now + INTERRUPT_GRACE);
         }
         let due = |t: Option<Instant>| t.is_some_and(|t| now >= t);
-        let anything_due =
-            [next_report, checkpoints.front().copied(), warmup_end, forced_at, interrupt_deadline].into_iter().any(due);
-        if !finished && !anything_due {
+        if !finished && !deadlines.into_iter().any(due) {
             continue;
         }
         drain(sh, &mut total, &mut scratch, &mut interval_counts, &mut interval_lat);
