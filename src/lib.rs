@@ -10,6 +10,7 @@ pub mod error;
 pub mod experiment;
 pub mod explain;
 pub mod interrupt;
+pub mod metric;
 pub mod report;
 pub mod sampler;
 pub mod server;

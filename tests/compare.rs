@@ -6,7 +6,8 @@ use std::path::Path;
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use versus::report::{self, CompareReport, Dimension, Format, Metric, Selection, Verdict};
+use versus::metric::Metric;
+use versus::report::{self, CompareReport, Dimension, Format, Selection, Verdict};
 use versus::sampler::{Efficiency, HostFacts};
 use versus::store::{Interval, NewCell, NewExperiment, NewRun, RunResult, StartRun, Store, StoredHistogram, Summary};
 

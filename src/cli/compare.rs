@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::error::{Error, Result};
-use crate::report::{self, Dimension, Format, Metric, Selection, terminal};
+use crate::metric::Metric;
+use crate::report::{self, Dimension, Format, Selection, terminal};
 use crate::server::Home;
 use crate::store::Store;
 

@@ -16,7 +16,8 @@ use crate::explain::render::{self, OutputFormat};
 use crate::explain::runner::{ExplainOptions, explain};
 use crate::explain::series::{self, SeriesRun};
 use crate::explain::targets::{TargetSpec, capture_live, capture_stored};
-use crate::report::{self, Dimension, Format, Metric, Selection};
+use crate::metric::Metric;
+use crate::report::{self, Dimension, Format, Selection};
 use crate::server::Home;
 
 /// How targets A and B are given (shared by `diff-vars` and `explain`).

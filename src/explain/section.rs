@@ -12,7 +12,7 @@ use super::runner::{DESCRIPTION_MARKER, samples_by_target};
 use super::targets::stored_specs;
 use crate::error::Result;
 use crate::experiment::ExperimentFile;
-use crate::report::Metric;
+use crate::metric::Metric;
 use crate::report::fmt;
 use crate::report::tables::{Cell, Table, Tone};
 use crate::stats::{BootstrapConfig, CompareConfig, Verdict};

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use super::metric::{Metric, RunValues};
 use super::model::{
     CellStats, CiKind, CompareReport, ExperimentInfo, MetricInfo, MetricValue, REPORT_FORMAT_VERSION, RatioRow,
     RunInfo, RunStability, ValuesRow, VariableDiff, VariableRow, Verdict,
 };
 use super::select::{LoadedRun, Selected, Selection, select};
 use crate::error::{Error, Result};
+use crate::metric::{Metric, RunValues};
 use crate::stats::{self, BootstrapConfig, BootstrapMethod, CiMethod, CompareConfig, SampleLevel, StallRule};
 use crate::store::Store;
 
@@ -44,7 +44,7 @@ fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
     if present == 0 {
         let why = match metric {
             Metric::P50 | Metric::P90 | Metric::P999 => "they were stored without a latency histogram",
-            m if m.kind() == super::metric::MetricKind::Cost => {
+            m if m.kind() == crate::metric::MetricKind::Cost => {
                 "they were stored without per-transaction costs (no access to the server process, or an older versus)"
             }
             _ => "they were stored by an older versus",

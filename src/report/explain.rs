@@ -10,7 +10,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::metric::Metric;
 use super::model::CompareReport;
 use super::select::{LoadedRun, Selected, Selection};
 use super::svg::{Svg, color, nice_ticks, tick_label, truncate};
@@ -21,6 +20,7 @@ use crate::explain::render::{changes_table, series_lines, series_table};
 use crate::explain::section::{self, ExplainSection};
 use crate::explain::series::{self, SeriesReport};
 use crate::explain::targets::stored_specs;
+use crate::metric::Metric;
 use crate::store::Store;
 
 /// Each candidate side's variables against the baseline side's: one target per side (the first with

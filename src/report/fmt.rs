@@ -56,7 +56,7 @@ pub fn percent(f: f64) -> String {
 /// The verdict in the metric's words (`faster`, `slower`, `cheaper` …).
 pub fn verdict(report: &CompareReport, v: Verdict) -> &'static str {
     let (better, worse) = match report.metric.kind {
-        super::metric::MetricKind::Cost => ("cheaper", "costlier"),
+        crate::metric::MetricKind::Cost => ("cheaper", "costlier"),
         _ => ("faster", "slower"),
     };
     match v {

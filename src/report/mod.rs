@@ -21,7 +21,6 @@ pub mod fmt;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod metric;
 pub mod model;
 pub mod select;
 pub mod svg;
@@ -32,7 +31,6 @@ use std::fmt as stdfmt;
 use std::str::FromStr;
 
 pub use comparison::build_report;
-pub use metric::{Metric, MetricKind};
 pub use model::{CiKind, CompareReport, Dimension, REPORT_FORMAT_VERSION, Verdict};
 pub use select::{Selection, select};
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::metric::{Metric, MetricKind};
+use crate::metric::{Metric, MetricKind};
 use crate::sampler::HostFacts;
 
 /// Version of the JSON layout of [`CompareReport`] (bump on incompatible changes).

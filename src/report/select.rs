@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use super::metric::Metric;
 use super::model::{Case, Dimension, Side};
 use crate::error::{Error, Result};
+use crate::metric::Metric;
 use crate::stats::DEFAULT_NOISE_BAND;
 use crate::store::{Experiment, RunDetail, RunRow, Status, Store};
 
