@@ -81,10 +81,10 @@ fn diff_vars_between_mariadb_10_11_and_11_8_lists_the_default_changes() {
     assert!(row(&d, "version").unwrap().noise.is_some());
     assert_no_host_noise(&d);
     let text =
-        versus::explain::render::render_diff(&d, false, versus::explain::render::OutputFormat::Text, false).unwrap();
+        versus::report::explain::render_diff(&d, false, versus::report::explain::OutputFormat::Text, false).unwrap();
     assert!(text.contains("character_set_server") && !text.contains("basedir"), "{text}");
     let all =
-        versus::explain::render::render_diff(&d, true, versus::explain::render::OutputFormat::Markdown, false).unwrap();
+        versus::report::explain::render_diff(&d, true, versus::report::explain::OutputFormat::Markdown, false).unwrap();
     assert!(all.contains("| basedir |") && all.contains("noise: path"), "{all}");
 }
 
@@ -144,7 +144,7 @@ fn explain_dry_run_sorts_out_what_b_accepts() {
     }
     assert!(r.candidates.iter().all(|c| versus::explain::noise_kind(&c.name).is_none()));
     assert!(home.root().join("explain").join("dry").read_dir().is_err(), "the work directory is removed");
-    let text = versus::explain::render::render_explain(&r, versus::explain::render::OutputFormat::Text, false).unwrap();
+    let text = versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap();
     assert!(text.contains("worst case") && text.contains("Variables not bisected"), "{text}");
 }
 
@@ -473,7 +473,7 @@ fn explain_seed_case_end_to_end() {
     .unwrap();
     eprintln!(
         "{}",
-        versus::explain::render::render_explain(&r, versus::explain::render::OutputFormat::Text, false).unwrap()
+        versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap()
     );
     let o = r.outcome.unwrap();
     assert!(o.runs_used <= opts.max_runs);

@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 use crate::experiment::Progress;
 use crate::experiment::spec::{WorkloadDef, parse_duration};
 use crate::explain::diff;
-use crate::explain::render::{self, OutputFormat};
 use crate::explain::runner::{ExplainOptions, explain};
 use crate::explain::series::{self, SeriesRun};
 use crate::explain::targets::{TargetSpec, capture_live, capture_stored};
 use crate::metric::Metric;
+use crate::report::explain::{self as render, OutputFormat};
 use crate::report::{self, Dimension, Format, Selection};
 use crate::server::Home;
 

@@ -1,7 +1,8 @@
 //! Explaining a difference between two targets: which server variables differ and why
 //! ([`diffvars`], `versus diff-vars`), which of them account for a measured regression
 //! ([`bisect`] and [`runner`], `versus explain`), and where a metric stepped over an ordered series of
-//! versions or configs ([`series`], `versus series`). See docs/explain.md.
+//! versions or configs ([`series`], `versus series`). See docs/explain.md. Everything here returns data;
+//! [`crate::report::explain`] renders it (text, markdown, JSON and the report sections).
 //!
 //! - [`noise`]: the variables whose differences are noise (paths, ports, ids, versions, host-sized).
 //! - [`targets`]: `BUILD[:NAME=VALUE,…]` targets and their variables, live or from the store.
@@ -10,13 +11,11 @@
 //! - [`preflight`]: which of A's values B accepts at startup.
 //! - [`runner`]: the search on real servers, every step stored as an experiment.
 //! - [`series`]: relative-to-first values and change points over an ordered list of targets.
-//! - [`render`]: text, markdown and JSON output of the three commands.
 
 pub mod bisect;
 pub mod diffvars;
 pub mod noise;
 pub mod preflight;
-pub mod render;
 pub mod runner;
 pub mod section;
 pub mod series;

@@ -4,12 +4,11 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use super::bisect::Conclusion;
-use super::diffvars::{VarChanges, VarDiff};
-use super::runner::{ExplainReport, SkipReason};
-use super::section;
-use super::series::SeriesReport;
 use crate::error::{Error, Result};
+use crate::explain::bisect::Conclusion;
+use crate::explain::diffvars::{VarChanges, VarDiff};
+use crate::explain::runner::{ExplainReport, SkipReason};
+use crate::explain::series::SeriesReport;
 use crate::report::tables::{Cell, Table, Tone};
 use crate::report::{markdown, terminal};
 
@@ -259,7 +258,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         return Ok(out);
     };
     let last = r.final_experiment().map(|(id, n)| format!("{n} (id {id})")).unwrap_or_default();
-    let s = section::from_outcome(o, &last, "", &r.metric, r.higher_is_better, r.confidence);
+    let s = crate::explain::section::from_outcome(o, &last, "", &r.metric, r.higher_is_better, r.confidence);
     let verdict = match o.conclusion {
         Conclusion::NoGap => "B is not significantly different from A: there is no gap to explain.",
         Conclusion::NotConfig => {
@@ -269,7 +268,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         Conclusion::Explained => "",
         Conclusion::Partial => "The search is incomplete (see the notes): some groups are unresolved.",
     };
-    for line in section::sentences(&s).into_iter().chain((!verdict.is_empty()).then(|| verdict.to_string())) {
+    for line in super::sentences(&s).into_iter().chain((!verdict.is_empty()).then(|| verdict.to_string())) {
         let _ = writeln!(out, "{}{line}", if md { "- " } else { "" });
     }
     let unexplainable: Vec<String> = r
@@ -288,7 +287,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     }
     out.push('\n');
     if o.gap.is_some() && !s.effects.is_empty() {
-        write_table(&mut out, &section::table(&s), format, color);
+        write_table(&mut out, &super::attribution_table(&s), format, color);
     }
     write_table(&mut out, &candidates_table(r), format, color);
     write_skipped(&mut out, r, format, color);

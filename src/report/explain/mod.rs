@@ -7,16 +7,22 @@
 //! - **Explained**: for an experiment stored by `versus explain`, the gap of B against A and what each
 //!   of A's values set on B recovers, recomputed from the stored runs.
 
+mod attribution;
+pub mod render;
+
+pub use attribution::{attribution_table, sentences};
+pub use render::{OutputFormat, changes_table, render_diff, render_explain, render_series, series_lines, series_table};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::model::CompareReport;
-use super::select::{LoadedRun, Selected, Selection};
-use super::svg::{Svg, color, nice_ticks, tick_label, truncate};
-use super::{html, markdown};
 use crate::error::Result;
+use crate::report::model::CompareReport;
+use crate::report::select::{LoadedRun, Selected, Selection};
+use crate::report::svg::{Svg, color, nice_ticks, tick_label, truncate};
+use crate::report::{html, markdown};
+
 use crate::explain::diffvars::{self, Snapshot, VarChanges};
-use crate::explain::render::{changes_table, series_lines, series_table};
 use crate::explain::section::{self, ExplainSection};
 use crate::explain::series::{self, SeriesReport};
 use crate::explain::targets::stored_specs;
@@ -180,11 +186,11 @@ pub fn series_chart(s: &SeriesReport) -> String {
 pub fn write_markdown(out: &mut String, r: &CompareReport) {
     for s in &r.explain {
         let _ = writeln!(out, "## Explained: {}\n", s.experiment);
-        for l in section::sentences(s) {
+        for l in sentences(s) {
             let _ = writeln!(out, "- {l}");
         }
         out.push('\n');
-        let mut t = section::table(s);
+        let mut t = attribution_table(s);
         t.title = "Attribution".into();
         markdown::write_table(out, &t);
     }
@@ -217,11 +223,11 @@ pub fn write_html(out: &mut String, r: &CompareReport) {
         let id = if i == 0 { "explained".to_string() } else { format!("explained-{i}") };
         let _ =
             writeln!(out, "<h2 id=\"{id}\">Explained: {}</h2>\n<ul class=\"summary\">", html::escape(&s.experiment));
-        for l in section::sentences(s) {
+        for l in sentences(s) {
             let _ = writeln!(out, "<li>{}</li>", html::escape(&l));
         }
         out.push_str("</ul>\n");
-        let mut t = section::table(s);
+        let mut t = attribution_table(s);
         t.title = "Attribution".into();
         t.id = format!("attribution-{i}");
         html::write_table(out, &t, 3);

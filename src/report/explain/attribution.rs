@@ -1,0 +1,158 @@
+//! The attribution of a `versus explain` experiment ([`crate::explain::section::ExplainSection`]) in
+//! sentences and as a table.
+
+use crate::explain::bisect::Effect;
+use crate::explain::section::ExplainSection;
+use crate::report::fmt;
+use crate::report::tables::{Cell, Table, Tone};
+use crate::stats::Verdict;
+
+fn ci(lo: Option<f64>, hi: Option<f64>) -> String {
+    match (lo, hi) {
+        (Some(l), Some(h)) => format!("{l:.1} to {h:.1}"),
+        _ => "—".into(),
+    }
+}
+
+/// The attribution in sentences, as in a blog post.
+pub fn sentences(s: &ExplainSection) -> Vec<String> {
+    let level = format!("{} % CI", fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
+    let mut out = Vec::new();
+    let Some(g) = &s.gap else {
+        out.push("There is no measurement of the gap between B and A.".into());
+        return out;
+    };
+    let (worse, better) = if s.higher_is_better { ("slower", "faster") } else { ("worse", "better") };
+    if g.comparison.verdict == Verdict::NoSignificantChange {
+        out.push(format!(
+            "B is not significantly different from A in {} ({:+.1} %, {level} {:.1} to {:.1} %).",
+            s.metric, g.points, g.points_lo, g.points_hi
+        ));
+    } else {
+        let (word, lo, hi) =
+            if g.points < 0.0 { (worse, -g.points_hi, -g.points_lo) } else { (better, g.points_lo, g.points_hi) };
+        out.push(format!("B is {:.1} % {word} than A in {} ({level} {lo:.1} to {hi:.1} %).", g.points.abs(), s.metric));
+    }
+    let alone_text = |e: &Option<Effect>| match e.as_ref().and_then(|a| a.points.map(|p| (p, a))) {
+        Some((p, a)) => format!(
+            "; alone it recovers {p:.1} ({level} {}{})",
+            ci(a.points_lo, a.points_hi),
+            if a.toward_a { "" } else { ", not significant" }
+        ),
+        None => String::new(),
+    };
+    for (i, e) in s.effects.iter().enumerate() {
+        let what = e.names.join(", ");
+        let inc = &e.increment;
+        let (prefix, more) = if i == 0 { ("Setting", "") } else { ("With that, setting", " more") };
+        match (inc.points, inc.toward_a) {
+            (Some(p), true) => out.push(format!(
+                "{prefix} {what} on B recovers {p:.1}{more} points ({level} {}){}.",
+                ci(inc.points_lo, inc.points_hi),
+                alone_text(&e.alone)
+            )),
+            (Some(p), false) => out.push(format!(
+                "{prefix} {what} on B moves it by {p:+.1}{more} points ({level} {}), not significantly{}.",
+                ci(inc.points_lo, inc.points_hi),
+                alone_text(&e.alone)
+            )),
+            (None, _) => out.push(format!(
+                "{prefix} {what} on B could not be measured: {}.",
+                inc.error.as_deref().unwrap_or("no value")
+            )),
+        }
+    }
+    if let Some(t) = &s.together
+        && let Some(p) = t.points
+    {
+        out.push(format!("Together they recover {p:.1} points ({level} {}).", ci(t.points_lo, t.points_hi)));
+    }
+    if let Some(u) = s.unexplained_points
+        && g.comparison.verdict != Verdict::NoSignificantChange
+    {
+        if u >= 0.0 {
+            out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
+        } else {
+            out.push(format!(
+                "They recover all of the gap, {:.1} points more than it (within the intervals above).",
+                -u
+            ));
+        }
+    }
+    out
+}
+
+/// The attribution table: one row per finding in the order found, then all together.
+pub fn attribution_table(s: &ExplainSection) -> Table {
+    let level = format!("{} % CI", fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
+    let header = [
+        ("set on B, in this order", false),
+        ("recovers (points of A)", true),
+        (level.as_str(), true),
+        ("significant", false),
+        ("alone", true),
+        ("alone CI", true),
+    ];
+    let mut t = Table {
+        id: "explain".into(),
+        title: "Explained: A's values set on B".into(),
+        caption: Some(format!(
+            "From {}. A point is 1 % of A's {}; positive values move B towards A. Each row is what the value \
+             recovers on top of the rows above it, and alone. {}",
+            s.experiment, s.metric, s.description
+        )),
+        header: header.iter().map(|(h, _)| h.to_string()).collect(),
+        numeric: header.iter().map(|(_, n)| *n).collect(),
+        rows: vec![],
+        footnotes: vec![],
+    };
+    let pts = |e: &Effect| e.points.map(|p| format!("{p:.1}")).unwrap_or_else(|| "—".into());
+    let row = |name: String, e: &Effect, alone: Option<&Effect>| {
+        let tone = if e.toward_a { Tone::Better } else { Tone::Plain };
+        vec![
+            Cell { text: name, tone: Tone::Plain },
+            Cell { text: pts(e), tone },
+            Cell { text: ci(e.points_lo, e.points_hi), tone: Tone::Plain },
+            Cell {
+                text: match (&e.error, e.toward_a) {
+                    (Some(err), _) => err.clone(),
+                    (None, true) => "yes".into(),
+                    (None, false) => "no".into(),
+                },
+                tone: Tone::Plain,
+            },
+            Cell { text: alone.map(pts).unwrap_or_default(), tone: Tone::Plain },
+            Cell { text: alone.map(|a| ci(a.points_lo, a.points_hi)).unwrap_or_default(), tone: Tone::Plain },
+        ]
+    };
+    let blank = || Cell { text: String::new(), tone: Tone::Plain };
+    if let Some(g) = &s.gap {
+        let tone = if g.comparison.verdict == Verdict::NoSignificantChange { Tone::Plain } else { Tone::Worse };
+        t.rows.push(vec![
+            Cell { text: "(gap of B against A)".into(), tone: Tone::Muted },
+            Cell { text: format!("{:.1}", g.points), tone },
+            Cell { text: format!("{:.1} to {:.1}", g.points_lo, g.points_hi), tone: Tone::Plain },
+            Cell { text: if tone == Tone::Worse { "yes".into() } else { "no".into() }, tone: Tone::Plain },
+            blank(),
+            blank(),
+        ]);
+    }
+    for e in &s.effects {
+        t.rows.push(row(e.names.join(", "), &e.increment, e.alone.as_ref()));
+    }
+    if let Some(e) = &s.together {
+        t.rows.push(row("all of the above together".into(), e, None));
+    }
+    if let Some(u) = s.unexplained_points {
+        t.rows.push(vec![
+            Cell { text: "(unexplained)".into(), tone: Tone::Muted },
+            Cell { text: format!("{u:.1}"), tone: Tone::Muted },
+            blank(),
+            blank(),
+            blank(),
+            blank(),
+        ]);
+    }
+    t.footnotes = s.notes.clone();
+    t
+}
