@@ -192,10 +192,12 @@ fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
                 client_ctxt_switches: Some(2.0),
                 server_read_bytes: Some(0.0),
                 server_write_bytes: Some(8192.0 * s.fsyncs.max(0.5) * jitter),
-                innodb_data_fsyncs: Some(s.fsyncs * 0.2),
+                innodb_data_fsyncs: Some(s.fsyncs),
                 innodb_log_fsyncs: Some(s.fsyncs * 0.8),
                 innodb_data_written_bytes: Some(16384.0),
                 innodb_log_written_bytes: Some(2048.0),
+                innodb_fsyncs: Some(s.fsyncs),
+                binlog_syncs: Some(0.0),
             };
         }
         let mut variables: Vec<(String, String)> = vec![

@@ -22,6 +22,7 @@ use crate::experiment::progress::Progress;
 use crate::experiment::run::RunOutcome;
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::WorkloadDef;
+use crate::sampler::ServerLine;
 use crate::server::{Sandbox, admin, snapshot};
 use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
 use crate::workload::ibench::{self, Observer, Options, Probe, Runner, Step, StepKind, StepResult, StepStatus};
@@ -243,7 +244,7 @@ impl Probe for SessionProbe<'_> {
         self.sandbox.as_ref().map(|s| s.pid())
     }
     fn global_status(&mut self) -> Option<Vec<(String, String)>> {
-        admin::global_status(self.admin.as_mut()?).ok()
+        super::sandbox_executor::server_counters(self.admin.as_mut()?).ok()
     }
     fn check_alive(&mut self) -> std::result::Result<(), String> {
         match self.sandbox.as_mut() {
@@ -381,7 +382,7 @@ fn run_step(
     let version = s.runner.server_version().unwrap_or_default().to_string();
     let mut command = s.command.clone();
     command["ibench"]["steps"] = serde_json::json!([step.name()]);
-    started(StartRun { server_version: version, command })?;
+    started(StartRun { server_version: version.clone(), command })?;
     progress.step(&format!("measuring {step}"));
     let result = s.runner.step(step, &mut probe, &mut Forward(progress)).cloned();
     s.ran.push(step);
@@ -399,7 +400,7 @@ fn run_step(
     };
     let intervals = intervals(&r);
     Ok(match r.status {
-        StepStatus::Done => RunOutcome::Done(Box::new(run_result(&r, variables)?)),
+        StepStatus::Done => RunOutcome::Done(Box::new(run_result(&r, &version, variables)?)),
         StepStatus::Failed => {
             RunOutcome::Failed { error: r.error.clone().unwrap_or_else(|| "failed".into()), intervals }
         }
@@ -442,7 +443,7 @@ pub fn intervals(r: &StepResult) -> Vec<Interval> {
 /// rows, `queries` statements; the latencies are those of the step's operation; histograms `total`
 /// (the operation) and `insert`/`delete`/`query`; host CPU, host context switches and the largest
 /// server RSS as `versus.*` status deltas.
-pub fn run_result(r: &StepResult, variables: Vec<(String, String)>) -> Result<RunResult> {
+pub fn run_result(r: &StepResult, version: &str, variables: Vec<(String, String)>) -> Result<RunResult> {
     let statements = r.insert_statements + r.delete_statements + r.queries;
     let lat = r.latency_of(r.primary_kind());
     let mut histograms = Vec::new();
@@ -485,9 +486,13 @@ pub fn run_result(r: &StepResult, variables: Vec<(String, String)>) -> Result<Ru
         },
         intervals: intervals(r),
         histograms,
+        efficiency: r.store_efficiency.with_counters(
+            r.operations,
+            &r.status_deltas,
+            ServerLine::from_version_string(version, &variables).as_ref(),
+        ),
         variables,
         status_deltas: status,
-        efficiency: r.store_efficiency,
     })
 }
 
@@ -599,7 +604,7 @@ options = { rows = 1000, rows-i1 = 100, rows-i2 = 10, query-seconds = 2, rates =
         let mut h = crate::workload::sysbench::stats::new_histogram();
         h.record(150).unwrap();
         r.histograms = vec![(crate::workload::ibench::stats::Kind::Query, h)];
-        let s = run_result(&r, vec![]).unwrap();
+        let s = run_result(&r, "10.11.19-MariaDB", vec![]).unwrap();
         assert_eq!(
             (s.summary.events, s.summary.tps, s.summary.reads, s.summary.writes, s.summary.other),
             (5000, 2500.0, 5000, 200, 200)

@@ -11,7 +11,8 @@ use crate::experiment::plan::{Plan, PlannedRun, TargetKind, init_time_overrides,
 use crate::experiment::progress::Progress;
 use crate::experiment::run::{Executor, RunOutcome};
 use crate::interrupt;
-use crate::sampler::{Efficiency, ProcessSample, status_deltas};
+use crate::sampler::counters::{BINLOG_SYNCS_SQL, PS_BINLOG_SYNCS};
+use crate::sampler::{Efficiency, ProcessSample, ServerLine, status_deltas};
 use crate::server::{Home, Sandbox, SandboxSpec, admin, snapshot};
 use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
 use crate::workload::sysbench::{self, Observer, options};
@@ -260,7 +261,7 @@ impl SandboxExecutor {
         let test = inv.test.ok_or_else(|| Error::Other("no test".into()))?;
         let version = admin::version(&mut admin_conn)?;
         let scrubbed: Vec<String> = args.iter().map(|a| store::scrub_arg(a)).collect();
-        started(StartRun { server_version: version, command: serde_json::json!({ "sysbench": scrubbed }) })?;
+        started(StartRun { server_version: version.clone(), command: serde_json::json!({ "sysbench": scrubbed }) })?;
         progress.step(&format!("measuring {} s", plan.file.duration.as_secs()));
         collector.server_pid = server_pid;
         collector.warmup_s = plan.file.warmup.as_secs_f64();
@@ -268,7 +269,7 @@ impl SandboxExecutor {
         // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
         let driver = sysbench::driver_for(&inv.options);
         let outcome = sysbench::run(test, &inv.options, driver, interrupt::flag(), collector);
-        let after_status = collector.admin.as_mut().map(admin::global_status).transpose();
+        let after_status = collector.admin.as_mut().map(server_counters).transpose();
         let server_after = server_pid.map(ProcessSample::read).transpose();
         let client_after = ProcessSample::read_self();
         if let Some(sb) = sandbox.as_mut() {
@@ -287,7 +288,8 @@ impl SandboxExecutor {
             _ => None,
         };
         let client = collector.client_before.as_ref().zip(client_after.ok()).map(|(b, a)| b.delta_to(&a));
-        let efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status);
+        let line = ServerLine::from_version_string(&version, &variables);
+        let efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
         if let Some(mut sb) = sandbox {
             progress.step("stopping the server");
             sb.stop()?;
@@ -323,7 +325,7 @@ struct Collector {
 impl Collector {
     fn begin_measuring(&mut self) {
         self.measuring = true;
-        self.status_before = self.admin.as_mut().and_then(|c| admin::global_status(c).ok());
+        self.status_before = self.admin.as_mut().and_then(|c| server_counters(c).ok());
         self.server_before = self.server_pid.and_then(|p| ProcessSample::read(p).ok());
         self.client_before = ProcessSample::read_self().ok();
     }
@@ -361,6 +363,18 @@ impl Observer for Collector {
             reconnects_ps: i.rate(c.reconnects),
         });
     }
+}
+
+/// The server's counters as a run samples them: `SHOW GLOBAL STATUS`, plus the binary log's sync count
+/// from `performance_schema` as [`PS_BINLOG_SYNCS`] where the server keeps it (MySQL; MariaDB with
+/// `performance_schema=ON`).
+pub(super) fn server_counters(conn: &mut mysql::Conn) -> Result<Vec<(String, String)>> {
+    use mysql::prelude::Queryable;
+    let mut status = admin::global_status(conn)?;
+    if let Ok(Some(Some(n))) = conn.query_first::<Option<i64>, _>(BINLOG_SYNCS_SQL) {
+        status.push((PS_BINLOG_SYNCS.to_string(), n.to_string()));
+    }
+    Ok(status)
 }
 
 /// The stored summary of a sysbench result (latencies in µs).

@@ -53,8 +53,11 @@ pub enum Metric {
     ReadKbPerTxn,
     /// KB the server wrote to storage per transaction.
     WriteKbPerTxn,
-    /// InnoDB fsyncs (data + redo log, where reported) per transaction.
+    /// fsyncs per transaction: InnoDB's (data files, doublewrite, redo log, each once) plus the binary
+    /// log's syncs, by the definitions of the run's server line (`sampler::counters`).
     FsyncsPerTxn,
+    /// Binary log syncs per transaction (0 with the binary log off).
+    BinlogSyncsPerTxn,
     /// KB of InnoDB redo log written per transaction.
     RedoKbPerTxn,
 }
@@ -72,7 +75,7 @@ pub struct RunValues<'a> {
 
 impl Metric {
     /// Every metric, in the order `--metric` lists them.
-    pub const ALL: [Metric; 16] = [
+    pub const ALL: [Metric; 17] = [
         Metric::Tps,
         Metric::Qps,
         Metric::AvgLatency,
@@ -88,6 +91,7 @@ impl Metric {
         Metric::ReadKbPerTxn,
         Metric::WriteKbPerTxn,
         Metric::FsyncsPerTxn,
+        Metric::BinlogSyncsPerTxn,
         Metric::RedoKbPerTxn,
     ];
 
@@ -124,6 +128,7 @@ impl Metric {
             Metric::ReadKbPerTxn => "read-kb-per-txn",
             Metric::WriteKbPerTxn => "write-kb-per-txn",
             Metric::FsyncsPerTxn => "fsyncs-per-txn",
+            Metric::BinlogSyncsPerTxn => "binlog-syncs-per-txn",
             Metric::RedoKbPerTxn => "redo-kb-per-txn",
         }
     }
@@ -146,6 +151,7 @@ impl Metric {
             Metric::ReadKbPerTxn => "KB read/txn",
             Metric::WriteKbPerTxn => "KB written/txn",
             Metric::FsyncsPerTxn => "fsyncs/txn",
+            Metric::BinlogSyncsPerTxn => "binlog syncs/txn",
             Metric::RedoKbPerTxn => "redo KB/txn",
         }
     }
@@ -166,6 +172,36 @@ impl Metric {
             Metric::CswPerTxn => "context switches/transaction",
             Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => "KB/transaction",
             Metric::FsyncsPerTxn => "fsyncs/transaction",
+            Metric::BinlogSyncsPerTxn => "syncs/transaction",
+        }
+    }
+
+    /// What the metric measures and where its values come from, in one sentence for reports and help.
+    pub fn description(self) -> &'static str {
+        match self {
+            Metric::Tps => "transactions (sysbench events) per second over the measured time",
+            Metric::Qps => "queries per second over the measured time",
+            Metric::AvgLatency => "mean transaction latency, from the run's summary",
+            Metric::P95 | Metric::P99 => "transaction latency percentile, from the run's summary",
+            Metric::P50 | Metric::P90 | Metric::P999 => {
+                "transaction latency percentile, from the stored whole-run latency histogram"
+            }
+            Metric::MaxLatency => "longest transaction, from the run's summary",
+            Metric::CpuPerTxn => "server user + system CPU per transaction, from /proc/PID/stat of the server",
+            Metric::ClientCpuPerTxn => "versus's own user + system CPU per transaction",
+            Metric::CswPerTxn => "server context switches (voluntary + involuntary) per transaction, from /proc",
+            Metric::ReadKbPerTxn => "KB the server process read from storage per transaction (/proc/PID/io)",
+            Metric::WriteKbPerTxn => "KB the server process wrote to storage per transaction (/proc/PID/io)",
+            Metric::FsyncsPerTxn => {
+                "InnoDB's fsyncs (Innodb_data_fsyncs, which includes the redo log's) plus the binary log's \
+                 syncs (MariaDB: Binlog_group_commits / sync_binlog; MySQL: performance_schema file I/O of \
+                 the binary log), per transaction, from the server's counters"
+            }
+            Metric::BinlogSyncsPerTxn => {
+                "binary log syncs per transaction (MariaDB: Binlog_group_commits / sync_binlog; MySQL: \
+                 performance_schema file I/O of the binary log); 0 with the binary log off"
+            }
+            Metric::RedoKbPerTxn => "KB written to the InnoDB redo log per transaction (Innodb_os_log_written)",
         }
     }
 
@@ -218,7 +254,8 @@ impl Metric {
             Metric::CswPerTxn => e.server_ctxt_switches,
             Metric::ReadKbPerTxn => e.server_read_bytes.map(|b| b / 1024.0),
             Metric::WriteKbPerTxn => e.server_write_bytes.map(|b| b / 1024.0),
-            Metric::FsyncsPerTxn => e.innodb_data_fsyncs.map(|d| d + e.innodb_log_fsyncs.unwrap_or(0.0)),
+            Metric::FsyncsPerTxn => e.fsyncs(),
+            Metric::BinlogSyncsPerTxn => e.binlog_syncs,
             Metric::RedoKbPerTxn => e.innodb_log_written_bytes.map(|b| b / 1024.0),
         };
         v.filter(|x| x.is_finite())
@@ -291,6 +328,9 @@ mod tests {
             server_cpu_system_us: Some(100.0),
             server_write_bytes: Some(2048.0),
             innodb_data_fsyncs: Some(0.5),
+            innodb_log_fsyncs: Some(0.5),
+            innodb_fsyncs: Some(0.5),
+            binlog_syncs: Some(1.0),
             ..Efficiency::default()
         };
         let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
@@ -302,7 +342,11 @@ mod tests {
         assert_eq!(Metric::P95.of_run(&r), Some(2.5));
         assert_eq!(Metric::CpuPerTxn.of_run(&r), Some(400.0));
         assert_eq!(Metric::WriteKbPerTxn.of_run(&r), Some(2.0));
-        assert_eq!(Metric::FsyncsPerTxn.of_run(&r), Some(0.5), "MariaDB: no log fsyncs counter");
+        assert_eq!(Metric::FsyncsPerTxn.of_run(&r), Some(1.5), "InnoDB's once, plus the binary log's");
+        assert_eq!(Metric::BinlogSyncsPerTxn.of_run(&r), Some(1.0));
+        let unknown = Efficiency { binlog_syncs: None, ..efficiency };
+        let r2 = RunValues { efficiency: &unknown, ..r };
+        assert_eq!(Metric::FsyncsPerTxn.of_run(&r2), None, "binary log syncs unknown");
         assert_eq!(Metric::ReadKbPerTxn.of_run(&r), None);
         let p50 = Metric::P50.of_run(&r).unwrap();
         assert!((p50 - 5.0).abs() < 0.01, "{p50}");

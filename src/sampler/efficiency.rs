@@ -1,6 +1,7 @@
-//! Cost per transaction: server and client CPU, context switches and I/O from `/proc`, InnoDB fsyncs and
-//! bytes written from `SHOW GLOBAL STATUS` deltas.
+//! Cost per transaction: server and client CPU, context switches and I/O from `/proc`, fsyncs and bytes
+//! written from `SHOW GLOBAL STATUS` deltas, read through the per-line definitions of [`super::counters`].
 
+use super::counters::{Quantity, ServerLine, measure};
 use super::process::ProcessDelta;
 
 /// Exact `SHOW GLOBAL STATUS` names (lower case) that are gauges (a current level, a size or an average),
@@ -133,18 +134,23 @@ pub struct Efficiency {
     pub server_read_bytes: Option<f64>,
     /// Server bytes written to storage per transaction (`/proc/PID/io` write_bytes).
     pub server_write_bytes: Option<f64>,
-    /// `Innodb_data_fsyncs` per transaction.
+    /// The raw `Innodb_data_fsyncs` counter per transaction (kept as stored; see `innodb_fsyncs`).
     pub innodb_data_fsyncs: Option<f64>,
-    /// `Innodb_os_log_fsyncs` per transaction (MySQL; MariaDB 10.8+ does not report it).
+    /// The raw `Innodb_os_log_fsyncs` counter per transaction (MySQL, MariaDB before 10.8): a part of
+    /// `Innodb_data_fsyncs`, not to be added to it.
     pub innodb_log_fsyncs: Option<f64>,
-    /// `Innodb_data_written` bytes per transaction.
+    /// InnoDB bytes written to data files per transaction ([`Quantity::DataWrittenBytes`]).
     pub innodb_data_written_bytes: Option<f64>,
-    /// `Innodb_os_log_written` bytes per transaction.
+    /// InnoDB redo log bytes written per transaction ([`Quantity::RedoBytes`]).
     pub innodb_log_written_bytes: Option<f64>,
+    /// InnoDB fsyncs (data, doublewrite, redo log, each once) per transaction ([`Quantity::InnodbFsyncs`]).
+    pub innodb_fsyncs: Option<f64>,
+    /// Binary log syncs per transaction, 0 with the binary log off ([`Quantity::BinlogSyncs`]).
+    pub binlog_syncs: Option<f64>,
 }
 
 /// Metric names as stored in the `efficiency` table, in field order.
-const METRICS: [&str; 11] = [
+const METRICS: [&str; 13] = [
     "server_cpu_user_us_per_txn",
     "server_cpu_system_us_per_txn",
     "client_cpu_us_per_txn",
@@ -156,16 +162,20 @@ const METRICS: [&str; 11] = [
     "innodb_log_fsyncs_per_txn",
     "innodb_data_written_bytes_per_txn",
     "innodb_log_written_bytes_per_txn",
+    "innodb_fsyncs_per_txn",
+    "binlog_syncs_per_txn",
 ];
 
 impl Efficiency {
     /// Computes the per-transaction costs of `txns` transactions from the server's and the client's
-    /// process deltas and the status deltas ([`status_deltas`]). All `None` when `txns` is 0.
+    /// process deltas and the status deltas ([`status_deltas`]), read by the definitions of the
+    /// server's `line` (none known: the counter-based costs are `None`). All `None` when `txns` is 0.
     pub fn compute(
         txns: u64,
         server: Option<&ProcessDelta>,
         client: Option<&ProcessDelta>,
         status: &[(String, i64)],
+        line: Option<&ServerLine<'_>>,
     ) -> Efficiency {
         if txns == 0 {
             return Efficiency::default();
@@ -184,12 +194,31 @@ impl Efficiency {
             server_write_bytes: server.and_then(|s| s.write_bytes).map(per),
             innodb_data_fsyncs: counter("Innodb_data_fsyncs"),
             innodb_log_fsyncs: counter("Innodb_os_log_fsyncs"),
-            innodb_data_written_bytes: counter("Innodb_data_written"),
-            innodb_log_written_bytes: counter("Innodb_os_log_written"),
+            ..Efficiency::default()
         }
+        .with_counters(txns, status, line)
     }
 
-    fn fields(&self) -> [Option<f64>; 11] {
+    /// These costs with the counter-based ones of `txns` transactions computed from `status` by the
+    /// definitions of `line` (`None` where the line is unknown or lacks a counter).
+    pub fn with_counters(mut self, txns: u64, status: &[(String, i64)], line: Option<&ServerLine<'_>>) -> Efficiency {
+        if txns == 0 {
+            return self;
+        }
+        let quantity = |q: Quantity| line.and_then(|l| measure(q, l, status)).map(|v| v / txns as f64);
+        self.innodb_data_written_bytes = quantity(Quantity::DataWrittenBytes);
+        self.innodb_log_written_bytes = quantity(Quantity::RedoBytes);
+        self.innodb_fsyncs = quantity(Quantity::InnodbFsyncs);
+        self.binlog_syncs = quantity(Quantity::BinlogSyncs);
+        self
+    }
+
+    /// All fsyncs and syncs per transaction: InnoDB's plus the binary log's; `None` unless both are known.
+    pub fn fsyncs(&self) -> Option<f64> {
+        Some(self.innodb_fsyncs? + self.binlog_syncs?)
+    }
+
+    fn fields(&self) -> [Option<f64>; 13] {
         [
             self.server_cpu_user_us,
             self.server_cpu_system_us,
@@ -202,6 +231,8 @@ impl Efficiency {
             self.innodb_log_fsyncs,
             self.innodb_data_written_bytes,
             self.innodb_log_written_bytes,
+            self.innodb_fsyncs,
+            self.binlog_syncs,
         ]
     }
 
@@ -226,6 +257,8 @@ impl Efficiency {
                 Some(8) => &mut e.innodb_log_fsyncs,
                 Some(9) => &mut e.innodb_data_written_bytes,
                 Some(10) => &mut e.innodb_log_written_bytes,
+                Some(11) => &mut e.innodb_fsyncs,
+                Some(12) => &mut e.binlog_syncs,
                 _ => continue,
             };
             *slot = Some(value);
@@ -327,7 +360,9 @@ mod tests {
             ..ProcessDelta::default()
         };
         let client = ProcessDelta { user_us: 300_000, system_us: 100_000, voluntary_ctxt_switches: 2000, ..server };
-        let e = Efficiency::compute(1000, Some(&server), Some(&client), &status);
+        let vars = vec![("log_bin".to_string(), "OFF".to_string())];
+        let line = ServerLine::from_version_string("10.11.19-MariaDB-0+deb12u1", &vars).unwrap();
+        let e = Efficiency::compute(1000, Some(&server), Some(&client), &status, Some(&line));
         assert_eq!(e.server_cpu_user_us, Some(2000.0));
         assert_eq!(e.server_cpu_system_us, Some(500.0));
         assert_eq!(e.client_cpu_us, Some(400.0));
@@ -338,15 +373,20 @@ mod tests {
         assert_eq!(e.innodb_log_fsyncs, None, "MariaDB has no Innodb_os_log_fsyncs");
         assert_eq!(e.innodb_data_written_bytes, Some(13_107.2));
         assert_eq!(e.innodb_log_written_bytes, Some(2000.0));
+        assert_eq!(e.innodb_fsyncs, Some(0.2));
+        assert_eq!(e.binlog_syncs, Some(0.0), "binary log off");
+        assert_eq!(e.fsyncs(), Some(0.2));
 
         let rows = e.metrics();
-        assert_eq!(rows.len(), 10);
+        assert_eq!(rows.len(), 12);
         assert!(rows.contains(&("innodb_data_fsyncs_per_txn", 0.2)));
         let back = Efficiency::from_metrics(rows.iter().map(|(n, v)| (*n, *v)).chain([("future_metric", 1.0)]));
         assert_eq!(back, e);
 
-        assert_eq!(Efficiency::compute(0, Some(&server), None, &status), Efficiency::default());
-        let no_server = Efficiency::compute(10, None, None, &[]);
-        assert!(no_server.metrics().is_empty());
+        assert_eq!(Efficiency::compute(0, Some(&server), None, &status, Some(&line)), Efficiency::default());
+        let no_server = Efficiency::compute(10, None, None, &[], Some(&line));
+        assert_eq!(no_server.metrics(), [("binlog_syncs_per_txn", 0.0)], "the binary log is off: none");
+        let unknown_line = Efficiency::compute(1000, None, None, &status, None);
+        assert_eq!((unknown_line.innodb_data_fsyncs, unknown_line.fsyncs()), (Some(0.2), None));
     }
 }

@@ -2,10 +2,12 @@
 //! server and of versus itself (from `/proc`), whole-host CPU, host facts recorded with each experiment,
 //! and cost per transaction from those plus `SHOW GLOBAL STATUS` deltas. Linux only.
 
+pub mod counters;
 mod efficiency;
 mod host;
 mod process;
 
+pub use counters::ServerLine;
 pub use efficiency::{Efficiency, is_gauge, status_deltas};
 pub use host::{
     CpuInfo, DiskFacts, HostCpu, HostCpuDelta, HostFacts, Mount, disk_facts, mount_for, parse_cpuinfo, parse_meminfo,

@@ -127,9 +127,10 @@ pub fn efficiency(per: &str, ops: u64, inserted: u64, d: &Deltas, rss_max: Optio
     e
 }
 
-/// The per-operation costs in the results store's form ([`Efficiency`]).
+/// The per-operation costs in the results store's form ([`Efficiency`]); the counter-based ones need
+/// the server's line and are added when the step is stored ([`Efficiency::with_counters`]).
 pub fn store_efficiency(ops: u64, d: &Deltas) -> Efficiency {
-    Efficiency::compute(ops, d.server.as_ref(), d.client.as_ref(), &d.status)
+    Efficiency::compute(ops, d.server.as_ref(), d.client.as_ref(), &d.status, None)
 }
 
 #[cfg(test)]
