@@ -11,6 +11,7 @@ pub mod experiment;
 pub mod explain;
 pub mod interrupt;
 pub mod metric;
+pub mod owned;
 pub mod report;
 pub mod sampler;
 pub mod server;

@@ -35,9 +35,14 @@ fn fetch_error(home: &Home, spec: &str) -> String {
 }
 
 /// Names in `builds/`, hidden staging directories included.
+/// What is in `builds/` besides versus's own-directory marker.
 fn builds_entries(home: &Home) -> Vec<String> {
     match std::fs::read_dir(home.builds_dir()) {
-        Ok(d) => d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+        Ok(d) => d
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != versus::owned::MARKER)
+            .collect(),
         Err(_) => Vec::new(),
     }
 }

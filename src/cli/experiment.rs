@@ -90,7 +90,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
     if finished && !a.keep_data {
-        let _ = crate::server::snapshot::remove_tree(executor.work_dir());
+        let _ = crate::owned::remove(executor.work_dir());
     }
     println!("experiment {} stored in {}", outcome.experiment_id, store.path().display());
     if outcome.interrupted {

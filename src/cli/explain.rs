@@ -124,7 +124,7 @@ pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
                 eprintln!("starting B ({}) to read its variables", tb.describe());
                 capture_live(home, &tb, &work, "b")
             });
-            let _ = crate::server::snapshot::remove_tree(&work);
+            let _ = crate::owned::remove(&work);
             (sa?, sb.expect("A succeeded")?)
         }
     };

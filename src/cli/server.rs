@@ -141,13 +141,18 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
         ServerCommand::Vars { name, like, json } => vars(home, &name, like.as_deref(), json)?,
         ServerCommand::Snapshot { name, snapshot } => {
             let mut sb = open(home, &name)?;
+            if let Some(s) = &snapshot {
+                crate::owned::check_name("--as", s)?;
+            }
             let dest = home.snapshots_dir().join(snapshot.as_deref().unwrap_or(&name));
-            std::fs::create_dir_all(home.snapshots_dir()).map_err(|e| Error::file(home.snapshots_dir(), e))?;
             let bytes = sb.snapshot(&dest)?;
             println!("saved the datadir of {name} ({} MiB) as {}", bytes >> 20, dest.display());
         }
         ServerCommand::Restore { name, snapshot, no_start } => {
             let mut sb = open(home, &name)?;
+            if let Some(s) = &snapshot {
+                crate::owned::check_name("--from", s)?;
+            }
             let src = home.snapshots_dir().join(snapshot.as_deref().unwrap_or(&name));
             sb.restore(&src)?;
             println!("restored {name} from {}", src.display());
@@ -173,7 +178,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
         eprintln!("registered the distribution's MariaDB {} as build 'system'", b.version_string);
     }
     let dir = home.root().join("quickstart");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
+    crate::owned::create_dir_all(&dir)?;
     let file = dir.join("quickstart.toml");
     let text = EXPERIMENT.replace("builds = [\"system\"]", &format!("builds = [\"{}\"]", args.build));
     std::fs::write(&file, &text).map_err(|e| Error::file(&file, e))?;
@@ -185,7 +190,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     let opts = crate::experiment::RunOptions::default();
     let outcome =
         crate::experiment::run_experiment(&text, Some(&file), &plan, &mut store, &mut executor, &opts, &mut progress)?;
-    let _ = crate::server::snapshot::remove_tree(executor.work_dir());
+    let _ = crate::owned::remove(executor.work_dir());
     if outcome.interrupted {
         return Err(Error::Interrupted);
     }
@@ -235,6 +240,9 @@ fn list(home: &Home, json: bool) -> Result<()> {
 }
 
 fn start(home: &Home, a: StartArgs) -> Result<()> {
+    if let Some(n) = &a.name {
+        crate::owned::check_name("--name", n)?;
+    }
     let build = home.build(&a.build)?;
     let name = a.name.unwrap_or_else(|| build.name.clone());
     let dir = home.sandboxes_dir().join(&name);
@@ -289,6 +297,7 @@ fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
 }
 
 fn open(home: &Home, name: &str) -> Result<Sandbox> {
+    crate::owned::check_name("NAME", name)?;
     let dir = home.sandboxes_dir().join(name);
     let info = sandbox::read_info(&dir).map_err(|_| unknown_sandbox(home, name))?;
     Sandbox::open(&dir, home.build(&info.build)?)
@@ -312,7 +321,11 @@ fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> 
     } else {
         names
             .iter()
-            .map(|n| sandbox::read_info(&home.sandboxes_dir().join(n)).map_err(|_| unknown_sandbox(home, n)))
+            .map(|n| {
+                crate::owned::check_name("NAME", n).and_then(|_| {
+                    sandbox::read_info(&home.sandboxes_dir().join(n)).map_err(|_| unknown_sandbox(home, n))
+                })
+            })
             .collect::<Result<_>>()?
     };
     for info in targets {

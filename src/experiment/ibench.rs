@@ -297,7 +297,7 @@ fn open_session(
             let snap =
                 ex.snapshot_of(cell.preparation).ok_or_else(|| Error::Other("no prepared data directory".into()))?;
             progress.step("restoring a fresh data directory");
-            snapshot::remove_tree(&dir)?;
+            crate::owned::remove(&dir)?;
             snapshot::restore(&snap, &dir.join("data"))?;
             progress.step("starting the server");
             let sb = Sandbox::start(ex.spec_for(plan, cell.target, &dir)?)?;

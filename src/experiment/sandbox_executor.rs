@@ -30,9 +30,10 @@ pub struct SandboxExecutor {
 }
 
 impl SandboxExecutor {
-    /// An executor keeping its sandboxes and snapshots under `home/experiments/NAME`.
+    /// An executor keeping its sandboxes and snapshots under `home/experiments/NAME` (NAME made safe for
+    /// a path by [`crate::owned::slug`]).
     pub fn new(home: &Home, experiment: &str) -> Self {
-        let work = home.root().join("experiments").join(experiment);
+        let work = home.root().join("experiments").join(crate::owned::slug(experiment));
         SandboxExecutor { home: home.clone(), work, snapshots: HashMap::new(), ibench: Default::default() }
     }
 
@@ -166,7 +167,7 @@ impl Executor for SandboxExecutor {
             }
             TargetKind::Sandbox { overrides, .. } => {
                 let dir = self.work.join(format!("prepare-{index}"));
-                snapshot::remove_tree(&dir)?;
+                crate::owned::remove(&dir)?;
                 let init: Vec<&str> = init_time_overrides(overrides)
                     .into_iter()
                     .map(String::as_str)
@@ -185,7 +186,7 @@ impl Executor for SandboxExecutor {
                 sb.stop()?;
                 let snap = self.work.join(format!("snapshot-{index}"));
                 sb.snapshot(&snap)?;
-                snapshot::remove_tree(&dir)?;
+                crate::owned::remove(&dir)?;
                 self.snapshots.insert(index, snap);
                 Ok(())
             }
@@ -238,7 +239,7 @@ impl SandboxExecutor {
                     .cloned()
                     .ok_or_else(|| Error::Other("no prepared data".into()))?;
                 progress.step("restoring the prepared data");
-                snapshot::remove_tree(&dir)?;
+                crate::owned::remove(&dir)?;
                 snapshot::restore(&snap, &dir.join("data"))?;
                 let spec = self.sandbox_spec(plan, cell.target, &dir, &[])?;
                 progress.step("starting the server");

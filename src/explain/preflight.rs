@@ -10,7 +10,7 @@ use super::diffvars::same_value;
 use super::runner::{SkipReason, Skipped};
 use super::targets::{TargetSpec, option_variables};
 use crate::error::{Error, Result};
-use crate::server::{Home, Sandbox, SandboxSpec, admin, snapshot};
+use crate::server::{Home, Sandbox, SandboxSpec, admin};
 
 /// The override that gives a variable a value at startup (`log_bin` is an option without a value).
 pub fn override_for(name: &str, value: &str) -> String {
@@ -50,7 +50,7 @@ fn try_start(
     work: &Path,
 ) -> Result<std::result::Result<BTreeMap<String, String>, String>> {
     let dir = work.join("preflight");
-    snapshot::remove_tree(&dir)?;
+    crate::owned::remove(&dir)?;
     let mut spec = SandboxSpec::new("preflight", home.build(&b.build)?, &dir);
     spec.base_config = b.config.clone();
     spec.overrides = overrides_with(b, c, set);
@@ -64,7 +64,7 @@ fn try_start(
         Err(Error::Interrupted) => return Err(Error::Interrupted),
         Err(e) => Err(e.to_string()),
     };
-    let _ = snapshot::remove_tree(&dir);
+    let _ = crate::owned::remove(&dir);
     Ok(outcome)
 }
 

@@ -21,7 +21,7 @@ use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
 use crate::experiment::{Executor, ExperimentFile, Order, Plan, Progress, RunOptions, RunOutcome, run_experiment};
 use crate::metric::Metric;
 use crate::metric::RunValues;
-use crate::server::{Home, config, snapshot};
+use crate::server::{Home, config};
 use crate::stats::{BootstrapConfig, CompareConfig};
 use crate::store::{StartRun, Status, Store};
 
@@ -469,7 +469,7 @@ pub fn explain(
     if opts.repetitions < 2 {
         return Err(Error::option("--repetitions", "needs at least 2, so that every step has an interval"));
     }
-    let work: PathBuf = home.root().join("explain").join(&opts.name);
+    let work: PathBuf = home.root().join("explain").join(crate::owned::slug(&opts.name));
     let result = (|| {
         let prepared = prepare(home, a, b, &work, log)?;
         let mut report = frame(a, b, &prepared, opts)?;
@@ -501,12 +501,12 @@ pub fn explain(
             log,
         };
         let outcome = bisect::search(&prepared.candidates, &search_config(opts), &mut measure);
-        let _ = snapshot::remove_tree(measure.executor.inner.work_dir());
+        let _ = crate::owned::remove(measure.executor.inner.work_dir());
         report.experiments = std::mem::take(&mut measure.experiments);
         report.outcome = Some(outcome?);
         Ok(report)
     })();
-    let _ = snapshot::remove_tree(&work);
+    let _ = crate::owned::remove(&work);
     result
 }
 

@@ -319,7 +319,7 @@ pub fn run_series(
     }
     let mut executor = SandboxExecutor::new(home, &file.name);
     let o = run_experiment(&text, None, &plan, store, &mut executor, &RunOptions::default(), progress);
-    let _ = crate::server::snapshot::remove_tree(executor.work_dir());
+    let _ = crate::owned::remove(executor.work_dir());
     let o = o?;
     if o.interrupted {
         return Err(Error::Interrupted);

@@ -12,7 +12,7 @@ use super::diffvars::Snapshot;
 use crate::error::{Error, Result};
 use crate::experiment::{ExperimentFile, Plan, TargetKind};
 use crate::server::mycnf::{self, normalize_key};
-use crate::server::{Home, Sandbox, SandboxSpec, admin, config, snapshot};
+use crate::server::{Home, Sandbox, SandboxSpec, admin, config};
 use crate::store::{Experiment, Status, Store};
 
 /// The option groups a MySQL or MariaDB server reads from its option file.
@@ -127,7 +127,7 @@ pub fn option_variables(option: &str) -> Vec<String> {
 /// Starts `spec` in a sandbox under `work`, reads its `SHOW GLOBAL VARIABLES` and version, and stops it.
 pub fn capture_live(home: &Home, spec: &TargetSpec, work: &Path, name: &str) -> Result<Snapshot> {
     let dir = work.join(name);
-    snapshot::remove_tree(&dir)?;
+    crate::owned::remove(&dir)?;
     let mut s = SandboxSpec::new(name, home.build(&spec.build)?, &dir);
     s.base_config = spec.config.clone();
     s.overrides = spec.overrides.clone();
@@ -147,7 +147,7 @@ pub fn capture_live(home: &Home, spec: &TargetSpec, work: &Path, name: &str) -> 
             explicit: spec.explicit_variables()?,
         })
     })();
-    let _ = snapshot::remove_tree(&dir);
+    let _ = crate::owned::remove(&dir);
     result
 }
 

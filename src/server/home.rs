@@ -83,6 +83,7 @@ impl Home {
 
     /// The build called `name`, or an error that lists the known ones.
     pub fn build(&self, name: &str) -> Result<Build> {
+        crate::owned::check_name("build", name)?;
         let manifest = self.build_dir(name).join("build.json");
         if manifest.is_file() {
             return read_manifest(&manifest);
@@ -100,7 +101,7 @@ impl Home {
     /// Writes (or replaces) the manifest of `build`.
     pub fn register(&self, build: &Build) -> Result<()> {
         let dir = self.build_dir(&build.name);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
+        crate::owned::create_dir_all(&dir)?;
         let path = dir.join("build.json");
         let text = serde_json::to_string_pretty(build).expect("a build serialises");
         std::fs::write(&path, text + "\n").map_err(|e| Error::file(&path, e))

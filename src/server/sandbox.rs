@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::interrupt;
+use crate::owned;
 use crate::server::admin;
 use crate::server::build::{Build, Flavor};
 use crate::server::config;
@@ -139,9 +140,9 @@ impl Sandbox {
     /// Writes the option file, initialises the datadir if it is empty, starts the server, waits until it
     /// accepts queries and creates the benchmark user and database.
     pub fn start(spec: SandboxSpec) -> Result<Sandbox> {
-        validate_name(&spec.name)?;
+        owned::check_name("--name", &spec.name)?;
         let dir = absolute(&spec.dir)?;
-        std::fs::create_dir_all(&dir).map_err(|e| Error::file(&dir, e))?;
+        owned::create_dir_all(&dir)?;
         let datadir = match &spec.datadir {
             Some(d) => absolute(d)?,
             None => dir.join("data"),
@@ -155,8 +156,9 @@ impl Sandbox {
             files_dir: dir.join("files"),
             datadir,
         };
-        for d in [&paths.tmpdir, &paths.files_dir] {
-            std::fs::create_dir_all(d).map_err(|e| Error::file(d, e))?;
+        let socket_dir = paths.socket.parent().unwrap_or(&dir).to_path_buf();
+        for d in [&paths.tmpdir, &paths.files_dir, &socket_dir] {
+            owned::create_dir_all(d)?;
         }
         let port = match spec.port {
             Some(p) => {
@@ -419,7 +421,8 @@ impl Sandbox {
         }
         let marker = serde_json::json!({ "build": self.build.name, "version": self.build.version_string });
         let path = self.paths.datadir.join("versus.json");
-        std::fs::write(&path, marker.to_string() + "\n").map_err(|e| Error::file(&path, e))
+        std::fs::write(&path, marker.to_string() + "\n").map_err(|e| Error::file(&path, e))?;
+        owned::mark(&self.paths.datadir)
     }
 
     fn launch(&mut self, as_root: bool, detached: bool) -> Result<()> {
@@ -438,7 +441,7 @@ impl Sandbox {
 
     fn launch_once(&mut self, detached: bool) -> Result<()> {
         interrupt::check()?;
-        let _ = std::fs::remove_file(&self.paths.socket);
+        let _ = owned::remove_file(&self.paths.socket);
         let offset = log_len(&self.paths.error_log);
         let out_path = self.info.dir.join("server.out");
         let out = std::fs::File::create(&out_path).map_err(|e| Error::file(&out_path, e))?;
@@ -533,16 +536,6 @@ pub fn free_port() -> Result<u16> {
     l.local_addr().map(|a| a.port()).map_err(|e| Error::Other(format!("cannot find a free port: {e}")))
 }
 
-fn validate_name(name: &str) -> Result<()> {
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
-        return Err(Error::option(
-            "--name",
-            format!("'{name}' is not a valid sandbox name; use letters, digits, '.', '_' and '-'"),
-        ));
-    }
-    Ok(())
-}
-
 fn absolute(p: &Path) -> Result<PathBuf> {
     std::path::absolute(p).map_err(|e| Error::file(p, e))
 }
@@ -559,21 +552,22 @@ fn socket_path(dir: &Path) -> PathBuf {
         .as_encoded_bytes()
         .iter()
         .fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
-    std::env::temp_dir().join(format!("versus-{hash:016x}.sock"))
+    std::env::temp_dir().join(format!("versus-{hash:016x}")).join("mysqld.sock")
 }
 
 /// Decides whether the datadir must be initialised: true for a missing or empty one. A non-empty
 /// datadir is reused only when versus initialised it for the same build.
 fn prepare_datadir(spec: &SandboxSpec, datadir: &Path) -> Result<bool> {
-    if spec.fresh {
-        snapshot::remove_tree(datadir)?;
+    if spec.fresh && !is_empty_dir(datadir) {
+        // Only a datadir versus made (or initialised) is emptied; anything else is refused before a file goes.
+        owned::remove_contents(datadir).map_err(|_| {
+            Error::file(
+                datadir,
+                "--fresh refused: the datadir is not empty and was not made by versus; give an empty or new directory",
+            )
+        })?;
     }
-    let empty = match std::fs::read_dir(datadir) {
-        Ok(mut rd) => rd.next().is_none(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-        Err(e) => return Err(Error::file(datadir, e)),
-    };
-    if empty {
+    if is_empty_dir(datadir) {
         return Ok(true);
     }
     let marker = datadir.join("versus.json");
@@ -594,6 +588,14 @@ fn prepare_datadir(spec: &SandboxSpec, datadir: &Path) -> Result<bool> {
             datadir,
             "the datadir is not empty and was not made by versus; give an empty or new directory",
         )),
+    }
+}
+
+/// True for a missing or empty directory.
+fn is_empty_dir(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut rd) => rd.next().is_none(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
     }
 }
 
@@ -620,13 +622,6 @@ mod tests {
         let s = socket_path(&long);
         assert!(s.as_os_str().len() < 100 && s.starts_with(std::env::temp_dir()), "{s:?}");
         assert_eq!(s, socket_path(&long));
-    }
-
-    #[test]
-    fn names_are_checked() {
-        assert!(validate_name("mariadb-10.11.19_a").is_ok());
-        assert!(validate_name("").is_err());
-        assert!(validate_name("../x").unwrap_err().to_string().starts_with("--name: '../x' is not a valid"));
     }
 
     #[test]

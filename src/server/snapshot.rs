@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::owned;
 
 /// Bytes used by the files under `path` (not following symbolic links).
 pub fn tree_size(path: &Path) -> u64 {
@@ -51,11 +52,17 @@ pub fn save(datadir: &Path, dest: &Path) -> Result<u64> {
     }
     let need = tree_size(datadir);
     check_space(dest, need, free_space(dest)?)?;
-    let tmp = dest.with_extension("partial");
-    remove_tree(&tmp)?;
-    copy_tree(datadir, &tmp)?;
-    remove_tree(dest)?;
+    let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dest.with_file_name(format!("{name}.partial"));
+    owned::remove(&tmp)?;
+    if let Some(parent) = dest.parent() {
+        owned::create_dir_all(parent)?;
+    }
+    owned::create_dir(&tmp)?;
+    copy_children(datadir, &tmp)?;
+    owned::remove(dest)?;
     std::fs::rename(&tmp, dest).map_err(|e| Error::file(dest, e))?;
+    owned::mark(dest)?;
     Ok(need)
 }
 
@@ -67,17 +74,23 @@ pub fn restore(snapshot: &Path, datadir: &Path) -> Result<()> {
     let need = tree_size(snapshot);
     let reclaimed = tree_size(datadir);
     check_space(datadir, need, free_space(datadir)?.saturating_add(reclaimed))?;
-    remove_tree(datadir)?;
-    copy_tree(snapshot, datadir)
+    owned::remove_contents(datadir)?;
+    owned::create_dir_all(datadir)?;
+    copy_children(snapshot, datadir)?;
+    owned::mark(datadir)
 }
 
-/// Removes a directory tree; a missing one is fine.
-pub fn remove_tree(path: &Path) -> Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::file(path, e)),
+/// Copies what is in the directory `from` into the existing directory `to`, and `from`'s permissions.
+fn copy_children(from: &Path, to: &Path) -> Result<()> {
+    let meta = std::fs::metadata(from).map_err(|e| Error::file(from, e))?;
+    std::fs::set_permissions(to, meta.permissions()).map_err(|e| Error::file(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| Error::file(from, e))? {
+        let entry = entry.map_err(|e| Error::file(from, e))?;
+        if entry.file_name() != owned::MARKER {
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
     }
+    Ok(())
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
@@ -108,17 +121,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         std::fs::create_dir_all(data.join("sbtest")).unwrap();
+        crate::owned::mark(&data).unwrap();
         std::fs::write(data.join("ibdata1"), vec![7u8; 100_000]).unwrap();
         std::fs::write(data.join("sbtest/t.ibd"), b"rows").unwrap();
         std::os::unix::fs::symlink("ibdata1", data.join("link")).unwrap();
         let snap = dir.path().join("snap");
-        assert_eq!(save(&data, &snap).unwrap(), 100_004 + "ibdata1".len() as u64);
+        let marker = std::fs::metadata(data.join(crate::owned::MARKER)).unwrap().len();
+        assert_eq!(save(&data, &snap).unwrap(), 100_004 + "ibdata1".len() as u64 + marker);
+        assert!(crate::owned::is_marked(&snap), "the snapshot is versus's to replace");
         std::fs::write(data.join("sbtest/t.ibd"), b"changed").unwrap();
         std::fs::write(data.join("extra"), b"x").unwrap();
         restore(&snap, &data).unwrap();
         assert_eq!(std::fs::read(data.join("sbtest/t.ibd")).unwrap(), b"rows");
         assert!(!data.join("extra").exists());
         assert_eq!(std::fs::read_link(data.join("link")).unwrap(), Path::new("ibdata1"));
+        let theirs = dir.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::write(theirs.join("keep"), b"x").unwrap();
+        assert!(restore(&snap, &theirs).is_err() && save(&data, &theirs).is_err());
+        assert!(theirs.join("keep").is_file(), "a directory versus did not make is neither emptied nor replaced");
     }
 
     #[test]

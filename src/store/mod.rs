@@ -48,7 +48,7 @@ impl Store {
             Error::file(path, format!("cannot open the results store: {why}; pass --db with a writable path"))
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| cannot(&e))?;
+            crate::owned::create_dir_all(parent).map_err(|e| cannot(&e))?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot(&e))?;

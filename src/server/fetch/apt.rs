@@ -120,7 +120,7 @@ impl PrivateApt {
         let io = |p: &Path, e: std::io::Error| format!("cannot write {}: {e}", p.display());
         for sub in ["lists/partial", "cache/archives/partial", "empty"] {
             let d = dir.join(sub);
-            std::fs::create_dir_all(&d).map_err(|e| io(&d, e))?;
+            crate::owned::create_dir_all(&d).map_err(|e| e.to_string())?;
         }
         let mut list = String::new();
         let mut origins = Vec::new();
@@ -259,7 +259,7 @@ impl PrivateApt {
 
     /// Downloads `packages` (name → version) into `dir` and returns the `.deb` files.
     pub fn download(&self, packages: &BTreeMap<String, String>, dir: &Path) -> Msg<Vec<PathBuf>> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        crate::owned::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let args: Vec<String> = packages.iter().map(|(p, v)| format!("{p}={v}")).collect();
         let out = self
             .command("apt-get")

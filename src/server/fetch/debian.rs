@@ -127,7 +127,7 @@ pub fn fetch(
     let debs = apt.download(&packages, &staging.dir.join("debs")).map_err(err)?;
     log(&format!("extracting {} packages", debs.len()));
     apt::extract(&debs, &staging.tree()).map_err(err)?;
-    let _ = std::fs::remove_dir_all(staging.dir.join("debs"));
+    let _ = crate::owned::remove(&staging.dir.join("debs"));
     let final_tree = home.build_dir(&name).join("tree");
     if private {
         let n = runtime::patch_tree(&staging.tree(), &final_tree).map_err(err)?;

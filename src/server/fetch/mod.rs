@@ -85,15 +85,7 @@ fn respec(spec: &str, e: Error) -> Error {
 
 /// Build names become directory names: keep them to a safe alphabet.
 fn check_name(name: &str) -> Msg<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 80
-        && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("--name {name:?}: use letters, digits, '.', '_' and '-', not starting with '.'"))
-    }
+    crate::owned::check_name("--name", name).map_err(|e| e.to_string())
 }
 
 /// The registered build `name`, if there is one.
@@ -139,10 +131,8 @@ impl Staging {
         let builds = home.builds_dir();
         sweep(&builds);
         let dir = builds.join(format!(".partial-{label}-{}", std::process::id()));
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
-        }
-        std::fs::create_dir_all(dir.join("tree")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        crate::owned::remove(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+        crate::owned::create_dir_all(&dir.join("tree")).map_err(|e| e.to_string())?;
         Ok(Staging { dir })
     }
 
@@ -156,6 +146,10 @@ impl Staging {
         let aside = home.builds_dir().join(format!(".old-{name}-{}", std::process::id()));
         let old = if target.exists() {
             std::fs::rename(&target, &aside).map_err(|e| format!("cannot move {} aside: {e}", target.display()))?;
+            // The registered build versus made, under its new name.
+            if aside.join("build.json").is_file() {
+                crate::owned::mark(&aside).map_err(|e| e.to_string())?;
+            }
             Some(aside)
         } else {
             None
@@ -166,13 +160,14 @@ impl Staging {
             }
             return Err(format!("cannot move {} to {}: {e}", self.dir.display(), target.display()));
         }
+        crate::owned::mark(&target).map_err(|e| e.to_string())?;
         Ok(Committed { target, old, done: false })
     }
 }
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = crate::owned::remove(&self.dir);
     }
 }
 
@@ -208,7 +203,7 @@ impl Committed {
     fn finish(mut self) {
         self.done = true;
         if let Some(old) = &self.old {
-            let _ = std::fs::remove_dir_all(old);
+            let _ = crate::owned::remove(old);
         }
     }
 }
@@ -216,7 +211,7 @@ impl Committed {
 impl Drop for Committed {
     fn drop(&mut self) {
         if !self.done {
-            let _ = std::fs::remove_dir_all(&self.target);
+            let _ = crate::owned::remove(&self.target);
             if let Some(old) = &self.old {
                 let _ = std::fs::rename(old, &self.target);
             }
@@ -235,13 +230,13 @@ fn sweep(builds: &Path) {
             continue;
         }
         if file.starts_with(".partial-") {
-            let _ = std::fs::remove_dir_all(entry.path());
+            let _ = crate::owned::remove(&entry.path());
         } else if let Some(name) = stem.strip_prefix(".old-") {
             let target = builds.join(name);
             if target.join("build.json").is_file() {
-                let _ = std::fs::remove_dir_all(entry.path());
+                let _ = crate::owned::remove(&entry.path());
             } else {
-                let _ = std::fs::remove_dir_all(&target);
+                let _ = crate::owned::remove(&target);
                 let _ = std::fs::rename(entry.path(), &target);
             }
         }

@@ -1,0 +1,295 @@
+//! Guarded removal: versus deletes only what it made.
+//!
+//! Every directory versus creates gets a marker file ([`MARKER`]) recording its canonical path. A
+//! removal ([`remove`], [`remove_contents`], [`remove_file`]) first canonicalises the path (without
+//! following its last component) and then requires a valid marker on the path itself or on one of its
+//! ancestors: the versus home, when versus created it, or any directory versus created below it. A
+//! marker copied or moved elsewhere records another path and counts for nothing, so a copy of a versus
+//! directory made by the user is as safe as any of the user's files. Every removal in versus goes
+//! through this module.
+//!
+//! Names that become path components (sandbox, build and snapshot names) are checked by [`check_name`];
+//! free-form names (experiments) are turned into a safe directory name by [`slug`].
+
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The marker file in every directory versus created.
+pub const MARKER: &str = ".versus-owned";
+
+/// The datadir record written by earlier versions after initialising a datadir; it still marks that
+/// datadir as made by versus.
+const LEGACY_DATADIR_MARKER: &str = "versus.json";
+
+/// Creates `path` and its missing parents, marking every directory it creates (not the ones that
+/// already existed).
+pub fn create_dir_all(path: &Path) -> Result<()> {
+    let path = std::path::absolute(path).map_err(|e| Error::file(path, e))?;
+    let mut missing = Vec::new();
+    let mut p = path.as_path();
+    loop {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => break,
+            Ok(m) if m.file_type().is_symlink() && p.is_dir() => break,
+            Ok(_) => return Err(Error::file(p, "exists and is not a directory; choose another path")),
+            Err(e) if e.kind() == ErrorKind::NotFound => missing.push(p.to_path_buf()),
+            Err(e) => return Err(Error::file(p, e)),
+        }
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => break,
+        }
+    }
+    for dir in missing.iter().rev() {
+        match std::fs::create_dir(dir) {
+            Ok(()) => mark(dir)?,
+            // Someone else (another versus) created it meanwhile: it is theirs to mark.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(e) => return Err(Error::file(dir, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Creates a new directory `path` (its parent must exist) and marks it; an existing one is an error.
+pub fn create_dir(path: &Path) -> Result<()> {
+    std::fs::create_dir(path).map_err(|e| Error::file(path, e))?;
+    mark(path)
+}
+
+/// Records that versus made the directory `dir` (for directories it made by other means than
+/// [`create_dir_all`]: a rename, a copy, a datadir initialisation). Only for directories versus made.
+pub fn mark(dir: &Path) -> Result<()> {
+    let canonical = std::fs::canonicalize(dir).map_err(|e| Error::file(dir, e))?;
+    let text = serde_json::json!({ "created_by": "versus", "path": canonical }).to_string() + "\n";
+    let marker = canonical.join(MARKER);
+    std::fs::write(&marker, text).map_err(|e| Error::file(&marker, e))
+}
+
+/// True when `dir` carries a valid marker: one recording `dir`'s own canonical path.
+pub fn is_marked(dir: &Path) -> bool {
+    let Ok(canonical) = std::fs::canonicalize(dir) else { return false };
+    if let Ok(text) = std::fs::read_to_string(canonical.join(MARKER)) {
+        return serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v["path"].as_str().map(PathBuf::from))
+            .is_some_and(|p| p == canonical);
+    }
+    legacy_datadir(&canonical)
+}
+
+fn legacy_datadir(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(LEGACY_DATADIR_MARKER))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| v["build"].is_string())
+        && dir.join("mysql").is_dir()
+}
+
+/// The canonical form of `path` with its last component not followed (a symbolic link stays the
+/// link), or `None` when nothing is there.
+fn locate(path: &Path) -> Result<Option<PathBuf>> {
+    let abs = std::path::absolute(path).map_err(|e| Error::file(path, e))?;
+    let (parent, last) = match abs.components().next_back() {
+        Some(Component::Normal(last)) => (abs.parent().unwrap_or(Path::new("/")), Some(last.to_os_string())),
+        _ => (abs.as_path(), None),
+    };
+    let parent = match std::fs::canonicalize(parent) {
+        Ok(p) => p,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::file(path, e)),
+    };
+    let full = match last {
+        Some(l) => parent.join(l),
+        None => parent,
+    };
+    match std::fs::symlink_metadata(&full) {
+        Ok(_) => Ok(Some(full)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::file(path, e)),
+    }
+}
+
+/// Checks that versus made `path` (it, or a directory above it, carries a valid marker) and returns
+/// its canonical form; `None` when nothing is there.
+pub fn check(path: &Path) -> Result<Option<PathBuf>> {
+    let Some(full) = locate(path)? else { return Ok(None) };
+    let is_dir = std::fs::symlink_metadata(&full).map(|m| m.is_dir()).unwrap_or(false);
+    let start = if is_dir { Some(full.as_path()) } else { full.parent() };
+    if start.into_iter().flat_map(Path::ancestors).any(|d| d != Path::new("/") && is_marked(d)) {
+        return Ok(Some(full));
+    }
+    Err(Error::file(
+        &full,
+        format!(
+            "not removed: versus did not create it (no {MARKER} marker in it or in a directory above it); \
+             remove it yourself if it should go"
+        ),
+    ))
+}
+
+/// Removes the directory tree (or file) at `path` if versus made it; a missing path is fine.
+pub fn remove(path: &Path) -> Result<()> {
+    let Some(full) = check(path)? else { return Ok(()) };
+    let meta = std::fs::symlink_metadata(&full).map_err(|e| Error::file(&full, e))?;
+    let r = if meta.is_dir() { std::fs::remove_dir_all(&full) } else { std::fs::remove_file(&full) };
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::file(&full, e)),
+    }
+}
+
+/// Removes the file at `path` if versus made it (it lies in a directory versus made); a missing file
+/// is fine.
+pub fn remove_file(path: &Path) -> Result<()> {
+    remove(path)
+}
+
+/// Empties the directory `dir` (keeping it) if versus made it or filled it (a datadir versus
+/// initialised in a directory the user gave); a missing directory is fine.
+pub fn remove_contents(dir: &Path) -> Result<()> {
+    let Some(full) = check(dir)? else { return Ok(()) };
+    for entry in std::fs::read_dir(&full).map_err(|e| Error::file(&full, e))? {
+        let entry = entry.map_err(|e| Error::file(&full, e))?;
+        let p = entry.path();
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        let r = if is_dir { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+        match r {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::file(&p, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Checks a name that becomes a path component (a sandbox, build or snapshot name): 1 to 80 letters,
+/// digits, `.`, `_` and `-`, not starting with `.`. `flag` names the option it came from.
+pub fn check_name(flag: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 80
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::option(
+            flag,
+            format!(
+                "{name:?} is not a valid name: use 1 to 80 letters, digits, '.', '_' and '-', not starting with '.'"
+            ),
+        ))
+    }
+}
+
+/// A safe directory name for a free-form name (an experiment's): the name itself when it passes
+/// [`check_name`], else its safe characters (others as `-`, at most 48) and a hash of the whole name,
+/// so that different names never share a directory.
+pub fn slug(name: &str) -> String {
+    if check_name("", name).is_ok() {
+        return name.to_string();
+    }
+    let mut s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .take(48)
+        .collect();
+    while s.starts_with('.') {
+        s.replace_range(0..1, "_");
+    }
+    let hash = name.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    format!("{s}-{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_marked_trees_are_removed() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("keep.txt"), b"mine").unwrap();
+        let err = remove(&victim).unwrap_err().to_string();
+        assert!(err.contains("not removed: versus did not create it"), "{err}");
+        assert!(remove_contents(&victim).is_err() && remove_file(&victim.join("keep.txt")).is_err());
+        assert!(victim.join("keep.txt").is_file());
+
+        let made = t.path().join("home/experiments/x");
+        create_dir_all(&made).unwrap();
+        std::fs::write(made.join("f"), b"x").unwrap();
+        assert!(is_marked(&t.path().join("home")) && is_marked(&made));
+        assert!(!is_marked(t.path()), "an existing parent is not claimed");
+        remove(&made.join("f")).unwrap();
+        remove(&made).unwrap();
+        assert!(!made.exists());
+        remove(&made).unwrap();
+    }
+
+    #[test]
+    fn dot_dot_and_symlinks_do_not_escape() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        create_dir_all(&home.join("experiments")).unwrap();
+        let victim = t.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("keep.txt"), b"mine").unwrap();
+        assert!(remove(&home.join("experiments/../../victim")).is_err());
+        // A link inside a marked directory is removed as a link; its target stays.
+        std::os::unix::fs::symlink(&victim, home.join("experiments/link")).unwrap();
+        remove(&home.join("experiments/link")).unwrap();
+        assert!(victim.join("keep.txt").is_file());
+        // Through a link, the canonical path is outside: refused.
+        std::os::unix::fs::symlink(&victim, home.join("l2")).unwrap();
+        assert!(remove(&home.join("l2/keep.txt")).is_err());
+        assert!(victim.join("keep.txt").is_file());
+    }
+
+    #[test]
+    fn a_copied_or_moved_marker_counts_for_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let made = t.path().join("made");
+        create_dir_all(&made).unwrap();
+        let copy = t.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        std::fs::copy(made.join(MARKER), copy.join(MARKER)).unwrap();
+        assert!(remove(&copy).is_err());
+        let moved = t.path().join("moved");
+        std::fs::rename(&made, &moved).unwrap();
+        assert!(remove(&moved).is_err());
+        mark(&moved).unwrap();
+        remove(&moved).unwrap();
+    }
+
+    #[test]
+    fn contents_of_a_filled_directory_go_the_directory_stays() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("data");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::create_dir(d.join("mysql")).unwrap();
+        std::fs::write(d.join("ibdata1"), b"x").unwrap();
+        assert!(remove_contents(&d).is_err());
+        mark(&d).unwrap();
+        remove_contents(&d).unwrap();
+        assert!(d.is_dir() && std::fs::read_dir(&d).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn names_and_slugs() {
+        assert!(check_name("--name", "mariadb-11.8.9").is_ok());
+        for bad in ["", ".hidden", "a/b", "x y", "../up", &"x".repeat(81)] {
+            let e = check_name("--name", bad).unwrap_err().to_string();
+            assert!(e.starts_with("--name: "), "{e}");
+        }
+        assert_eq!(slug("durability"), "durability");
+        for name in ["/tmp/x", "../../x", "a b", "..", &"y".repeat(300)] {
+            let s = slug(name);
+            assert!(check_name("", &s).is_ok(), "{name:?} -> {s:?}");
+        }
+        assert_ne!(slug("a b"), slug("a/b"));
+    }
+}
