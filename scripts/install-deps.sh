@@ -2,7 +2,9 @@
 # Installs what versus and its tests need on Debian/Ubuntu, when it is missing: the distribution's
 # MariaDB (used only as a sandboxed server build, never as a system service), sysbench (the peer the
 # tests compare against), patchelf (for server builds that bring their own C library) and the Rust
-# toolchain check. Safe to run again.
+# toolchain check; with --tests also what the fleet and shared-store tests start for themselves:
+# PostgreSQL (a throwaway cluster per test), Slurm and munge (a single-node localhost cluster). No
+# service of these packages is started. Safe to run again.
 set -euo pipefail
 
 need=()
@@ -14,13 +16,21 @@ command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
 if [ "${1:-}" = "--tests" ] && [ -z "${VERSUS_NO_CHROMIUM:-}" ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
 fi
+if [ "${1:-}" = "--tests" ]; then
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+  command -v munged >/dev/null 2>&1 || need+=(munge)
+  command -v slurmctld >/dev/null 2>&1 || need+=(slurmctld)
+  command -v slurmd >/dev/null 2>&1 || need+=(slurmd)
+  command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
+fi
 command -v apt-get >/dev/null 2>&1 || { echo "install-deps: this script needs apt-get (Debian/Ubuntu)" >&2; exit 1; }
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "install-deps: installing ${need[*]}" >&2
-  # Keep the package's own MariaDB service from starting: versus runs its own sandboxes.
+  # Keep the packages' own services (MariaDB, PostgreSQL, munge, Slurm) from starting: versus and its
+  # tests start their own, with their own configuration, and stop them.
   added_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
