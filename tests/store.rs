@@ -1,13 +1,92 @@
-//! The results store end to end: experiments, cells and runs in, the same out; resume; constraints;
-//! atomic finish; secrets kept out.
+//! The results store end to end, on both engines (a SQLite file, and a real PostgreSQL cluster that
+//! the test starts and stops): experiments, cells and runs in, the same out; resume; constraints;
+//! atomic finish; secrets kept out; copies between engines; concurrent writers.
+
+#[path = "common/postgres.rs"]
+mod postgres;
 
 use hdrhistogram::Histogram;
+use postgres::TempPostgres;
 use serde_json::json;
 use versus::sampler::{DiskFacts, Efficiency, HostFacts};
 use versus::store::{
-    Interval, NewCell, NewExperiment, NewRun, RunResult, StartRun, Status, Store, StoredHistogram, Summary,
+    Interval, Location, NewCell, NewExperiment, NewRun, RunResult, StartRun, Status, Store, StoredHistogram, Summary,
     decode_histogram, encode_histogram,
 };
+
+/// A fresh, empty results store on one engine, with raw SQL access for checks behind the API's back.
+trait Fixture {
+    fn location(&self) -> Location;
+    fn open(&self) -> Store {
+        Store::connect(&self.location()).unwrap()
+    }
+    /// The first column of the first row of `sql`, as text.
+    fn scalar(&self, sql: &str) -> String;
+    /// Runs `sql`, which must fail; returns the error.
+    fn fails(&self, sql: &str) -> String;
+}
+
+struct SqliteFile(tempfile::TempDir);
+
+impl SqliteFile {
+    fn new() -> SqliteFile {
+        SqliteFile(tempfile::tempdir().unwrap())
+    }
+    fn path(&self) -> std::path::PathBuf {
+        self.0.path().join("results.db")
+    }
+}
+
+impl Fixture for SqliteFile {
+    fn location(&self) -> Location {
+        Location::Sqlite(self.path())
+    }
+    fn scalar(&self, sql: &str) -> String {
+        let conn = rusqlite::Connection::open(self.path()).unwrap();
+        conn.query_row(sql, [], |r| {
+            Ok(match r.get_ref(0)? {
+                rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                other => format!("{other:?}"),
+            })
+        })
+        .unwrap()
+    }
+    fn fails(&self, sql: &str) -> String {
+        rusqlite::Connection::open(self.path()).unwrap().execute(sql, []).unwrap_err().to_string()
+    }
+}
+
+/// A fresh database in a shared test cluster.
+struct PgDatabase<'a> {
+    pg: &'a TempPostgres,
+    name: String,
+    url: String,
+}
+
+impl<'a> PgDatabase<'a> {
+    fn new(pg: &'a TempPostgres, name: &str) -> PgDatabase<'a> {
+        PgDatabase { pg, name: name.to_string(), url: pg.url(name) }
+    }
+}
+
+impl Fixture for PgDatabase<'_> {
+    fn location(&self) -> Location {
+        Location::Postgres(self.url.clone())
+    }
+    fn scalar(&self, sql: &str) -> String {
+        self.pg.sql(&self.name, sql)
+    }
+    fn fails(&self, sql: &str) -> String {
+        let out = std::process::Command::new("psql")
+            .args(["-X", "-h", "127.0.0.1", "-U", "versus", "-p", &self.pg.port().to_string(), "-d", &self.name])
+            .args(["-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{sql} should have failed");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
 
 const DEFINITION: &str = "name = \"mariadb-vs-mysql\"\nbuilds = [\"a\", \"b\"]\nthreads = [1, 8]\n\
                           repetitions = 2\n[[targets]]\nlabel = \"ext\"\npassword = \"hunter2\"\n";
@@ -137,11 +216,8 @@ fn result(variables: &[(&str, &str)]) -> RunResult {
 const VARS: &[(&str, &str)] =
     &[("version", "10.11.19-MariaDB"), ("innodb_buffer_pool_size", "134217728"), ("autocommit", "ON")];
 
-#[test]
-fn experiment_and_runs_round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut store = Store::open(&path).unwrap();
+fn experiment_and_runs_round_trip(f: &dyn Fixture) {
+    let mut store = f.open();
     let id = store.create_experiment(&experiment("cmp")).unwrap();
 
     let e = store.experiment(id).unwrap().unwrap();
@@ -176,7 +252,7 @@ fn experiment_and_runs_round_trip() {
     store.finish_run(run_id, &r).unwrap();
     drop(store);
 
-    let store = Store::open(&path).unwrap();
+    let store = f.open();
     let d = store.run(run_id).unwrap().unwrap();
     assert_eq!(d.run.status, Status::Done);
     assert_eq!(d.run.server_version.as_deref(), Some("10.11.19-MariaDB"));
@@ -209,11 +285,8 @@ fn experiment_and_runs_round_trip() {
     assert!(store.experiment(id + 1000).unwrap().is_none());
 }
 
-#[test]
-fn identical_variable_snapshots_are_stored_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut store = Store::open(&path).unwrap();
+fn identical_variable_snapshots_are_stored_once(f: &dyn Fixture) {
+    let mut store = f.open();
     let id = store.create_experiment(&experiment("dedup")).unwrap();
     let runs = store.runs(id).unwrap();
     let reordered: Vec<(&str, &str)> = VARS.iter().rev().copied().collect();
@@ -224,26 +297,20 @@ fn identical_variable_snapshots_are_stored_once() {
     }
     drop(store);
 
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let sets: i64 = conn.query_row("SELECT count(*) FROM variable_sets", [], |r| r.get(0)).unwrap();
-    assert_eq!(sets, 2, "the same variables in another order are the same snapshot");
+    assert_eq!(
+        f.scalar("SELECT count(*) FROM variable_sets"),
+        "2",
+        "the same variables in another order are one snapshot"
+    );
     // The run_variables view gives them back as rows.
-    let autocommit: String = conn
-        .query_row("SELECT value FROM run_variables WHERE run_id = ?1 AND name = 'autocommit'", [runs[2].id], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let autocommit =
+        f.scalar(&format!("SELECT value FROM run_variables WHERE run_id = {} AND name = 'autocommit'", runs[2].id));
     assert_eq!(autocommit, "OFF");
-    let n: i64 =
-        conn.query_row("SELECT count(*) FROM run_variables WHERE run_id = ?1", [runs[0].id], |r| r.get(0)).unwrap();
-    assert_eq!(n, 3);
+    assert_eq!(f.scalar(&format!("SELECT count(*) FROM run_variables WHERE run_id = {}", runs[0].id)), "3");
 }
 
-#[test]
-fn resume_finds_what_is_left_and_restarts_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut store = Store::open(&path).unwrap();
+fn resume_finds_what_is_left_and_restarts_cleanly(f: &dyn Fixture) {
+    let mut store = f.open();
     let id = store.create_experiment(&experiment("resume")).unwrap();
     let runs = store.runs(id).unwrap();
 
@@ -257,7 +324,7 @@ fn resume_finds_what_is_left_and_restarts_cleanly() {
     store.start_run(runs[3].id, &start()).unwrap();
     drop(store);
 
-    let mut store = Store::open(&path).unwrap();
+    let mut store = f.open();
     let pending: Vec<(i64, Status)> = store.pending_runs(id).unwrap().iter().map(|r| (r.id, r.status)).collect();
     assert_eq!(pending, [(runs[2].id, Status::Interrupted), (runs[3].id, Status::Running)]);
 
@@ -283,16 +350,14 @@ fn resume_finds_what_is_left_and_restarts_cleanly() {
     assert_eq!((list[0].done, list[0].failed), (2, 1));
 }
 
-#[test]
-fn duplicates_are_refused_and_leave_nothing_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut store = Store::open(&path).unwrap();
+fn duplicates_are_refused_and_leave_nothing_behind(f: &dyn Fixture) {
+    let mut store = f.open();
+    let shown = f.location().to_string();
 
     let mut dup_run = experiment("dup-run");
     dup_run.runs.push(NewRun { cell: 1, repetition: 2 });
     let err = store.create_experiment(&dup_run).unwrap_err().to_string();
-    assert!(err.contains("results.db") && err.contains("dup-run") && err.contains("UNIQUE"), "{err}");
+    assert!(err.contains(&shown) && err.contains("dup-run") && err.to_lowercase().contains("unique"), "{err}");
 
     let mut dup_cell = experiment("dup-cell");
     dup_cell.cells[1].key = dup_cell.cells[0].key.clone();
@@ -309,18 +374,19 @@ fn duplicates_are_refused_and_leave_nothing_behind() {
     let id = store.create_experiment(&experiment("ok")).unwrap();
     let runs = store.runs(id).unwrap();
     drop(store);
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let dup = conn.execute(
-        "INSERT INTO runs (experiment_id, cell_id, repetition, order_index) VALUES (?1, ?2, ?3, 99)",
-        [id, runs[0].cell.id, i64::from(runs[0].repetition)],
+    let dup = f.fails(&format!(
+        "INSERT INTO runs (experiment_id, cell_id, repetition, order_index) VALUES ({id}, {}, {}, 99)",
+        runs[0].cell.id, runs[0].repetition
+    ));
+    assert!(
+        dup.contains("UNIQUE constraint failed: runs.cell_id, runs.repetition")
+            || dup.contains("duplicate key value violates unique constraint \"runs_cell_id_repetition_key\""),
+        "{dup}"
     );
-    assert!(dup.unwrap_err().to_string().contains("UNIQUE constraint failed: runs.cell_id, runs.repetition"));
 }
 
-#[test]
-fn finishing_is_all_or_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+fn finishing_is_all_or_nothing(f: &dyn Fixture) {
+    let mut store = f.open();
     let id = store.create_experiment(&experiment("atomic")).unwrap();
     let run = store.runs(id).unwrap()[0].id;
 
@@ -345,20 +411,266 @@ fn finishing_is_all_or_nothing() {
     assert!(store.start_run(run + 100, &start()).unwrap_err().to_string().contains("no run with id"));
 }
 
-#[test]
-fn latest_experiment_by_name_and_two_handles() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut a = Store::open(&path).unwrap();
-    let b = Store::open(&path).unwrap();
+fn latest_experiment_by_name_and_two_handles(f: &dyn Fixture) {
+    let mut a = f.open();
+    let b = f.open();
     let first = a.create_experiment(&experiment("nightly")).unwrap();
     let second = a.create_experiment(&experiment("nightly")).unwrap();
     a.create_experiment(&experiment("other")).unwrap();
-    // The second handle sees the first one's commits (WAL, shared file).
+    // The second handle sees the first one's commits (WAL on a shared file; a second connection).
     assert_eq!(b.latest_experiment_named("nightly").unwrap().map(|e| e.id), Some(second));
     assert!(second > first);
     assert!(b.latest_experiment_named("missing").unwrap().is_none());
     let names: Vec<String> = b.list_experiments().unwrap().into_iter().map(|e| e.name).collect();
     assert_eq!(names, ["other", "nightly", "nightly"]);
     assert!(a.set_experiment_status(9999, Status::Done).is_err());
+}
+
+/// The scenarios above, each on a fresh store.
+/// A named check run against one fresh store.
+type Scenario = (&'static str, fn(&dyn Fixture));
+
+const SCENARIOS: &[Scenario] = &[
+    ("round_trip", experiment_and_runs_round_trip),
+    ("variable_sets", identical_variable_snapshots_are_stored_once),
+    ("resume", resume_finds_what_is_left_and_restarts_cleanly),
+    ("duplicates", duplicates_are_refused_and_leave_nothing_behind),
+    ("atomic_finish", finishing_is_all_or_nothing),
+    ("two_handles", latest_experiment_by_name_and_two_handles),
+    ("concurrent_writers", concurrent_writers_lose_nothing),
+];
+
+#[test]
+fn every_scenario_on_sqlite() {
+    for (_, scenario) in SCENARIOS {
+        scenario(&SqliteFile::new());
+    }
+}
+
+#[test]
+fn every_scenario_on_postgres() {
+    let pg = TempPostgres::start();
+    for (name, scenario) in SCENARIOS {
+        scenario(&PgDatabase::new(&pg, name));
+    }
+}
+
+fn concurrent_writers_lose_nothing(f: &dyn Fixture) {
+    let location = f.location();
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let location = location.clone();
+            std::thread::spawn(move || {
+                let mut store = Store::connect(&location).unwrap();
+                for n in 0..3 {
+                    let id = store.create_experiment(&experiment(&format!("w{w}-{n}"))).unwrap();
+                    for run in store.runs(id).unwrap() {
+                        store.start_run(run.id, &start()).unwrap();
+                        store.finish_run(run.id, &result(VARS)).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("a writer failed");
+    }
+    let store = f.open();
+    let list = store.list_experiments().unwrap();
+    assert_eq!(list.len(), 9);
+    assert!(list.iter().all(|e| e.runs == 4 && e.done == 4), "{list:?}");
+    // Identical variable snapshots written at once are still found again (one set, or one per race).
+    let sets: i64 = f.scalar("SELECT count(*) FROM variable_sets").parse().unwrap();
+    assert!((1..=3).contains(&sets), "{sets}");
+}
+
+/// Everything a store holds that a user can see, without row ids (which differ between stores).
+fn contents(store: &Store) -> String {
+    let mut out = String::new();
+    let mut list = store.list_experiments().unwrap();
+    list.sort_by_key(|e| e.id);
+    for s in list {
+        let e = store.experiment(s.id).unwrap().unwrap();
+        out += &format!(
+            "{} {:?} {} {} {} {:?} {} {:?} {} runs={} done={} failed={}\n",
+            e.name,
+            e.file,
+            e.definition,
+            e.definition_hash,
+            e.created_at,
+            e.status,
+            e.seed,
+            e.host,
+            e.versus_version,
+            s.runs,
+            s.done,
+            s.failed
+        );
+        for r in store.runs(e.id).unwrap() {
+            let mut d = store.run(r.id).unwrap().unwrap();
+            (d.run.id, d.run.experiment_id, d.run.cell.id) = (0, 0, 0);
+            out += &format!("  {d:?}\n");
+        }
+    }
+    out
+}
+
+/// Fails with the first line that differs (the contents are long).
+fn same(got: &str, expected: &str, what: &str) {
+    if got != expected {
+        let diff = got.lines().zip(expected.lines()).find(|(g, e)| g != e);
+        panic!("{what}: contents differ; first difference (got, expected): {diff:?}");
+    }
+}
+
+/// A source store: one experiment fully run, one with a failed, a done and two planned runs.
+fn fill(store: &mut Store) -> i64 {
+    let full = store.create_experiment(&experiment("full")).unwrap();
+    for run in store.runs(full).unwrap() {
+        store.start_run(run.id, &start()).unwrap();
+        store.finish_run(run.id, &result(VARS)).unwrap();
+    }
+    store.set_experiment_status(full, Status::Done).unwrap();
+    let partial = store.create_experiment(&experiment("partial")).unwrap();
+    let runs = store.runs(partial).unwrap();
+    store.start_run(runs[0].id, &start()).unwrap();
+    store.fail_run(runs[0].id, "server died", &[interval(1.0)]).unwrap();
+    store.start_run(runs[1].id, &start()).unwrap();
+    store.finish_run(runs[1].id, &result(&[("autocommit", "OFF")])).unwrap();
+    partial
+}
+
+#[test]
+fn copies_between_sqlite_and_postgres_are_identical_and_idempotent() {
+    let pg = TempPostgres::start();
+    let (a, b, c) = (SqliteFile::new(), PgDatabase::new(&pg, "team"), SqliteFile::new());
+    let mut source = a.open();
+    let partial = fill(&mut source);
+    let mut team = b.open();
+
+    let r = source.copy_into(&mut team).unwrap();
+    assert_eq!((r.experiments_added, r.experiments_present, r.runs_copied, r.runs_unchanged), (2, 0, 8, 0));
+    let mut back = c.open();
+    team.copy_into(&mut back).unwrap();
+    let expected = contents(&source);
+    assert!(expected.contains("partial") && expected.contains("server died"), "{expected}");
+    same(&contents(&team), &expected, "SQLite -> PostgreSQL");
+    same(&contents(&back), &expected, "PostgreSQL -> SQLite");
+
+    // Copying again adds nothing.
+    let r = source.copy_into(&mut team).unwrap();
+    assert_eq!((r.experiments_added, r.experiments_present, r.runs_copied, r.runs_unchanged), (0, 2, 0, 8));
+    same(&contents(&team), &expected, "copied twice");
+
+    // A run finished later in the source completes the same run in the destination, and only that one.
+    let left = source.pending_runs(partial).unwrap();
+    for run in &left {
+        source.start_run(run.id, &start()).unwrap();
+        source.finish_run(run.id, &result(VARS)).unwrap();
+    }
+    source.set_experiment_status(partial, Status::Done).unwrap();
+    let r = source.copy_into(&mut team).unwrap();
+    assert_eq!((r.runs_copied, r.runs_unchanged), (2, 6));
+    same(&contents(&team), &contents(&source), "merged");
+    assert_eq!(b.scalar("SELECT count(*) FROM runs WHERE status = 'done'"), "7");
+}
+
+const TINY: &str = r#"
+name = "tiny"
+builds = ["system"]
+threads = [1]
+duration = "1s"
+warmup = "0s"
+repetitions = 2
+[[configs]]
+name = "sync"
+set = { innodb_flush_log_at_trx_commit = 1 }
+[[configs]]
+name = "nosync"
+set = { innodb_flush_log_at_trx_commit = 0 }
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 500 }
+"#;
+
+/// `versus ARGS` with its own home; returns (exit code, stdout, stderr).
+fn versus(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_versus"));
+    c.args(args).env("VERSUS_HOME", home).env_remove("VERSUS_DB").stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(r: (i32, String, String), what: &str) -> String {
+    assert_eq!(r.0, 0, "{what} failed: {}{}", r.1, r.2);
+    r.1
+}
+
+#[test]
+fn every_command_works_against_postgres_and_copies_compare_the_same() {
+    let pg = TempPostgres::start();
+    let url = pg.url("team");
+    let home = tempfile::Builder::new().prefix("versus-pgcli-").tempdir().unwrap();
+    let h = home.path();
+    ok(versus(h, &["server", "fetch", "system"], &[]), "server fetch");
+    let file = h.join("tiny.toml");
+    std::fs::write(&file, TINY).unwrap();
+    let file = file.to_str().unwrap();
+
+    let out = ok(versus(h, &["run", file, "--db", &url], &[]), "run --db postgres://");
+    assert!(out.contains("stored in postgres://versus@127.0.0.1"), "{out}");
+    // VERSUS_DB names the store as well as --db does.
+    let runs = ok(versus(h, &["runs", "tiny"], &[("VERSUS_DB", &url)]), "runs");
+    assert_eq!(runs.lines().filter(|l| l.contains(" done ")).count(), 4, "{runs}");
+    let list = ok(versus(h, &["runs", "--db", &url], &[]), "runs (list)");
+    assert!(list.contains("tiny"), "{list}");
+    let first_run = pg.sql("team", "SELECT min(id) FROM runs");
+    let show = ok(versus(h, &["show", &first_run, "--db", &url], &[]), "show");
+    assert!(show.contains("transactions:"), "{show}");
+    let compare = ok(versus(h, &["compare", "tiny", "--db", &url, "--color", "never"], &[]), "compare");
+    assert!(compare.contains("nosync") && compare.contains("sync"), "{compare}");
+    let md = h.join("tiny.md");
+    ok(versus(h, &["report", "tiny", "--db", &url, "-o", md.to_str().unwrap()], &[]), "report");
+    let vars = ok(
+        versus(h, &["diff-vars", "system/sync", "system/nosync", "--from", "tiny", "--db", &url], &[]),
+        "diff-vars --from",
+    );
+    assert!(vars.contains("innodb_flush_log_at_trx_commit"), "{vars}");
+
+    // PostgreSQL -> SQLite -> a second PostgreSQL database: the same comparison everywhere.
+    let file_db = h.join("copy.db");
+    let file_db = file_db.to_str().unwrap();
+    let out = ok(versus(h, &["store", "copy", "--from", &url, "--to", file_db], &[]), "store copy to SQLite");
+    assert!(out.contains("1 experiments added") && out.contains("4 runs copied"), "{out}");
+    let again = ok(versus(h, &["store", "copy", "--from", &url, "--to", file_db], &[]), "store copy again");
+    assert!(again.contains("0 experiments added, 1 already there; 0 runs copied, 4 unchanged"), "{again}");
+    let url2 = pg.url("second");
+    ok(versus(h, &["store", "copy", "--from", file_db, "--to", &url2], &[]), "store copy to PostgreSQL");
+    for db in [file_db, url2.as_str()] {
+        let other = ok(versus(h, &["compare", "tiny", "--db", db, "--color", "never"], &[]), "compare on the copy");
+        assert_eq!(other, compare, "compare on {db}");
+        let md2 = h.join("copy.md");
+        ok(versus(h, &["report", "tiny", "--db", db, "-o", md2.to_str().unwrap()], &[]), "report on the copy");
+        assert_eq!(std::fs::read_to_string(&md2).unwrap(), std::fs::read_to_string(&md).unwrap());
+    }
+
+    // An unreachable store: one line naming it (never its password), a non-zero exit, nothing run.
+    let dead = format!("postgres://versus:s3cret@127.0.0.1:{}/team", free_port());
+    let (code, stdout, stderr) = versus(h, &["run", file, "--db", &dead], &[]);
+    assert_ne!(code, 0);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("cannot reach the results store") && !stderr.contains("s3cret"), "{stderr}");
+    assert!(!stdout.contains("stored in"), "{stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

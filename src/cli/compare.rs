@@ -140,14 +140,14 @@ impl SelectArgs {
     }
 
     fn open(&self, home: &Home) -> Result<Store> {
-        let path = self.db.path(home);
-        if !path.exists() {
+        let location = self.db.location(home);
+        if !location.exists() {
             return Err(Error::file(
-                &path,
+                location.to_string(),
                 "no results store here; run an experiment first (`versus run FILE`) or pass --db with its path",
             ));
         }
-        Store::open(&path)
+        Store::connect(&location)
     }
 }
 

@@ -6,6 +6,7 @@ mod experiment;
 mod explain;
 mod ibench;
 mod server;
+mod store;
 
 use std::path::PathBuf;
 
@@ -15,7 +16,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::server::Home;
-use crate::store::Store;
+use crate::store::{Location, Store};
 
 /// Is this MySQL/MariaDB version or configuration faster or slower than that one, by how much, how sure
 /// are we, and why?
@@ -63,6 +64,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Relative-to-first values and change points over an ordered list of builds or configs.
     Series(explain::SeriesArgs),
+    /// Work on results stores as a whole: copy experiments between SQLite files and PostgreSQL.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
 }
 
 /// Parses `args` (including the program name) and runs the command; returns the process exit code.
@@ -93,6 +97,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::DiffVars(args) => explain::diff_vars(&home, args),
         Command::Explain(args) => explain::explain_cmd(&home, args),
         Command::Series(args) => explain::series_cmd(&home, args),
+        Command::Store(cmd) => store::run(cmd),
     }
 }
 
@@ -102,22 +107,25 @@ pub const DB_ENV: &str = "VERSUS_DB";
 /// Where results are stored.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct DbArg {
-    /// The results store (SQLite) [default: $VERSUS_DB, else results.db in the versus home].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// The results store: a SQLite file, or a shared PostgreSQL database as postgres://USER@HOST[:PORT]/DB
+    /// [default: $VERSUS_DB, else results.db in the versus home].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
 }
 
 impl DbArg {
-    /// The store path this invocation uses.
-    pub fn path(&self, home: &Home) -> PathBuf {
+    /// The store this invocation uses.
+    pub fn location(&self, home: &Home) -> Location {
         self.db
             .clone()
-            .or_else(|| std::env::var_os(DB_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-            .unwrap_or_else(|| home.root().join("results.db"))
+            .filter(|v| !v.is_empty())
+            .or_else(|| std::env::var(DB_ENV).ok().filter(|v| !v.is_empty()))
+            .map(|v| Location::parse(&v))
+            .unwrap_or_else(|| Location::Sqlite(home.root().join("results.db")))
     }
 
     /// Opens the store.
     pub fn open(&self, home: &Home) -> Result<Store> {
-        Store::open(self.path(home))
+        Store::connect(&self.location(home))
     }
 }

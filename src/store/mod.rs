@@ -1,24 +1,35 @@
-//! The results store: every experiment, cell and run versus performs, kept in one SQLite file for later
-//! comparison. The schema is documented in docs/store.md; it is versioned with `PRAGMA user_version`
-//! and migrated forward on open by the SQL files under `migrations/`.
+//! The results store: every experiment, cell and run versus performs, kept for later comparison in a
+//! local SQLite file or a team's shared PostgreSQL database. The schema is documented in docs/store.md;
+//! it is versioned and migrated forward on open by the SQL files under `migrations/` (one per engine).
+//!
+//! Callers see one [`Store`]; the engine behind it is a [`backend::Backend`] (`sqlite.rs`,
+//! `postgres.rs`), and the queries are written once (`write.rs`, `read.rs`, `copy.rs`).
 //!
 //! Passwords never reach the database: definitions, workload options and commands are passed through
 //! [`scrub_toml`] / [`scrub_json`] before they are written.
 
+pub(crate) mod backend;
+mod copy;
 mod migrate;
 pub mod model;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod read;
 mod secrets;
 mod sqlite;
+mod write;
 
+use std::cell::RefCell;
+use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
+use backend::{Backend, DbError, Engine};
 
+pub use copy::CopyReport;
 pub use migrate::latest_version;
 pub use model::{
     Cell, Experiment, ExperimentSummary, Interval, NewCell, NewExperiment, NewRun, RunDetail, RunResult, RunRow,
@@ -26,67 +37,115 @@ pub use model::{
 };
 pub use secrets::{REDACTED, content_hash, is_secret_key, scrub_arg, scrub_json, scrub_toml};
 
-/// How long a writer waits for another process's lock before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Where a results store lives: what `--db` and `VERSUS_DB` name.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A local SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database: `postgres://user[:password]@host[:port]/db[?param=value…]`.
+    Postgres(String),
+}
+
+impl Location {
+    /// Reads a `--db` value: a `postgres://` or `postgresql://` URL, else a file path.
+    pub fn parse(spec: &str) -> Location {
+        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            Location::Postgres(spec.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(spec))
+        }
+    }
+
+    /// True when the store can be opened: a PostgreSQL URL (the server decides), or a file that exists.
+    pub fn exists(&self) -> bool {
+        match self {
+            Location::Sqlite(p) => p.exists(),
+            Location::Postgres(_) => true,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    /// The file path, or the URL with its password redacted.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(url) => f.write_str(&scrub_arg(url)),
+        }
+    }
+}
+
+impl fmt::Debug for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Location({self})")
+    }
+}
 
 /// An open results store.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    /// The connection; reads borrow it through `&Store`, so callers that only read need no `mut`.
+    db: RefCell<Box<dyn Backend>>,
+    location: Location,
+    /// [`Location`] as a path, for [`Store::path`].
+    shown: PathBuf,
 }
 
 impl Store {
-    /// Opens (creating if needed, with its parent directory) the store at `path` and migrates it to the
-    /// current schema. WAL journal, foreign keys on, a 30 s busy timeout.
+    /// Opens (creating if needed, with its parent directory) the SQLite store at `path` and migrates it
+    /// to the current schema. WAL journal, foreign keys on, a 30 s busy timeout.
     ///
     /// Errors: [`Error::File`] naming `path` when it cannot be opened or written, when it is not a
     /// versus store, or when a newer versus wrote it.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
-        let cannot = |why: &dyn std::fmt::Display| {
-            Error::file(path, format!("cannot open the results store: {why}; pass --db with a writable path"))
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            crate::owned::create_dir_all(parent).map_err(|e| cannot(&e))?;
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot(&e))?;
-        // SQLite silently falls back to read-only for a write-protected file.
-        if conn.is_readonly(rusqlite::MAIN_DB).map_err(|e| cannot(&e))? {
-            return Err(cannot(&"the file is read-only"));
-        }
-        Store::setup(conn, path, migrate::MIGRATIONS)
+        let db = sqlite::Sqlite::open(path)?;
+        Store::setup(Box::new(db), Location::Sqlite(path.to_path_buf()), migrate::MIGRATIONS)
     }
 
-    /// Sets the connection options and migrates with `migrations` (the real list, or a prefix in tests).
-    fn setup(mut conn: Connection, path: &Path, migrations: &[migrate::Migration]) -> Result<Store> {
-        let cannot = |why: &dyn std::fmt::Display| {
-            Error::file(path, format!("cannot open the results store: {why}; pass --db with a writable path"))
-        };
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| cannot(&e))?;
-        // Reading the journal mode is the first real access: a file that is not SQLite fails here.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| Error::file(path, format!("not a versus results store ({e}); pass --db with another path")))?;
-        if mode != "wal" && mode != "memory" {
-            tracing::debug!("results store {}: journal mode is {mode}, not wal", path.display());
+    /// Opens the store at `location`: a SQLite file (as [`Store::open`]) or a PostgreSQL database, which
+    /// must exist; its tables are created or migrated like a file's.
+    ///
+    /// Errors: a one-line [`Error::File`] naming the location (never its password) when it cannot be
+    /// reached, is another program's database, or was written by a newer versus.
+    pub fn connect(location: &Location) -> Result<Store> {
+        match location {
+            Location::Sqlite(path) => Store::open(path),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => {
+                let db = postgres::Postgres::connect(url, &location.to_string())?;
+                Store::setup(Box::new(db), location.clone(), migrate::MIGRATIONS)
+            }
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => Err(Error::option(
+                "--db",
+                format!(
+                    "{location}: this versus was built without PostgreSQL support; rebuild with --features postgres"
+                ),
+            )),
         }
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| cannot(&e))?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
-            .map_err(|e| cannot(&e))?;
-        if version == 0 && tables > 0 {
+    }
+
+    /// Checks that the database is a versus store (or empty) and migrates it with `migrations` (the real
+    /// list, or a prefix in tests).
+    fn setup(mut db: Box<dyn Backend>, location: Location, migrations: &[migrate::Migration]) -> Result<Store> {
+        let shown = PathBuf::from(location.to_string());
+        let cannot = |why: &dyn fmt::Display| {
+            Error::file(&shown, format!("cannot open the results store: {why}; pass --db with a writable path"))
+        };
+        if db.is_foreign().map_err(|e| cannot(&e))? {
+            let what = match db.engine() {
+                Engine::Sqlite => "an SQLite file with other tables",
+                Engine::Postgres => "a PostgreSQL database with other tables",
+            };
             return Err(Error::file(
-                path,
-                "not a versus results store (an SQLite file with other tables); pass --db with another path",
+                &shown,
+                format!("not a versus results store ({what}); pass --db with another path"),
             ));
         }
-        conn.pragma_update(None, "foreign_keys", true).map_err(|e| cannot(&e))?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| cannot(&e))?;
-        migrate::migrate(&mut conn, migrations).map_err(|e| match e {
+        migrate::migrate(db.as_mut(), migrations).map_err(|e| match e {
             migrate::MigrateError::TooNew { found, known } => Error::file(
-                path,
+                &shown,
                 format!(
                     "the results store has schema version {found} but this versus knows only up to {known}; \
                      upgrade versus or pass --db with another path"
@@ -94,22 +153,40 @@ impl Store {
             ),
             migrate::MigrateError::Sql(step, e) => cannot(&format!("schema migration {step} failed: {e}")),
         })?;
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { db: RefCell::new(db), location, shown })
     }
 
-    /// The file this store lives in.
+    /// Where this store lives, as a path for messages: the file, or the PostgreSQL URL without its
+    /// password.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.shown
     }
 
-    /// The schema version of the open database (`PRAGMA user_version`).
+    /// Where this store lives.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The schema version of the open database.
     pub fn schema_version(&self) -> Result<u32> {
-        self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))
+        let v = self.db.borrow_mut().schema_version().map_err(|e| self.err(e))?;
+        u32::try_from(v).map_err(|e| self.err(e))
     }
 
     /// An [`Error::File`] for a failed statement on this store.
-    fn err(&self, e: impl std::fmt::Display) -> Error {
-        Error::file(&self.path, format!("results store: {e}"))
+    fn err(&self, e: impl fmt::Display) -> Error {
+        Error::file(&self.shown, format!("results store: {e}"))
+    }
+}
+
+/// An [`Error::File`] naming the store at `shown` for a failed statement, with what was being done.
+fn store_err(shown: &Path, what: impl fmt::Display, e: impl fmt::Display) -> Error {
+    Error::file(shown, format!("results store: {what}: {e}"))
+}
+
+impl From<DbError> for Error {
+    fn from(e: DbError) -> Self {
+        Error::Other(format!("results store: {e}"))
     }
 }
 
@@ -132,7 +209,19 @@ pub fn decode_histogram(data: &[u8]) -> Result<Histogram<u64>> {
 
 #[cfg(test)]
 mod tests {
+    use rusqlite::Connection;
+
     use super::*;
+
+    /// A store over `conn` migrated with `migrations`.
+    fn setup(conn: Connection, path: &Path, migrations: &[migrate::Migration]) -> Result<Store> {
+        let db = sqlite::Sqlite::setup(conn, path)?;
+        Store::setup(Box::new(db), Location::Sqlite(path.to_path_buf()), migrations)
+    }
+
+    fn strings(store: &Store, sql: &str) -> Vec<String> {
+        store.db.borrow_mut().query(sql, &[]).unwrap().iter().map(|r| r.get(0).unwrap()).collect()
+    }
 
     #[test]
     fn histogram_round_trip() {
@@ -153,14 +242,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("sub/dir/results.db")).unwrap();
         assert_eq!(store.schema_version().unwrap(), latest_version());
-        let tables: Vec<String> = store
-            .conn
-            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let tables = strings(&store, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name");
         for t in [
             "cells",
             "efficiency",
@@ -174,10 +256,9 @@ mod tests {
         ] {
             assert!(tables.iter().any(|x| x == t), "missing {t} in {tables:?}");
         }
-        let fk: i64 = store.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        let fk: i64 = store.db.borrow_mut().query("PRAGMA foreign_keys", &[]).unwrap()[0].get(0).unwrap();
         assert_eq!(fk, 1);
-        let mode: String = store.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
-        assert_eq!(mode, "wal");
+        assert_eq!(strings(&store, "PRAGMA journal_mode"), ["wal"]);
     }
 
     #[test]
@@ -188,7 +269,7 @@ mod tests {
         // A store at version N-1 (for N = 1 that is an empty file)…
         {
             let conn = Connection::open(&path).unwrap();
-            let store = Store::setup(conn, &path, &all[..all.len() - 1]).unwrap();
+            let store = setup(conn, &path, &all[..all.len() - 1]).unwrap();
             assert_eq!(store.schema_version().unwrap(), latest_version() - 1);
         }
         // …is brought to N by a plain open.
@@ -205,22 +286,24 @@ mod tests {
         {
             let store = Store::open(&path).unwrap();
             store
-                .conn
+                .db
+                .borrow_mut()
                 .execute(
                     "INSERT INTO experiments (name, definition, definition_hash, created_at, seed, versus_version) \
                      VALUES ('e', '', 'h', 0, 1, 'test')",
-                    [],
+                    &[],
                 )
                 .unwrap();
         }
         let mut next = migrate::MIGRATIONS.to_vec();
-        next.push(migrate::Migration { name: "next.sql", sql: "ALTER TABLE runs ADD COLUMN note TEXT;" });
+        let note = "ALTER TABLE runs ADD COLUMN note TEXT;";
+        next.push(migrate::Migration { name: "next.sql", sqlite: note, postgres: note });
         let conn = Connection::open(&path).unwrap();
-        let store = Store::setup(conn, &path, &next).unwrap();
+        let store = setup(conn, &path, &next).unwrap();
         assert_eq!(store.schema_version().unwrap(), latest_version() + 1);
-        let n: i64 = store.conn.query_row("SELECT count(*) FROM experiments", [], |r| r.get(0)).unwrap();
+        let n: i64 = store.db.borrow_mut().query("SELECT count(*) FROM experiments", &[]).unwrap()[0].get(0).unwrap();
         assert_eq!(n, 1);
-        store.conn.execute("UPDATE runs SET note = 'x'", []).unwrap();
+        store.db.borrow_mut().execute("UPDATE runs SET note = 'x'", &[]).unwrap();
         drop(store);
 
         // And this versus, which knows only N, refuses the newer file with a clear message.
