@@ -191,6 +191,7 @@ pub enum Engine {
     /// A local SQLite file.
     Sqlite,
     /// A PostgreSQL server.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Postgres,
 }
 
