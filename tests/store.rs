@@ -106,6 +106,8 @@ fn host() -> HostFacts {
             fs_type: "xfs".into(),
             device: "/dev/nvme0n1".into(),
             options: "rw,noatime".into(),
+            model: Some("SAMSUNG MZQL2960HCJR".into()),
+            rotational: Some(false),
         }),
     }
 }

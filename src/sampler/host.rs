@@ -46,6 +46,10 @@ pub struct DiskFacts {
     pub device: String,
     /// Mount options (`rw,relatime`).
     pub options: String,
+    /// The disk's model (`/sys/class/block/DISK/device/model`), when the device is a disk that says.
+    pub model: Option<String>,
+    /// Whether the disk is rotational (`queue/rotational`), when known.
+    pub rotational: Option<bool>,
 }
 
 impl HostFacts {
@@ -206,13 +210,96 @@ pub fn disk_facts(path: &Path) -> Option<DiskFacts> {
     };
     let mounts = parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").ok()?);
     let m = mount_for(&resolved, &mounts)?;
+    let disk = disk_dir(&m.source);
+    let read = |name: &str| {
+        disk.as_ref().and_then(|d| std::fs::read_to_string(d.join(name)).ok()).map(|s| s.trim().to_string())
+    };
     Some(DiskFacts {
         path: resolved.clone(),
         mount_point: m.mount_point.clone(),
         fs_type: m.fs_type.clone(),
         device: m.source.clone(),
         options: m.options.clone(),
+        model: read("device/model").filter(|s| !s.is_empty()),
+        rotational: read("queue/rotational").map(|r| r == "1"),
     })
+}
+
+/// The sysfs directory of the whole disk behind a mounted device (`/dev/nvme0n1p2` → `…/nvme0n1`).
+fn disk_dir(device: &str) -> Option<PathBuf> {
+    let name = Path::new(device.strip_prefix("/dev/")?).file_name()?;
+    let dir = Path::new("/sys/class/block").join(name).canonicalize().ok()?;
+    if dir.join("partition").exists() { dir.parent().map(Path::to_path_buf) } else { Some(dir) }
+}
+
+/// What makes two hosts comparable: the hardware and kernel facts of [`HostFacts`] without the names
+/// that differ between identical machines (host name, device names, paths). Hosts with equal
+/// fingerprints form one *host class*; results are compared only within a class.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fingerprint {
+    /// CPU model name.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs.
+    pub logical_cpus: Option<u32>,
+    /// Physical cores.
+    pub physical_cores: Option<u32>,
+    /// Memory rounded to whole GiB (the exact total varies with firmware and kernel reservations).
+    pub memory_gib: Option<u64>,
+    /// Kernel release.
+    pub kernel: Option<String>,
+    /// The datadir's storage: disk model, `ssd`/`hdd`, filesystem (`Samsung PM9A3; ssd; xfs`).
+    pub storage: Option<String>,
+}
+
+impl Fingerprint {
+    /// The fingerprint of a host described by `facts`.
+    pub fn of(facts: &HostFacts) -> Fingerprint {
+        let storage = facts.datadir.as_ref().map(|d| {
+            let kind = match d.rotational {
+                Some(true) => "hdd",
+                Some(false) => "ssd",
+                None => "unknown",
+            };
+            format!("{}; {kind}; {}", d.model.as_deref().unwrap_or("unknown"), d.fs_type)
+        });
+        Fingerprint {
+            cpu_model: facts.cpu_model.as_ref().map(|m| m.split_whitespace().collect::<Vec<_>>().join(" ")),
+            logical_cpus: facts.logical_cpus,
+            physical_cores: facts.physical_cores,
+            memory_gib: facts.memory_bytes.map(|b| (b + (1 << 29)) >> 30),
+            kernel: facts.kernel.clone(),
+            storage,
+        }
+    }
+
+    /// The host class: `hc-` and 12 hex digits of the SHA-256 of the fingerprint's JSON. Equal for
+    /// equal fingerprints on every machine and versus version.
+    pub fn class(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let json = serde_json::to_string(self).unwrap_or_default();
+        let digest = Sha256::digest(json.as_bytes());
+        let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        format!("hc-{hex}")
+    }
+
+    /// One line for messages: `AMD EPYC 7B13, 2 CPUs, 24 GiB, kernel 6.1.0, vda; ssd; ext4`.
+    pub fn describe(&self) -> String {
+        let unknown = || "?".to_string();
+        format!(
+            "{}, {} CPUs, {} GiB, kernel {}, {}",
+            self.cpu_model.clone().unwrap_or_else(unknown),
+            self.logical_cpus.map_or_else(unknown, |n| n.to_string()),
+            self.memory_gib.map_or_else(unknown, |n| n.to_string()),
+            self.kernel.clone().unwrap_or_else(unknown),
+            self.storage.clone().unwrap_or_else(unknown)
+        )
+    }
+}
+
+/// This host's fingerprint, with the storage that holds `datadir` (the current directory if `None`).
+pub fn fingerprint(datadir: Option<&Path>) -> Fingerprint {
+    Fingerprint::of(&HostFacts::collect(Some(datadir.unwrap_or(Path::new(".")))))
 }
 
 /// Whole-machine CPU time, from the `cpu` line of `/proc/stat`, in clock ticks.
@@ -306,6 +393,59 @@ impl HostCpuDelta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn facts(host: &str, device: &str, memory: u64) -> HostFacts {
+        HostFacts {
+            hostname: Some(host.into()),
+            cpu_model: Some("AMD EPYC  7B13 64-Core Processor".into()),
+            logical_cpus: Some(2),
+            physical_cores: Some(1),
+            memory_bytes: Some(memory),
+            kernel: Some("6.1.0-28-cloud-amd64".into()),
+            os: Some("Debian GNU/Linux 12 (bookworm)".into()),
+            datadir: Some(DiskFacts {
+                path: format!("/data/{host}").into(),
+                mount_point: "/data".into(),
+                fs_type: "xfs".into(),
+                device: device.into(),
+                options: "rw".into(),
+                model: Some("PM9A3".into()),
+                rotational: Some(false),
+            }),
+        }
+    }
+
+    #[test]
+    fn identical_machines_share_a_class_and_different_ones_do_not() {
+        let a = Fingerprint::of(&facts("bench1", "/dev/nvme0n1p2", (24 << 30) - (300 << 20)));
+        let b = Fingerprint::of(&facts("bench2", "/dev/nvme1n1p1", (24 << 30) + (100 << 20)));
+        assert_eq!(a, b);
+        assert_eq!(a.class(), b.class());
+        assert!(a.class().starts_with("hc-") && a.class().len() == 15, "{}", a.class());
+        assert_eq!(a.memory_gib, Some(24));
+        assert_eq!(
+            a.describe(),
+            "AMD EPYC 7B13 64-Core Processor, 2 CPUs, 24 GiB, kernel 6.1.0-28-cloud-amd64, PM9A3; ssd; xfs"
+        );
+
+        let mut other = facts("bench3", "/dev/sda1", 24 << 30);
+        other.kernel = Some("6.12.9".into());
+        assert_ne!(Fingerprint::of(&other).class(), a.class());
+        let mut hdd = facts("bench4", "/dev/sda1", 24 << 30);
+        hdd.datadir.as_mut().unwrap().rotational = Some(true);
+        assert_ne!(Fingerprint::of(&hdd).class(), a.class());
+        // Stored before fingerprints existed: the facts still give a (different) class.
+        let old: HostFacts = serde_json::from_str(r#"{"cpu_model":"x","datadir":{"fs_type":"ext4"}}"#).unwrap();
+        assert_eq!(Fingerprint::of(&old).storage.as_deref(), Some("unknown; unknown; ext4"));
+    }
+
+    #[test]
+    fn this_host_has_a_fingerprint() {
+        let f = fingerprint(None);
+        assert!(f.logical_cpus.is_some_and(|n| n > 0), "{f:?}");
+        assert!(f.storage.is_some(), "{f:?}");
+        assert_eq!(f.class(), fingerprint(None).class());
+    }
 
     #[test]
     fn cpuinfo_model_and_cores() {

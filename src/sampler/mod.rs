@@ -10,8 +10,8 @@ mod process;
 pub use counters::ServerLine;
 pub use efficiency::{Efficiency, is_gauge, status_deltas};
 pub use host::{
-    CpuInfo, DiskFacts, HostCpu, HostCpuDelta, HostFacts, Mount, disk_facts, mount_for, parse_cpuinfo, parse_meminfo,
-    parse_mountinfo, parse_os_release, parse_proc_stat,
+    CpuInfo, DiskFacts, Fingerprint, HostCpu, HostCpuDelta, HostFacts, Mount, disk_facts, fingerprint, mount_for,
+    parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release, parse_proc_stat,
 };
 pub use process::{
     IoCounters, PerOp, ProcessDelta, ProcessSample, StatFields, StatusFields, parse_io, parse_stat, parse_status,
