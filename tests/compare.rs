@@ -64,6 +64,8 @@ struct Plan {
     failing: Vec<&'static str>,
     /// sysbench table_size of the workload.
     table_size: u64,
+    /// The host it ran on.
+    host: HostFacts,
 }
 
 impl Plan {
@@ -77,6 +79,7 @@ impl Plan {
             full: true,
             failing: vec![],
             table_size: 10_000,
+            host: host(),
         }
     }
 }
@@ -129,7 +132,7 @@ fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
             file: Some(format!("examples/{}.toml", plan.name)),
             definition,
             seed: plan.seed,
-            host: host(),
+            host: plan.host.clone(),
             cells,
             runs,
         })
@@ -467,6 +470,39 @@ fn two_experiments_of_the_same_target_are_told_apart() {
     let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, [format!("10.11/default@{first}"), format!("10.11/default@{second}")]);
     assert_eq!(r.ratios[0].verdict, Verdict::NoSignificantChange, "{:?}", r.ratios[0]);
+}
+
+#[test]
+fn different_host_classes_are_refused_unless_forced_and_then_every_output_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let a = Sim::new("10.11/default", "10.11", "default", 1000.0);
+    record(&mut store, std::slice::from_ref(&a), &Plan::new("small", &[4], 3));
+    let big = HostFacts { logical_cpus: Some(64), hostname: Some("bench-9".into()), ..host() };
+    record(&mut store, &[a], &Plan { seed: 99, host: big, ..Plan::new("big", &[4], 3) });
+    let sel = Selection { experiments: vec!["small".into(), "big".into()], ..Selection::default() };
+    let e = error(&store, sel.clone());
+    assert!(e.starts_with("--force: the selected runs were measured on 2 host classes (hc-"), "{e}");
+    assert!(e.contains("2 CPUs") && e.contains("64 CPUs") && e.contains("pass --force"), "{e}");
+
+    // The same host name on other hardware is another class too; the same hardware under another name is not.
+    let renamed = HostFacts { hostname: Some("bench-2".into()), ..host() };
+    record(
+        &mut store,
+        &[Sim::new("10.11/default", "10.11", "default", 1000.0)],
+        &Plan { host: renamed, ..Plan::new("renamed", &[4], 3) },
+    );
+    let same = Selection { experiments: vec!["small".into(), "renamed".into()], ..Selection::default() };
+    assert!(report::build_report(&store, &same).unwrap().notes.iter().all(|n| !n.contains("host classes")));
+
+    let r = report::build_report(&store, &Selection { force: true, ..sel }).unwrap();
+    let note = r.notes.iter().find(|n| n.contains("host classes")).expect("a note on the forced comparison").clone();
+    assert!(note.starts_with("--force: runs from 2 host classes are compared"), "{note}");
+    let head = "runs from 2 host classes are compared";
+    assert!(report::terminal::render(&r, false).contains(head));
+    for format in [Format::Markdown, Format::Json, Format::Csv, Format::Html] {
+        assert!(report::render(&r, format).unwrap().contains(head), "{format} does not say so");
+    }
 }
 
 fn error(store: &Store, sel: Selection) -> String {

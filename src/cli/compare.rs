@@ -50,7 +50,8 @@ pub struct SelectArgs {
     /// Changes smaller than this are never called (e.g. 2% or 0.02; measure it with an A/A comparison).
     #[arg(long, value_name = "FRACTION", default_value = "2%", value_parser = parse_fraction)]
     pub noise_band: f64,
-    /// Compare runs of different workloads anyway.
+    /// Compare runs of different workloads, or measured on different host classes, anyway (every
+    /// output then says so).
     #[arg(long)]
     pub force: bool,
 }

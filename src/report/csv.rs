@@ -47,6 +47,8 @@ pub fn render(r: &CompareReport) -> String {
     header.extend(r.latency_metrics.iter().map(|m| format!("latency:{}", m.name)));
     let mut out = header.join(",");
     out.push('\n');
+    // Overrides (`--force`) qualify every number, so every row carries them in its note.
+    let forced: Vec<&str> = r.notes.iter().filter(|n| n.starts_with("--force")).map(String::as_str).collect();
     for c in &r.cells {
         let case = &r.cases[c.case];
         let side = &r.sides[c.side];
@@ -84,7 +86,13 @@ pub fn render(r: &CompareReport) -> String {
             field(x.and_then(|x| x.ci_method.as_deref()).unwrap_or("")),
             num(x.and_then(|x| x.change)),
             verdict.to_string(),
-            field(x.and_then(|x| x.note.as_deref()).unwrap_or("")),
+            field(
+                &x.and_then(|x| x.note.as_deref())
+                    .into_iter()
+                    .chain(forced.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
         ];
         for (rows, metrics) in [(&r.efficiency, &r.efficiency_metrics), (&r.latency, &r.latency_metrics)] {
             let values = rows.iter().find(|v| v.case == c.case && v.side == c.side);

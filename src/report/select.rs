@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use super::model::{Case, Dimension, Side};
 use crate::error::{Error, Result};
 use crate::metric::Metric;
+use crate::sampler::Fingerprint;
 use crate::stats::DEFAULT_NOISE_BAND;
 use crate::store::{Experiment, RunDetail, RunRow, Status, Store};
 
@@ -362,6 +363,9 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
     });
 
     let mut notes = Vec::new();
+    if let Some(note) = check_host_classes(&experiments, &all, sel.force)? {
+        notes.push(note);
+    }
     if sel.force && workload_of.iter().zip(&all).any(|(w, r)| *w != r.cell.workload) {
         notes.push("--force: runs of different workloads are compared with each other".to_string());
     }
@@ -385,6 +389,43 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
         notes.push(format!("{failed} selected run(s) are failed or unfinished and are left out"));
     }
     Ok(Selected { experiments, sides, cases, runs, notes })
+}
+
+/// Refuses, unless `force`, runs measured on hosts of different classes (see
+/// [`crate::sampler::Fingerprint`]): their differences may be the hardware's. With `force` it returns the
+/// note every output carries. Experiments whose host is entirely unknown are not judged.
+fn check_host_classes(experiments: &[Experiment], all: &[RunRow], force: bool) -> Result<Option<String>> {
+    let mut classes: Vec<(String, String)> = Vec::new();
+    for e in experiments.iter().filter(|e| all.iter().any(|r| r.experiment_id == e.id)) {
+        let f = Fingerprint::of(&e.host);
+        if f == Fingerprint::default() {
+            continue;
+        }
+        let class = f.class();
+        if !classes.iter().any(|(c, _)| *c == class) {
+            classes.push((class, f.describe()));
+        }
+    }
+    if classes.len() < 2 {
+        return Ok(None);
+    }
+    let list: Vec<String> = classes.iter().map(|(c, d)| format!("{c}: {d}")).collect();
+    if !force {
+        return Err(Error::option(
+            "--force",
+            format!(
+                "the selected runs were measured on {} host classes ({}); results from different hardware are \
+                 not comparable. Compare within one class, or pass --force to compare them anyway",
+                classes.len(),
+                list.join("; ")
+            ),
+        ));
+    }
+    Ok(Some(format!(
+        "--force: runs from {} host classes are compared ({}); differences may be the hardware's",
+        classes.len(),
+        list.join("; ")
+    )))
 }
 
 /// The workload label each run is compared under. Sides whose workloads share no name with the

@@ -2,6 +2,7 @@
 //! server and of versus itself (from `/proc`), whole-host CPU, host facts recorded with each experiment,
 //! and cost per transaction from those plus `SHOW GLOBAL STATUS` deltas. Linux only.
 
+pub mod canary;
 pub mod counters;
 mod efficiency;
 mod host;

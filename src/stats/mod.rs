@@ -10,11 +10,15 @@
 //! - [`compare`](mod@compare): the Faster / Slower / NoSignificantChange verdict and the A/A noise band.
 //! - [`stability`](mod@stability): min / max / CV of a run's 1-s rates and its stall intervals.
 //! - [`changepoint`]: E-divisive means change-point detection over a version series.
+//! - [`blocked`]: a ratio over a fleet from per-host (blocked) paired differences.
+//! - [`outlier`]: whether a host's canary is an outlier against its host class.
 
 pub mod autocorr;
+pub mod blocked;
 pub mod bootstrap;
 pub mod changepoint;
 pub mod compare;
+pub mod outlier;
 pub mod stability;
 pub mod summary;
 
