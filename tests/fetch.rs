@@ -79,9 +79,9 @@ fn system_install_is_detected_probed_and_registered_in_place() {
     let same = fetch::fetch(&home, "/usr/", &FetchOptions::default(), &mut |l| again.push(l.to_string())).unwrap();
     assert_eq!(same, build);
     assert!(again.iter().any(|l| l.contains("already")), "{again:?}");
-    let named = FetchOptions { name: Some("sys".into()), force: false };
+    let named = FetchOptions { name: Some("sys".into()), force: false, ..Default::default() };
     assert_eq!(fetch::fetch(&home, "system", &named, &mut quiet()).unwrap().name, "sys");
-    let forced = FetchOptions { name: None, force: true };
+    let forced = FetchOptions { name: None, force: true, ..Default::default() };
     assert_eq!(fetch::fetch(&home, "system", &forced, &mut quiet()).unwrap(), build);
     let names: Vec<String> = home.builds().unwrap().into_iter().map(|b| b.name).collect();
     assert_eq!(names.len(), 2, "{names:?}");
@@ -137,6 +137,8 @@ fn bintar_is_unpacked_detected_probed_and_registered() {
 fn bad_specs_are_one_line_errors_and_leave_nothing_behind() {
     let (t, home) = temp_home();
     let e = fetch_error(&home, "mariadb-12.9");
+    assert!(e.contains("no mariadb-12.9 releases in the catalog") && e.contains("mariadb-10.6"), "{e}");
+    let e = fetch_error(&home, "debian:mariadb-12.9");
     assert!(e.contains("unknown line mariadb-12.9") && e.contains("mariadb-10.11") && e.contains("mysql-9.7"), "{e}");
 
     let empty = t.path().join("not-a-server");
@@ -164,7 +166,7 @@ fn bad_specs_are_one_line_errors_and_leave_nothing_behind() {
     assert!(e.contains("holds no MySQL or MariaDB server") && e.contains("removed what was unpacked"), "{e}");
 
     assert!(fetch_error(&home, "/no/such/dir").contains("no such file or directory"));
-    let bad_name = FetchOptions { name: Some("../x".into()), force: false };
+    let bad_name = FetchOptions { name: Some("../x".into()), force: false, ..Default::default() };
     assert!(fetch::fetch(&home, "system", &bad_name, &mut quiet()).is_err());
 
     assert!(builds_entries(&home).is_empty(), "left behind: {:?}", builds_entries(&home));

@@ -13,9 +13,11 @@ use crate::server::{Home, Source, admin, process};
 
 #[derive(Debug, Subcommand)]
 pub(super) enum ServerCommand {
-    /// Obtain a server build and register it: mariadb-10.5, mariadb-10.11, mariadb-11.8, mysql-9.7 (or an
-    /// exact point version such as mariadb-10.11.19), `system` or a directory (an existing install), or a
-    /// binary tarball (.tar.gz, .tar.xz).
+    /// Obtain a server build and register it: a vendor release (mysql-8.0.36, mysql-8.0 for the newest,
+    /// percona-8.0.36-28, mariadb-10.6.21, ranges such as mysql-8.0.30..8.0.36 or mysql-5.7.40..), a Debian
+    /// line (mariadb-10.5, mariadb-10.11, mariadb-11.8, mysql-9.7, or a point version such as
+    /// mariadb-10.11.19; `vendor:` takes the vendor's instead), `system` or a directory (an existing
+    /// install), or a binary tarball (.tar.gz, .tar.xz).
     Fetch {
         /// What to fetch.
         spec: String,
@@ -25,12 +27,23 @@ pub(super) enum ServerCommand {
         /// Fetch again even if a build of that name exists.
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        vendor: VendorArgs,
+        /// Verify the download against this checksum (ALGO:hex, e.g. SHA256:…) when the vendor publishes none.
+        #[arg(long, value_name = "ALGO:HEX")]
+        checksum: Option<String>,
     },
-    /// List the point versions of a version line (mariadb-11.8, mysql-9.7 …) that can be fetched now.
+    /// List what can be fetched: the releases of a vendor series (mysql-8.0, percona-8.0, mariadb-10.6 …),
+    /// newest first with size and whether they are cached, or the point versions of a Debian line.
     Available {
-        /// The version line.
+        /// The series or Debian line.
         line: String,
+        #[command(flatten)]
+        vendor: VendorArgs,
     },
+    /// The release catalog of the vendors' archives.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
     /// List registered builds.
     List {
         /// Print JSON instead of a table.
@@ -90,6 +103,33 @@ pub(super) enum ServerCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub(super) enum CatalogCommand {
+    /// Refresh the catalog from the vendors' listings (MariaDB's REST API, Oracle's archive pages) into
+    /// the versus cache; every known MySQL and MariaDB series unless some are named.
+    Update {
+        /// Series to refresh (mysql-8.0, mariadb-10.6 …).
+        series: Vec<String>,
+        /// A mirror with the vendors' layout [default: $VERSUS_MIRROR, else the vendors' sites].
+        #[arg(long, value_name = "URL")]
+        mirror: Option<String>,
+    },
+}
+
+/// Where vendor releases come from.
+#[derive(Debug, Args)]
+pub(super) struct VendorArgs {
+    /// A mirror with the vendors' layout [default: $VERSUS_MIRROR, else the vendors' sites].
+    #[arg(long, value_name = "URL")]
+    mirror: Option<String>,
+    /// Use only the download cache; fail instead of downloading.
+    #[arg(long)]
+    offline: bool,
+    /// Prefer minimal tarballs (no debug binaries or test suite; a tenth of the size) where there are some.
+    #[arg(long)]
+    minimal: bool,
+}
+
 #[derive(Debug, Args)]
 pub(super) struct StartArgs {
     /// The build to run (see `versus server list`).
@@ -125,14 +165,29 @@ pub(super) struct QuickstartArgs {
 
 pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
     match cmd {
-        ServerCommand::Fetch { spec, name, force } => {
-            let b = fetch::fetch(home, &spec, &FetchOptions { name, force }, &mut |l| eprintln!("{l}"))?;
-            println!("registered {} ({} {}) at {}", b.name, b.flavor, b.version_string, b.root.display());
-        }
-        ServerCommand::Available { line } => {
-            for v in fetch::available(home, &line)? {
-                println!("{v}");
+        ServerCommand::Fetch { spec, name, force, vendor, checksum } => {
+            let opts = FetchOptions {
+                name,
+                force,
+                mirror: vendor.mirror,
+                offline: vendor.offline,
+                minimal: vendor.minimal,
+                checksum,
+            };
+            for b in fetch::fetch_all(home, &spec, &opts, &mut |l| eprintln!("{l}"))? {
+                println!("registered {} ({} {}) at {}", b.name, b.flavor, b.version_string, b.root.display());
             }
+        }
+        ServerCommand::Available { line, vendor } => available(home, &line, vendor)?,
+        ServerCommand::Catalog(CatalogCommand::Update { series, mirror }) => {
+            let opts = FetchOptions { mirror, ..Default::default() };
+            let updates = fetch::update_catalog(home, &series, &opts, &mut |l| eprintln!("{l}"))?;
+            let entries: usize = updates.iter().map(|u| u.entries).sum();
+            println!(
+                "catalog updated: {} series, {entries} tarballs with checksums, in {}",
+                updates.len(),
+                fetch::learned_catalog(home).display()
+            );
         }
         ServerCommand::List { json } => list(home, json)?,
         ServerCommand::Start(args) => start(home, args)?,
@@ -215,6 +270,30 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     Ok(if outcome.failed > 0 { 1 } else { 0 })
 }
 
+fn available(home: &Home, spec: &str, v: VendorArgs) -> Result<()> {
+    if !fetch::is_vendor_spec(spec) {
+        for p in fetch::available(home, spec)? {
+            println!("{p}");
+        }
+        return Ok(());
+    }
+    let opts = FetchOptions { mirror: v.mirror, offline: v.offline, minimal: v.minimal, ..Default::default() };
+    let offers = fetch::available_releases(home, spec, &opts)?;
+    let mut t = table(&["RELEASE", "FILE", "SIZE", "CHECKSUM", "CACHED", "FETCHED"]);
+    for o in &offers {
+        let size = o.size.map(|s| format!("{} MB", s / 1_000_000)).unwrap_or_else(|| "?".into());
+        let sum = match (&o.checksum, o.listed) {
+            (Some(c), _) => c.split_once(':').map(|(a, _)| a.to_string()).unwrap_or_default(),
+            (None, true) => "vendor's".into(),
+            (None, false) => "vendor's (name by pattern)".into(),
+        };
+        let yes = |b: bool| if b { "yes" } else { "-" };
+        t.add_row(vec![o.release.clone(), o.file.clone(), size, sum, yes(o.cached).into(), yes(o.registered).into()]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
 fn list(home: &Home, json: bool) -> Result<()> {
     let builds = home.builds()?;
     if json {
@@ -231,6 +310,7 @@ fn list(home: &Home, json: bool) -> Result<()> {
             Source::Apt { suite, package_version, .. } => format!("debian {suite} {package_version}"),
             Source::Path => "existing install".into(),
             Source::Tarball { file } => format!("tarball {}", file.display()),
+            Source::Vendor { url, .. } => format!("vendor {url}"),
         };
         let size = if b.size_bytes == 0 { "-".to_string() } else { format!("{} MiB", b.size_bytes >> 20) };
         t.add_row(vec![b.name, b.flavor.to_string(), b.version_string, b.root.display().to_string(), size, source]);

@@ -92,6 +92,15 @@ pub enum Source {
         /// The tarball file it was unpacked from.
         file: PathBuf,
     },
+    /// A vendor's tarball, downloaded, verified and unpacked into the store.
+    Vendor {
+        /// Where it was downloaded from.
+        url: String,
+        /// The verified tarball in the download cache.
+        file: PathBuf,
+        /// The checksum it was verified against (`MD5:…`).
+        checksum: String,
+    },
 }
 
 /// The files of a server install that versus needs to run it.

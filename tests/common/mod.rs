@@ -25,7 +25,7 @@ pub fn fetched_build(line: &str) -> Build {
     std::fs::create_dir_all(&root).expect("test builds dir");
     let lock = std::fs::File::create(root.join(".lock")).expect("lock file");
     let _guard = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive).expect("flock");
-    let opts = FetchOptions { name: Some(line.to_string()), force: false };
+    let opts = FetchOptions { name: Some(line.to_string()), force: false, ..Default::default() };
     fetch::fetch(&Home::at(&root), line, &opts, &mut |l| eprintln!("{l}"))
         .unwrap_or_else(|e| panic!("fetching {line} for the tests failed: {e}"))
 }

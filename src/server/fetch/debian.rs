@@ -149,7 +149,7 @@ pub fn fetch(
         version: found,
         version_string,
         root: final_tree.clone(),
-        layout: finish_layout(layout, flavor),
+        layout: finish_layout(layout, flavor, found),
         source: Source::Apt {
             suite: server.suite.clone(),
             package_version: server.version.clone(),

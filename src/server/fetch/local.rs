@@ -49,7 +49,7 @@ pub fn fetch(home: &Home, spec: &str, path: &Path, opts: &FetchOptions, log: &mu
         version,
         version_string,
         root: root.clone(),
-        layout: finish_layout(layout, flavor),
+        layout: finish_layout(layout, flavor, version),
         source: Source::Path,
         size_bytes,
     };

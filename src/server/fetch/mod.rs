@@ -19,13 +19,14 @@ mod runtime;
 mod sources;
 mod spec;
 mod tarball;
+pub mod vendor;
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::server::build::{Build, Flavor, Layout};
+use crate::server::build::{Build, Flavor, Layout, Version};
 use crate::server::home::Home;
 
 pub use layout::{detect_layout, parse_version_output, probe};
@@ -40,19 +41,48 @@ pub struct FetchOptions {
     pub name: Option<String>,
     /// Fetch again even if a build of that name is registered, replacing it.
     pub force: bool,
+    /// A mirror with the vendors' layout (`--mirror`); `VERSUS_MIRROR` when `None`.
+    pub mirror: Option<String>,
+    /// Use only the download cache (`--offline`).
+    pub offline: bool,
+    /// Prefer minimal tarballs (no debug binaries, no test suite) where the vendor has them.
+    pub minimal: bool,
+    /// The checksum to verify a vendor download against (`ALGO:hex`), when the vendor publishes none.
+    pub checksum: Option<String>,
 }
 
 /// Obtains the server build described by `spec` and registers it in `home`. Progress lines go to `log`.
 ///
 /// Without `opts.force`, a build already registered under the resulting name is returned as it is.
 pub fn fetch(home: &Home, spec: &str, opts: &FetchOptions, log: &mut dyn FnMut(&str)) -> Result<Build> {
+    let mut builds = fetch_all(home, spec, opts, log)?;
+    match builds.len() {
+        1 => Ok(builds.remove(0)),
+        n => Err(fail(spec, format!("names {n} releases; fetch them with `versus server fetch {spec}`"))),
+    }
+}
+
+/// Like [`fetch`], for SPECs that may name several releases (`mysql-8.0.30..8.0.36`): each is fetched once
+/// and registered under its own name. The builds fetched before a failure stay registered.
+pub fn fetch_all(home: &Home, spec: &str, opts: &FetchOptions, log: &mut dyn FnMut(&str)) -> Result<Vec<Build>> {
     if let Some(name) = &opts.name {
         check_name(name).map_err(|m| fail(spec, m))?;
     }
-    match spec::parse(spec).map_err(|m| fail(spec, m))? {
-        spec::Spec::Line(line, point) => debian::fetch(home, spec, line, point, opts, log),
-        spec::Spec::Path(path) => local::fetch(home, spec, &path, opts, log),
-        spec::Spec::Tarball(file) => tarball::fetch(home, spec, &file, opts, log),
+    let parsed = spec::parse(spec).map_err(|m| fail(spec, m))?;
+    if !matches!(parsed, spec::Spec::Vendor(_)) {
+        let flag = [(opts.mirror.is_some(), "--mirror"), (opts.offline, "--offline"), (opts.minimal, "--minimal")]
+            .into_iter()
+            .chain([(opts.checksum.is_some(), "--checksum")])
+            .find(|(set, _)| *set);
+        if let Some((_, flag)) = flag {
+            return Err(fail(spec, format!("{flag} applies to vendor releases (mysql-8.0.36 …), not to this SPEC")));
+        }
+    }
+    match parsed {
+        spec::Spec::Line(line, point) => debian::fetch(home, spec, line, point, opts, log).map(|b| vec![b]),
+        spec::Spec::Path(path) => local::fetch(home, spec, &path, opts, log).map(|b| vec![b]),
+        spec::Spec::Tarball(file) => tarball::fetch(home, spec, &file, opts, log).map(|b| vec![b]),
+        spec::Spec::Vendor(want) => vendor::fetch(home, spec, &want, opts, log),
     }
 }
 
@@ -64,6 +94,46 @@ pub fn available(home: &Home, line: &str) -> Result<Vec<String>> {
         Ok(_) => Err(fail(line, format!("not a version line; known lines: {}", spec::line_names()))),
         Err(m) => Err(fail(line, m)),
     }
+}
+
+/// True when `spec` names vendor releases (`mysql-8.0`, `vendor:mariadb-11.8`), not a Debian line.
+pub fn is_vendor_spec(spec: &str) -> bool {
+    matches!(spec::parse(spec), Ok(spec::Spec::Vendor(_)))
+}
+
+/// The vendor releases a series or range SPEC covers, newest first, with what is known of each.
+pub fn available_releases(home: &Home, spec: &str, opts: &FetchOptions) -> Result<Vec<vendor::Offer>> {
+    match spec::parse(spec) {
+        Ok(spec::Spec::Vendor(want)) => vendor::available(home, spec, &want, opts),
+        Ok(_) => Err(fail(spec, "not a vendor series (mysql-8.0, percona-8.0, mariadb-10.6 …)")),
+        Err(m) => Err(fail(spec, m)),
+    }
+}
+
+/// Refreshes the catalog of the vendor series named in `series` (all known MySQL and MariaDB series when
+/// empty) from the vendors' listings, through `opts.mirror` or `VERSUS_MIRROR` when set.
+pub fn update_catalog(
+    home: &Home,
+    series: &[String],
+    opts: &FetchOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<vendor::update::SeriesUpdate>> {
+    let mut wants = Vec::new();
+    for s in series {
+        let bare = s.strip_prefix("vendor:").unwrap_or(s);
+        match spec::parse(&format!("vendor:{bare}")) {
+            Ok(spec::Spec::Vendor(w)) => wants.push(w),
+            Ok(_) => unreachable!("vendor: SPECs are vendor releases"),
+            Err(m) => return Err(fail(s, m)),
+        }
+    }
+    let sites = vendor::sites_for(opts).map_err(|m| fail("catalog update", m))?;
+    vendor::update::update(&home.cache_dir(), &sites, &wants, log).map_err(|m| fail("catalog update", m))
+}
+
+/// Where `server catalog update` keeps what it learned.
+pub fn learned_catalog(home: &Home) -> PathBuf {
+    vendor::catalog::learned_path(&home.cache_dir())
 }
 
 /// The version lines that can be fetched from distribution packages (`mariadb-10.5` …).
@@ -93,9 +163,10 @@ fn existing(home: &Home, name: &str) -> Option<Build> {
     home.build_dir(name).join("build.json").is_file().then(|| home.build(name).ok()).flatten()
 }
 
-/// MySQL is initialised by the server itself; a `mysql_install_db` left in a MySQL tree must not be used.
-fn finish_layout(mut layout: Layout, flavor: Flavor) -> Layout {
-    if flavor != Flavor::Mariadb {
+/// MySQL 5.7.6+ is initialised by the server itself; a `mysql_install_db` left in such a tree must not be
+/// used. MariaDB and MySQL 5.5/5.6 keep their install script.
+fn finish_layout(mut layout: Layout, flavor: Flavor, version: Version) -> Layout {
+    if !crate::server::flavor::uses_install_script(flavor, version) {
         layout.install_db = None;
     }
     layout

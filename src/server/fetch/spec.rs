@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::vendor;
 use crate::server::build::{Flavor, Version};
 
 /// A flavor and version line that Debian ships, and where.
@@ -102,13 +103,15 @@ pub enum Spec {
     Path(PathBuf),
     /// A binary tarball file.
     Tarball(PathBuf),
+    /// Releases from the vendors' archives.
+    Vendor(vendor::Want),
 }
 
 /// File name endings `tar` can unpack and official tarballs use.
 pub const TARBALL_ENDINGS: &[&str] = &[".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.zst", ".tar.bz2", ".tar"];
 
-/// `mariadb-11.8` → (Mariadb, [11, 8]); `mysql-9.7.4` → (Mysql, [9, 7, 4]); anything else → None.
-fn flavor_version(spec: &str) -> Option<(Flavor, Vec<u32>)> {
+/// Splits `mysql-8.0.36` into the flavor and the rest.
+fn flavor_and_rest(spec: &str) -> Option<(Flavor, &str)> {
     let (flavor, rest) = spec.split_once('-')?;
     let flavor = match flavor {
         "mariadb" => Flavor::Mariadb,
@@ -116,28 +119,49 @@ fn flavor_version(spec: &str) -> Option<(Flavor, Vec<u32>)> {
         "percona" => Flavor::Percona,
         _ => return None,
     };
+    rest.starts_with(|c: char| c.is_ascii_digit()).then_some((flavor, rest))
+}
+
+/// The Debian line (and point version) `FLAVOR-X.Y[.Z]` names, if it is one.
+fn debian_line(flavor: Flavor, rest: &str) -> Option<(&'static Line, Option<Version>)> {
     let nums: Vec<u32> = rest.split('.').map(|n| n.parse().ok()).collect::<Option<_>>()?;
-    (2..=3).contains(&nums.len()).then_some((flavor, nums))
+    if !(2..=3).contains(&nums.len()) {
+        return None;
+    }
+    let line = LINES.iter().find(|l| l.flavor == flavor && l.major == nums[0] && l.minor == nums[1])?;
+    Some((line, nums.get(2).map(|&p| Version::new(nums[0], nums[1], p))))
 }
 
 /// Parses SPEC. Line names win over same-named files in the current directory; write `./mariadb-11.8` for
-/// those.
+/// those. `FLAVOR-VERSION` is a Debian line when Debian ships that series (`mariadb-11.8`, `mysql-9.7`),
+/// otherwise a vendor release; `debian:` and `vendor:` say which explicitly.
 pub fn parse(spec: &str) -> Result<Spec, String> {
     if spec == "system" {
         return Ok(Spec::Path(PathBuf::from("/usr")));
     }
-    if let Some((flavor, nums)) = flavor_version(spec) {
-        let line = LINES
-            .iter()
-            .find(|l| l.flavor == flavor && l.major == nums[0] && l.minor == nums[1])
-            .ok_or_else(|| format!("unknown line {}-{}.{}; known lines: {}", flavor, nums[0], nums[1], line_names()))?;
-        return Ok(Spec::Line(line, nums.get(2).map(|&p| Version::new(nums[0], nums[1], p))));
+    if let Some(rest) = spec.strip_prefix("debian:") {
+        let (flavor, r) = flavor_and_rest(rest).ok_or_else(|| format!("debian:{rest}: expected a line ({})", line_names()))?;
+        let (line, point) = debian_line(flavor, r)
+            .ok_or_else(|| format!("unknown line {rest}; Debian ships these lines: {}", line_names()))?;
+        return Ok(Spec::Line(line, point));
+    }
+    if let Some(rest) = spec.strip_prefix("vendor:") {
+        let (flavor, r) = flavor_and_rest(rest)
+            .ok_or_else(|| format!("vendor:{rest}: expected FLAVOR-VERSION (mysql-8.0.36, percona-8.0.36-28, mariadb-10.6.21)"))?;
+        return Ok(Spec::Vendor(vendor::parse_want(flavor, r)?));
+    }
+    if let Some((flavor, rest)) = flavor_and_rest(spec) {
+        if let Some((line, point)) = debian_line(flavor, rest) {
+            return Ok(Spec::Line(line, point));
+        }
+        return Ok(Spec::Vendor(vendor::parse_want(flavor, rest)?));
     }
     let path = Path::new(spec);
     let meta = std::fs::metadata(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!(
-                "no such file or directory; SPEC is a line ({}), `system`, an install directory or a tarball",
+                "no such file or directory; SPEC is a release (mysql-8.0.36, mariadb-10.6, percona-8.0.36-28), a Debian \
+                 line ({}), `system`, an install directory or a tarball",
                 line_names()
             )
         } else {
@@ -169,15 +193,22 @@ mod tests {
     }
 
     #[test]
-    fn unknown_lines_name_the_known_ones() {
-        let e = parse("mariadb-12.9").unwrap_err();
-        assert!(
-            e.starts_with(
-                "unknown line mariadb-12.9; known lines: mariadb-10.5, mariadb-10.11, mariadb-11.8, mysql-9.7"
-            ),
-            "{e}"
+    fn other_versions_are_vendor_releases() {
+        use vendor::{Release, Want};
+        let r = |f, v| Release::parse(f, v).unwrap();
+        assert_eq!(parse("mysql-8.0.36"), Ok(Spec::Vendor(Want::One(r(Flavor::Mysql, "8.0.36")))));
+        assert_eq!(parse("mysql-8.0"), Ok(Spec::Vendor(Want::Newest(Flavor::Mysql, 8, 0))));
+        assert_eq!(parse("percona-8.0.36-28"), Ok(Spec::Vendor(Want::One(r(Flavor::Percona, "8.0.36-28")))));
+        assert_eq!(
+            parse("mysql-8.0.30..8.0.36"),
+            Ok(Spec::Vendor(Want::Range(Flavor::Mysql, r(Flavor::Mysql, "8.0.30"), Some(r(Flavor::Mysql, "8.0.36")))))
         );
-        assert!(parse("mysql-8.0.36").unwrap_err().contains("unknown line mysql-8.0"));
+        assert_eq!(parse("mysql-5.7.40.."), Ok(Spec::Vendor(Want::Range(Flavor::Mysql, r(Flavor::Mysql, "5.7.40"), None))));
+        assert_eq!(parse("vendor:mysql-9.7"), Ok(Spec::Vendor(Want::Newest(Flavor::Mysql, 9, 7))));
+        assert_eq!(parse("debian:mysql-9.7"), Ok(Spec::Line(&LINES[3], None)));
+        assert!(parse("debian:mysql-8.0").unwrap_err().starts_with("unknown line mysql-8.0; Debian ships these lines: "));
+        assert!(parse("mysql-8.0.36..8.0.30").unwrap_err().contains("ends before it starts"));
+        assert!(parse("mysql-8.x").unwrap_err().contains("is not a release"));
     }
 
     #[test]

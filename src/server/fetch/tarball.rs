@@ -55,7 +55,7 @@ pub fn fetch(home: &Home, spec: &str, file: &Path, opts: &FetchOptions, log: &mu
         version,
         version_string,
         root: tree.clone(),
-        layout: finish_layout(layout, flavor),
+        layout: finish_layout(layout, flavor, version),
         source: Source::Tarball { file },
         size_bytes: tree_size(&tree),
     };

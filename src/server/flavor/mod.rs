@@ -90,7 +90,16 @@ pub fn sandbox_options(
 pub fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) -> CommandLine {
     match build.flavor {
         Flavor::Mariadb => mariadb::init_command(build, paths, as_root),
-        Flavor::Mysql | Flavor::Percona => mysql::init_command(build, paths),
+        Flavor::Mysql | Flavor::Percona => mysql::init_command(build, paths, as_root),
+    }
+}
+
+/// True when the datadir is created by an install script (`mariadb-install-db`, MySQL 5.5/5.6's
+/// `mysql_install_db`) rather than by the server itself (`mysqld --initialize-insecure`, MySQL 5.7.6+).
+pub fn uses_install_script(flavor: Flavor, version: Version) -> bool {
+    match flavor {
+        Flavor::Mariadb => true,
+        Flavor::Mysql | Flavor::Percona => mysql::uses_install_script(version),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Oracle MySQL 5.7, 8.0, 8.4 and 9.x (and Percona Server, which shares its command line):
-//! `mysqld --initialize-insecure`, `secure_file_priv` pinned inside the sandbox, the X plugin off.
+//! Oracle MySQL 5.5 to 9.x (and Percona Server, which shares its command line): `mysql_install_db` for
+//! 5.5/5.6, `mysqld --initialize-insecure` from 5.7.6, `secure_file_priv` pinned inside the sandbox, the X
+//! plugin off, and the authentication plugin and user syntax of each generation.
 
 use super::{CommandLine, InstancePaths};
 use crate::server::build::{Build, Version};
@@ -9,7 +10,31 @@ const MYSQLX_BUILT_IN: Version = Version::new(8, 0, 0);
 /// From 8.0 new users get caching_sha2_password; 9.x no longer has mysql_native_password at all.
 const CACHING_SHA2_DEFAULT: Version = Version::new(8, 0, 4);
 
-pub(super) fn init_command(build: &Build, paths: &InstancePaths) -> CommandLine {
+/// `mysqld --initialize-insecure` appeared in 5.7.6; before it the datadir is made by `mysql_install_db`
+/// (a shell script in 5.5, a Perl script in 5.6).
+const INITIALIZE_INSECURE: Version = Version::new(5, 7, 6);
+/// `CREATE USER IF NOT EXISTS … IDENTIFIED WITH plugin BY 'password'` is accepted from 5.7.6.
+const CREATE_USER_IF_NOT_EXISTS: Version = Version::new(5, 7, 6);
+
+pub(super) fn uses_install_script(version: Version) -> bool {
+    version < INITIALIZE_INSECURE
+}
+
+pub(super) fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) -> CommandLine {
+    if uses_install_script(build.version) {
+        let script =
+            build.layout.install_db.clone().unwrap_or_else(|| build.layout.basedir.join("scripts/mysql_install_db"));
+        // The script finds my_print_defaults, resolveip and share/*.sql through --basedir.
+        let mut args = vec![
+            format!("--defaults-file={}", paths.cnf.display()),
+            format!("--basedir={}", build.layout.basedir.display()),
+            format!("--datadir={}", paths.datadir.display()),
+        ];
+        if as_root {
+            args.push("--user=root".into());
+        }
+        return CommandLine { program: script, args };
+    }
     CommandLine {
         program: build.layout.server.clone(),
         args: vec![format!("--defaults-file={}", paths.cnf.display()), "--initialize-insecure".into()],
@@ -30,6 +55,10 @@ pub(super) fn default_auth_plugin(version: Version) -> &'static str {
 }
 
 pub(super) fn create_user(version: Version, user: &str, host: &str, password: &str) -> String {
+    if version < CREATE_USER_IF_NOT_EXISTS {
+        // GRANT creates the user when it is missing (until 8.0), so a second bootstrap does not fail.
+        return format!("GRANT USAGE ON *.* TO {user}@'{host}' IDENTIFIED BY {password}");
+    }
     let plugin = default_auth_plugin(version);
     format!("CREATE USER IF NOT EXISTS {user}@'{host}' IDENTIFIED WITH {plugin} BY {password}")
 }
@@ -53,6 +82,25 @@ mod tests {
         }
         let c = super::super::init_command(&build(Flavor::Mysql, Version::new(9, 7, 4), false), &paths(), true);
         assert_eq!(c.display(), "/opt/srv/usr/sbin/mysqld --defaults-file=/sb/x/my.cnf --initialize-insecure");
+    }
+
+    #[test]
+    fn mysql_5_5_and_5_6_are_initialised_by_mysql_install_db() {
+        for v in [Version::new(5, 5, 62), Version::new(5, 6, 44), Version::new(5, 7, 5)] {
+            let c = super::super::init_command(&build(Flavor::Mysql, v, true), &paths(), true);
+            assert_eq!(
+                c.display(),
+                "/opt/srv/scripts/mysql_install_db --defaults-file=/sb/x/my.cnf --basedir=/opt/srv \
+                 --datadir=/sb/x/data --user=root",
+                "{v}"
+            );
+            assert!(super::super::uses_install_script(Flavor::Mysql, v));
+        }
+        assert!(!super::super::uses_install_script(Flavor::Mysql, Version::new(5, 7, 6)));
+        assert!(super::super::uses_install_script(Flavor::Mariadb, Version::new(11, 8, 0)));
+        let sql = super::super::bootstrap_sql(Flavor::Mysql, Version::new(5, 6, 44), "u", "p", "d");
+        assert_eq!(sql[0], "GRANT USAGE ON *.* TO 'u'@'%' IDENTIFIED BY 'p'");
+        assert_eq!(sql[1], "GRANT ALL PRIVILEGES ON *.* TO 'u'@'%' WITH GRANT OPTION");
     }
 
     #[test]
