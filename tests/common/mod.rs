@@ -1,6 +1,8 @@
 //! Shared fixtures for the integration tests: real servers in temporary sandboxes.
 #![allow(dead_code)]
 
+pub mod mirror;
+
 use std::path::{Path, PathBuf};
 
 use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair};

@@ -140,14 +140,16 @@ pub fn parse(spec: &str) -> Result<Spec, String> {
         return Ok(Spec::Path(PathBuf::from("/usr")));
     }
     if let Some(rest) = spec.strip_prefix("debian:") {
-        let (flavor, r) = flavor_and_rest(rest).ok_or_else(|| format!("debian:{rest}: expected a line ({})", line_names()))?;
+        let (flavor, r) =
+            flavor_and_rest(rest).ok_or_else(|| format!("debian:{rest}: expected a line ({})", line_names()))?;
         let (line, point) = debian_line(flavor, r)
             .ok_or_else(|| format!("unknown line {rest}; Debian ships these lines: {}", line_names()))?;
         return Ok(Spec::Line(line, point));
     }
     if let Some(rest) = spec.strip_prefix("vendor:") {
-        let (flavor, r) = flavor_and_rest(rest)
-            .ok_or_else(|| format!("vendor:{rest}: expected FLAVOR-VERSION (mysql-8.0.36, percona-8.0.36-28, mariadb-10.6.21)"))?;
+        let (flavor, r) = flavor_and_rest(rest).ok_or_else(|| {
+            format!("vendor:{rest}: expected FLAVOR-VERSION (mysql-8.0.36, percona-8.0.36-28, mariadb-10.6.21)")
+        })?;
         return Ok(Spec::Vendor(vendor::parse_want(flavor, r)?));
     }
     if let Some((flavor, rest)) = flavor_and_rest(spec) {
@@ -203,10 +205,15 @@ mod tests {
             parse("mysql-8.0.30..8.0.36"),
             Ok(Spec::Vendor(Want::Range(Flavor::Mysql, r(Flavor::Mysql, "8.0.30"), Some(r(Flavor::Mysql, "8.0.36")))))
         );
-        assert_eq!(parse("mysql-5.7.40.."), Ok(Spec::Vendor(Want::Range(Flavor::Mysql, r(Flavor::Mysql, "5.7.40"), None))));
+        assert_eq!(
+            parse("mysql-5.7.40.."),
+            Ok(Spec::Vendor(Want::Range(Flavor::Mysql, r(Flavor::Mysql, "5.7.40"), None)))
+        );
         assert_eq!(parse("vendor:mysql-9.7"), Ok(Spec::Vendor(Want::Newest(Flavor::Mysql, 9, 7))));
         assert_eq!(parse("debian:mysql-9.7"), Ok(Spec::Line(&LINES[3], None)));
-        assert!(parse("debian:mysql-8.0").unwrap_err().starts_with("unknown line mysql-8.0; Debian ships these lines: "));
+        assert!(
+            parse("debian:mysql-8.0").unwrap_err().starts_with("unknown line mysql-8.0; Debian ships these lines: ")
+        );
         assert!(parse("mysql-8.0.36..8.0.30").unwrap_err().contains("ends before it starts"));
         assert!(parse("mysql-8.x").unwrap_err().contains("is not a release"));
     }

@@ -172,8 +172,9 @@ impl Catalog {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(cat),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let learned: Learned = serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a versus catalog ({e}); run `versus server catalog update`", path.display()))?;
+        let learned: Learned = serde_json::from_str(&text).map_err(|e| {
+            format!("{} is not a versus catalog ({e}); run `versus server catalog update`", path.display())
+        })?;
         cat.merge(learned.release);
         Ok(cat)
     }
@@ -257,7 +258,7 @@ impl Catalog {
             .filter(|p| p.flavor == release.flavor)
             .filter(|p| version_range(&p.versions).is_some_and(|(a, b)| a <= release.version && release.version <= b))
             .map(|p| {
-                let glibc = p.glibc.as_deref().and_then(|g| Version::find_in(g));
+                let glibc = p.glibc.as_deref().and_then(Version::find_in);
                 (p.file.replace("{v}", &release.label()), glibc, p.minimal)
             })
             .collect()

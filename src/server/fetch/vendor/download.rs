@@ -75,16 +75,21 @@ impl<'a> Progress<'a> {
         let bar = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
             let b = ProgressBar::new(0);
             b.set_style(
-                ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
+                ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
             );
             b.set_message(label.to_string());
             b
         });
-        Progress { label: label.to_string(), bar, log, started: Instant::now(), last_line: Instant::now(), start_bytes: 0 }
+        Progress {
+            label: label.to_string(),
+            bar,
+            log,
+            started: Instant::now(),
+            last_line: Instant::now(),
+            start_bytes: 0,
+        }
     }
 
     fn begin(&mut self, have: u64, total: Option<u64>) {

@@ -141,7 +141,11 @@ pub fn check(server: &Path, private: &Path) -> Result<Vec<String>, String> {
     }
     if !n.missing.is_empty() {
         let list: Vec<String> = n.missing.iter().map(|s| format!("{s} (package {})", package_for(s))).collect();
-        return Err(format!("{} needs shared libraries this host lacks: {}; install them and fetch again", server.display(), list.join(", ")));
+        return Err(format!(
+            "{} needs shared libraries this host lacks: {}; install them and fetch again",
+            server.display(),
+            list.join(", ")
+        ));
     }
     Ok(linked)
 }

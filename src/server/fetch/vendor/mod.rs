@@ -148,7 +148,8 @@ pub fn nearest(cat: &Catalog, to: &Release, n: usize) -> Vec<String> {
     let key = |r: &Release| {
         let v = r.version;
         let same = v.major == to.version.major && v.minor == to.version.minor;
-        let series_gap = (v.major as i64 * 100 + v.minor as i64 - to.version.major as i64 * 100 - to.version.minor as i64).abs();
+        let series_gap =
+            (v.major as i64 * 100 + v.minor as i64 - to.version.major as i64 * 100 - to.version.minor as i64).abs();
         (!same, series_gap, (v.patch as i64 - to.version.patch as i64).abs(), std::cmp::Reverse(*r))
     };
     all.sort_by_key(key);
@@ -172,10 +173,15 @@ pub fn resolve(cat: &Catalog, want: &Want) -> Msg<Vec<Release>> {
                     .filter(|k| k.version == r.version)
                     .map(|k| k.to_string())
                     .collect();
-                let hint = if builds.is_empty() { format!("known: {}", nearest(cat, r, 6).join(", ")) } else { builds.join(", ") };
+                let hint = if builds.is_empty() {
+                    format!("known: {}", nearest(cat, r, 6).join(", "))
+                } else {
+                    builds.join(", ")
+                };
                 return Err(format!("Percona releases are named with their build number ({r}-N); {hint}"));
             }
-            let listed = !cat.entries_for(r).is_empty() || cat.releases(r.flavor, r.version.major, r.version.minor).contains(r);
+            let listed =
+                !cat.entries_for(r).is_empty() || cat.releases(r.flavor, r.version.major, r.version.minor).contains(r);
             if !listed && cat.pattern_files(r).is_empty() {
                 return Err(format!("unknown release {r}; nearest known: {}", nearest(cat, r, 6).join(", ")));
             }
@@ -202,7 +208,10 @@ pub fn resolve(cat: &Catalog, want: &Want) -> Msg<Vec<Release>> {
             out.sort();
             out.dedup();
             if out.is_empty() {
-                return Err(format!("no known {flavor} releases in that range; nearest: {}", nearest(cat, from, 6).join(", ")));
+                return Err(format!(
+                    "no known {flavor} releases in that range; nearest: {}",
+                    nearest(cat, from, 6).join(", ")
+                ));
             }
             Ok(out)
         }
@@ -311,7 +320,13 @@ fn vendor_checksum(http: &Http, sites: &Sites, release: &Release, url: &str, fil
 }
 
 /// Fetches every release `want` names; see [`fetch_release`].
-pub fn fetch(home: &Home, spec: &str, want: &Want, opts: &FetchOptions, log: &mut dyn FnMut(&str)) -> Result<Vec<Build>> {
+pub fn fetch(
+    home: &Home,
+    spec: &str,
+    want: &Want,
+    opts: &FetchOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<Build>> {
     let err = |m: String| fail(spec, m);
     let cat = Catalog::load(&home.cache_dir()).map_err(err)?;
     let releases = resolve(&cat, want).map_err(err)?;
@@ -358,11 +373,15 @@ pub fn fetch_release(
         log(&format!("{name} is already fetched (use --force to fetch it again)"));
         return Ok(build);
     }
-    let given = opts.checksum.as_deref().map(Checksum::parse).transpose().map_err(|m| err(format!("--checksum: {m}")))?;
+    let given =
+        opts.checksum.as_deref().map(Checksum::parse).transpose().map_err(|m| err(format!("--checksum: {m}")))?;
     let sites = sites_for(opts).map_err(err)?;
     let all = candidates(cat, &sites, release, host_glibc(), opts.minimal);
     if all.is_empty() {
-        return Err(err(format!("no Linux x86_64 tarball of {release} is known for this host's glibc {}", host_glibc())));
+        return Err(err(format!(
+            "no Linux x86_64 tarball of {release} is known for this host's glibc {}",
+            host_glibc()
+        )));
     }
     let (path, sum, url) = match all.iter().find_map(|c| cached(home, &c.file)) {
         Some(hit) => {
@@ -518,8 +537,9 @@ fn install(
     let staging = Staging::new(home, name).map_err(err)?;
     log(&format!("unpacking {}", file_name(tarball)));
     unpack::unpack(tarball, &staging.tree()).map_err(err)?;
-    let staged = layout::detect_layout(&staging.tree())
-        .map_err(|_| err(format!("{} holds no MySQL or MariaDB server; removed what was unpacked", file_name(tarball))))?;
+    let staged = layout::detect_layout(&staging.tree()).map_err(|_| {
+        err(format!("{} holds no MySQL or MariaDB server; removed what was unpacked", file_name(tarball)))
+    })?;
     unpack::check_machine(&staged.server).map_err(err)?;
     let committed = staging.commit(home, name).map_err(err)?;
     let tree = home.build_dir(name).join("tree");

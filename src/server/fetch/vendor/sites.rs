@@ -81,7 +81,11 @@ impl Sites {
             }
             (m, Flavor::Percona) => {
                 let root = m.as_ref().map(|m| format!("{m}/downloads")).unwrap_or_else(|| PERCONA_DOWNLOADS.into());
-                vec![format!("{root}/{}/Percona-Server-{}/binary/tarball/{file}", percona_series_dir(release), release.label())]
+                vec![format!(
+                    "{root}/{}/Percona-Server-{}/binary/tarball/{file}",
+                    percona_series_dir(release),
+                    release.label()
+                )]
             }
         };
         let mut seen = std::collections::HashSet::new();
@@ -159,8 +163,12 @@ mod tests {
             ]
         );
         let listed = "https://downloads.mysql.com/archives/get/p/23/file/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz";
-        let urls = s.file_urls(&r(Flavor::Mysql, "5.7.44"), None, "mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz", Some(listed));
-        assert_eq!(urls, [listed, "https://dev.mysql.com/get/Downloads/MySQL-5.7/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz"]);
+        let urls =
+            s.file_urls(&r(Flavor::Mysql, "5.7.44"), None, "mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz", Some(listed));
+        assert_eq!(
+            urls,
+            [listed, "https://dev.mysql.com/get/Downloads/MySQL-5.7/mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz"]
+        );
         assert_eq!(
             s.mysql_release_page(&r(Flavor::Mysql, "8.0.36")),
             "https://downloads.mysql.com/archives/community/?tpl=version&os=2&version=8.0.36"
@@ -171,10 +179,13 @@ mod tests {
     fn mariadb_and_percona_urls() {
         let s = Sites::official();
         let m = r(Flavor::Mariadb, "10.6.21");
-        let urls = s.file_urls(&m, Some("bintar-linux-systemd-x86_64"), "mariadb-10.6.21-linux-systemd-x86_64.tar.gz", None);
+        let urls =
+            s.file_urls(&m, Some("bintar-linux-systemd-x86_64"), "mariadb-10.6.21-linux-systemd-x86_64.tar.gz", None);
         assert_eq!(
             urls,
-            ["https://archive.mariadb.org/mariadb-10.6.21/bintar-linux-systemd-x86_64/mariadb-10.6.21-linux-systemd-x86_64.tar.gz"]
+            [
+                "https://archive.mariadb.org/mariadb-10.6.21/bintar-linux-systemd-x86_64/mariadb-10.6.21-linux-systemd-x86_64.tar.gz"
+            ]
         );
         let sums = s.checksum_sources(&m, &urls[0], "");
         assert_eq!(
@@ -189,7 +200,9 @@ mod tests {
         let urls = s.file_urls(&p, None, file, None);
         assert_eq!(
             urls,
-            ["https://downloads.percona.com/downloads/Percona-Server-8.0/Percona-Server-8.0.36-28/binary/tarball/Percona-Server-8.0.36-28-Linux.x86_64.glibc2.17-minimal.tar.gz"]
+            [
+                "https://downloads.percona.com/downloads/Percona-Server-8.0/Percona-Server-8.0.36-28/binary/tarball/Percona-Server-8.0.36-28-Linux.x86_64.glibc2.17-minimal.tar.gz"
+            ]
         );
         assert_eq!(
             s.checksum_sources(&p, &urls[0], file),
@@ -202,14 +215,22 @@ mod tests {
     fn mirrors_have_the_vendors_layout() {
         let s = Sites::mirror("http://127.0.0.1:8080/m/").unwrap();
         let urls = s.file_urls(&r(Flavor::Mysql, "9.7.4"), None, "f.tar.xz", Some("https://dev.mysql.com/x/f.tar.xz"));
-        assert_eq!(urls, ["http://127.0.0.1:8080/m/Downloads/MySQL-9.7/f.tar.xz", "http://127.0.0.1:8080/m/archives/mysql-9.7/f.tar.xz"]);
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:8080/m/Downloads/MySQL-9.7/f.tar.xz",
+                "http://127.0.0.1:8080/m/archives/mysql-9.7/f.tar.xz"
+            ]
+        );
         assert_eq!(
             s.file_urls(&r(Flavor::Mariadb, "11.8.3"), None, "x.tar.gz", None),
             ["http://127.0.0.1:8080/m/mariadb-11.8.3/bintar-linux-systemd-x86_64/x.tar.gz"]
         );
         assert_eq!(
             s.file_urls(&r(Flavor::Percona, "8.3.0-1"), None, "p.tar.gz", None),
-            ["http://127.0.0.1:8080/m/downloads/Percona-Server-innovative-release/Percona-Server-8.3.0-1/binary/tarball/p.tar.gz"]
+            [
+                "http://127.0.0.1:8080/m/downloads/Percona-Server-innovative-release/Percona-Server-8.3.0-1/binary/tarball/p.tar.gz"
+            ]
         );
         assert!(Sites::mirror("ftp://x").is_err());
         assert!(Sites::mirror("/srv/mirror").unwrap_err().contains("not an http"));

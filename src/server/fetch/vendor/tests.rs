@@ -33,7 +33,12 @@ fn listed_entries_of_5_5_to_9_5() {
         ("5.5.62", "mysql-5.5.62-linux-glibc2.12-x86_64.tar.gz", Some(198993245), "SHA512:7bf9d740"),
         ("5.6.44", "mysql-5.6.44-linux-glibc2.12-x86_64.tar.gz", Some(329105487), "SHA512:cd638b1f"),
         ("5.7.26", "mysql-5.7.26-linux-glibc2.12-x86_64.tar.gz", Some(644869837), "SHA512:abc2e35b"),
-        ("5.7.44", "mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz", Some(694785800), "MD5:d7c8436bbf456e9a4398011a0c52bc40"),
+        (
+            "5.7.44",
+            "mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz",
+            Some(694785800),
+            "MD5:d7c8436bbf456e9a4398011a0c52bc40",
+        ),
         ("8.0.15", "mysql-8.0.15-linux-glibc2.12-x86_64.tar.xz", Some(376303592), "SHA512:7bcb6e1b"),
         ("8.0.33", "mysql-8.0.33-linux-glibc2.28-x86_64.tar.gz", Some(539869923), "SHA512:31d58559"),
         ("8.4.0", "mysql-8.4.0-linux-glibc2.28-x86_64.tar.xz", Some(481157440), "MD5:fb98268a539ee9ec5ee6dabad1258229"),
@@ -82,7 +87,8 @@ fn unlisted_releases_are_named_by_pattern() {
         assert!(!c.listed && c.checksum.is_none() && c.size.is_none(), "{v}");
     }
     // An old host takes the old glibc build.
-    let c = candidates(&Catalog::builtin(), &Sites::official(), &r(Flavor::Mysql, "8.0.44"), Version::new(2, 17, 0), false);
+    let c =
+        candidates(&Catalog::builtin(), &Sites::official(), &r(Flavor::Mysql, "8.0.44"), Version::new(2, 17, 0), false);
     assert_eq!(c[0].file, "mysql-8.0.44-linux-glibc2.17-x86_64.tar.xz");
     assert!(c.iter().all(|c| !c.file.contains("glibc2.28")));
 }
@@ -92,21 +98,37 @@ fn mariadb_and_percona_entries() {
     let c = best(Flavor::Mariadb, "10.6.21", false);
     assert_eq!(
         c.urls,
-        ["https://archive.mariadb.org/mariadb-10.6.21/bintar-linux-systemd-x86_64/mariadb-10.6.21-linux-systemd-x86_64.tar.gz"]
+        [
+            "https://archive.mariadb.org/mariadb-10.6.21/bintar-linux-systemd-x86_64/mariadb-10.6.21-linux-systemd-x86_64.tar.gz"
+        ]
     );
     assert_eq!(c.checksum, None);
     let c = best(Flavor::Mariadb, "10.11.9", false);
-    assert_eq!(c.checksum.unwrap().to_string(), "SHA256:c45becf9f8e9e90d9e32d5f2b4378cac971ef7a54c2ba4b668625e203285b5cb");
+    assert_eq!(
+        c.checksum.unwrap().to_string(),
+        "SHA256:c45becf9f8e9e90d9e32d5f2b4378cac971ef7a54c2ba4b668625e203285b5cb"
+    );
     assert_eq!(best(Flavor::Mariadb, "11.8.3", false).file, "mariadb-11.8.3-linux-systemd-x86_64.tar.gz");
     let c = best(Flavor::Percona, "8.0.36-28", false);
     assert_eq!(
         c.urls,
-        ["https://downloads.percona.com/downloads/Percona-Server-8.0/Percona-Server-8.0.36-28/binary/tarball/Percona-Server-8.0.36-28-Linux.x86_64.glibc2.17-minimal.tar.gz"]
+        [
+            "https://downloads.percona.com/downloads/Percona-Server-8.0/Percona-Server-8.0.36-28/binary/tarball/Percona-Server-8.0.36-28-Linux.x86_64.glibc2.17-minimal.tar.gz"
+        ]
     );
-    assert_eq!(c.checksum.unwrap().to_string(), "SHA256:11d87ec3620befa14f08be6ee4161968081c61104ac9df89d49f577f449bc204");
+    assert_eq!(
+        c.checksum.unwrap().to_string(),
+        "SHA256:11d87ec3620befa14f08be6ee4161968081c61104ac9df89d49f577f449bc204"
+    );
     // An unlisted Percona release takes the highest glibc not above the host's.
-    assert_eq!(best(Flavor::Percona, "8.0.39-30", false).file, "Percona-Server-8.0.39-30-Linux.x86_64.glibc2.35.tar.gz");
-    assert_eq!(best(Flavor::Percona, "8.0.39-30", true).file, "Percona-Server-8.0.39-30-Linux.x86_64.glibc2.35-minimal.tar.gz");
+    assert_eq!(
+        best(Flavor::Percona, "8.0.39-30", false).file,
+        "Percona-Server-8.0.39-30-Linux.x86_64.glibc2.35.tar.gz"
+    );
+    assert_eq!(
+        best(Flavor::Percona, "8.0.39-30", true).file,
+        "Percona-Server-8.0.39-30-Linux.x86_64.glibc2.35-minimal.tar.gz"
+    );
 }
 
 #[test]
@@ -119,7 +141,10 @@ fn series_ranges_and_bad_versions() {
         ["8.0.27", "8.0.28", "8.0.30", "8.0.31"],
         "8.0.29 was withdrawn"
     );
-    assert_eq!(labels(parse_want(Flavor::Mysql, "5.7.40..").unwrap()), ["5.7.40", "5.7.41", "5.7.42", "5.7.43", "5.7.44"]);
+    assert_eq!(
+        labels(parse_want(Flavor::Mysql, "5.7.40..").unwrap()),
+        ["5.7.40", "5.7.41", "5.7.42", "5.7.43", "5.7.44"]
+    );
     let across = labels(parse_want(Flavor::Mysql, "8.0.44..8.4.2").unwrap());
     assert_eq!(across, ["8.0.44", "8.4.0", "8.4.2"]);
     let e = resolve(&cat, &parse_want(Flavor::Mysql, "8.0.29").unwrap()).unwrap_err();
@@ -138,6 +163,9 @@ fn series_ranges_and_bad_versions() {
 fn glibc_tags_in_names() {
     assert_eq!(glibc_in_name("mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz"), Some(Version::new(2, 28, 0)));
     assert_eq!(glibc_in_name("mariadb-10.4.3-linux-glibc_214-x86_64.tar.gz"), Some(Version::new(2, 14, 0)));
-    assert_eq!(glibc_in_name("Percona-Server-8.0.36-28-Linux.x86_64.glibc2.35-minimal.tar.gz"), Some(Version::new(2, 35, 0)));
+    assert_eq!(
+        glibc_in_name("Percona-Server-8.0.36-28-Linux.x86_64.glibc2.35-minimal.tar.gz"),
+        Some(Version::new(2, 35, 0))
+    );
     assert_eq!(glibc_in_name("mysql-5.5.40-linux2.6-x86_64.tar.gz"), None);
 }

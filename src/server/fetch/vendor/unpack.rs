@@ -31,7 +31,8 @@ pub fn check_machine(binary: &Path) -> Result<(), String> {
     if &head[..4] != b"\x7fELF" {
         return Err(format!("{} is not an ELF program", binary.display()));
     }
-    let machine = if head[5] == 1 { u16::from_le_bytes([head[18], head[19]]) } else { u16::from_be_bytes([head[18], head[19]]) };
+    let machine =
+        if head[5] == 1 { u16::from_le_bytes([head[18], head[19]]) } else { u16::from_be_bytes([head[18], head[19]]) };
     if machine != EM_X86_64 {
         let name = match machine {
             3 => "i386",
@@ -41,7 +42,10 @@ pub fn check_machine(binary: &Path) -> Result<(), String> {
             22 => "s390",
             _ => "another machine",
         };
-        return Err(format!("{} is built for {name} (ELF machine {machine}); versus runs x86_64 builds", binary.display()));
+        return Err(format!(
+            "{} is built for {name} (ELF machine {machine}); versus runs x86_64 builds",
+            binary.display()
+        ));
     }
     Ok(())
 }
@@ -69,7 +73,11 @@ pub fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
         let mut entry = entry.map_err(unreadable)?;
         let path = entry.path().map_err(unreadable)?.into_owned();
         if !entry.unpack_in(dest).map_err(unreadable)? {
-            return Err(format!("{} holds an entry outside its directory ({}); refused", file.display(), path.display()));
+            return Err(format!(
+                "{} holds an entry outside its directory ({}); refused",
+                file.display(),
+                path.display()
+            ));
         }
     }
     Ok(())

@@ -65,9 +65,14 @@ pub fn parse_mariadb_series(json: &Value, source: &str) -> Result<(usize, Vec<En
                 continue;
             }
             let sums = f.get("checksum").cloned().unwrap_or(Value::Null);
-            let checksum = [("sha512sum", Algo::Sha512), ("sha256sum", Algo::Sha256), ("sha1sum", Algo::Sha1), ("md5sum", Algo::Md5)]
-                .iter()
-                .find_map(|(k, algo)| sums.get(*k).and_then(Value::as_str).and_then(|h| Checksum::new(*algo, h).ok()));
+            let checksum = [
+                ("sha512sum", Algo::Sha512),
+                ("sha256sum", Algo::Sha256),
+                ("sha1sum", Algo::Sha1),
+                ("md5sum", Algo::Md5),
+            ]
+            .iter()
+            .find_map(|(k, algo)| sums.get(*k).and_then(Value::as_str).and_then(|h| Checksum::new(*algo, h).ok()));
             let dir = if name.contains("-systemd-") { "bintar-linux-systemd-x86_64" } else { "bintar-linux-x86_64" };
             out.push(Entry {
                 flavor: Flavor::Mariadb,
@@ -174,7 +179,11 @@ pub fn update(
             }
             Flavor::Mysql => {
                 let known = cat.releases(flavor, major, minor);
-                let probe = known.first().copied().unwrap_or(Release { flavor, version: Version::new(major, minor, 0), build: None });
+                let probe = known.first().copied().unwrap_or(Release {
+                    flavor,
+                    version: Version::new(major, minor, 0),
+                    build: None,
+                });
                 let page = http.get_text(&sites.mysql_release_page(&probe)).map_err(|e| format!("{name}: {e}"))?;
                 let mut versions = parse_mysql_versions(&page, major, minor);
                 versions.extend(known.iter().map(|r| r.version));
@@ -274,9 +283,15 @@ mod tests {
         assert_eq!(parse_mysql_versions(html, 8, 0), [Version::new(8, 0, 36), Version::new(8, 0, 37)]);
         let e = parse_mysql_files(html, Version::new(8, 0, 36), "page");
         let files: Vec<&str> = e.iter().map(|e| e.file.as_str()).collect();
-        assert_eq!(files, ["mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz", "mysql-8.0.36-linux-glibc2.17-x86_64-minimal.tar.xz"]);
+        assert_eq!(
+            files,
+            ["mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz", "mysql-8.0.36-linux-glibc2.17-x86_64-minimal.tar.xz"]
+        );
         assert_eq!(e[0].checksum, "MD5:597a7520a80323b7d1819f0bad678324");
-        assert_eq!(e[0].url, "https://downloads.mysql.com/archives/get/p/23/file/mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz");
+        assert_eq!(
+            e[0].url,
+            "https://downloads.mysql.com/archives/get/p/23/file/mysql-8.0.36-linux-glibc2.28-x86_64.tar.xz"
+        );
         assert!(e[1].minimal);
     }
 
