@@ -184,20 +184,24 @@ fn fails(home: &Path, args: &[&str], needle: &str) -> String {
     last
 }
 
+/// Entries of `dir` but versus's ownership marker, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    v.retain(|n| n != versus::owned::MARKER);
+    v.sort();
+    v
+}
+
 /// Entries of `builds/`, staging directories included.
 fn builds(home: &Path) -> Vec<String> {
-    std::fs::read_dir(home.join("builds"))
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default()
+    entries(&home.join("builds"))
 }
 
 /// Files in the download cache.
 fn downloads(home: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(home.join("cache/downloads"))
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
+    entries(&home.join("cache/downloads"))
 }
 
 fn sysbench(port: u16, user: &str, password: &str, db: &str, rest: &[&str]) -> String {
@@ -286,9 +290,7 @@ fn mysql_and_mariadb_are_fetched_resumed_verified_started_and_benchmarked() {
     assert!(mysql.layout.server.ends_with("bin/mysqld") && mysql.layout.install_db.is_none());
     let mariadb = h.build(&format!("mariadb-{av}")).unwrap();
     assert!(mariadb.layout.install_db.as_ref().is_some_and(|p| p.ends_with("scripts/mariadb-install-db")));
-    let mut names = builds(&home);
-    names.sort();
-    assert_eq!(names, ["again".to_string(), format!("mariadb-{av}"), format!("mysql-{mv}")]);
+    assert_eq!(builds(&home), ["again".to_string(), format!("mariadb-{av}"), format!("mysql-{mv}")]);
 
     assert!(benchmark(mysql).starts_with(mv.as_str()));
     assert!(benchmark(mariadb).starts_with(av.as_str()));

@@ -225,7 +225,7 @@ impl Http {
                 Ok(r) => r,
                 Err(ureq::Error::StatusCode(416)) if have > 0 => {
                     // The part is as long as the file (or longer): start over; the checksum decides.
-                    std::fs::remove_file(part).map_err(io)?;
+                    crate::owned::remove_file(part).map_err(|e| HttpError::Other(e.to_string()))?;
                     continue;
                 }
                 Err(e) => {
@@ -241,7 +241,7 @@ impl Http {
             let partial = resp.status().as_u16() == 206;
             let start = if partial { content_range_start(resp.headers()).unwrap_or(u64::MAX) } else { 0 };
             if partial && start != have {
-                std::fs::remove_file(part).map_err(io)?;
+                crate::owned::remove_file(part).map_err(|e| HttpError::Other(e.to_string()))?;
                 continue;
             }
             let length = resp.body().content_length();

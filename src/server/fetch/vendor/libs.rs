@@ -108,7 +108,7 @@ pub fn check(server: &Path, private: &Path) -> Result<Vec<String>, String> {
     let mut linked = Vec::new();
     for soname in n.missing.clone() {
         if let Some(host) = renamed_on_host(&soname) {
-            std::fs::create_dir_all(private).map_err(|e| format!("cannot create {}: {e}", private.display()))?;
+            crate::owned::create_dir_all(private).map_err(|e| e.to_string())?;
             let link = private.join(&soname);
             if !link.exists() {
                 std::os::unix::fs::symlink(&host, &link).map_err(|e| format!("cannot link {}: {e}", link.display()))?;

@@ -400,8 +400,8 @@ pub fn fetch_release(
     match sum.verify(&path) {
         Ok(Ok(())) => {}
         Ok(Err(got)) => {
-            let _ = std::fs::remove_file(&path);
-            let _ = std::fs::remove_file(verified_record(&path));
+            let _ = crate::owned::remove_file(&path);
+            let _ = crate::owned::remove_file(&verified_record(&path));
             return Err(err(format!(
                 "checksum mismatch for {}: expected {sum}, got {}:{got}; the file was removed, fetch again",
                 file_name(&path),
@@ -428,7 +428,7 @@ fn download_release(
 ) -> Msg<(PathBuf, Checksum, String)> {
     let http = Http::new();
     let dir = cache_dir(home);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    crate::owned::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut missing = Vec::new();
     for c in all {
         unpack::check_platform_name(&c.file)?;
@@ -457,7 +457,7 @@ fn download_release(
                 Ok(size) => {
                     drop(progress);
                     if let Some(listed) = c.size.filter(|s| *s != size) {
-                        let _ = std::fs::remove_file(&part);
+                        let _ = crate::owned::remove_file(&part);
                         return Err(format!(
                             "{} is {size} bytes, the catalog lists {listed}; the download was removed",
                             c.file
@@ -466,7 +466,7 @@ fn download_release(
                     match sum.verify(&part).map_err(|e| format!("cannot read {}: {e}", part.display()))? {
                         Ok(()) => {}
                         Err(got) => {
-                            let _ = std::fs::remove_file(&part);
+                            let _ = crate::owned::remove_file(&part);
                             return Err(format!(
                                 "checksum mismatch for {}: expected {sum}, got {}:{got}; the download was removed",
                                 c.file, sum.algo
@@ -481,7 +481,7 @@ fn download_release(
                 }
                 Err(HttpError::NotFound(u)) => {
                     if std::fs::metadata(&part).is_ok_and(|m| m.len() == 0) {
-                        let _ = std::fs::remove_file(&part);
+                        let _ = crate::owned::remove_file(&part);
                     }
                     missing.push(u);
                 }

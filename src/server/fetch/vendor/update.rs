@@ -236,7 +236,7 @@ fn store(cache: &std::path::Path, entries: Vec<Entry>) -> Result<(), String> {
         old.release.push(e);
     }
     old.updated_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    std::fs::create_dir_all(cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    crate::owned::create_dir_all(cache).map_err(|e| e.to_string())?;
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(&old).expect("catalog serialises");
     std::fs::write(&tmp, text + "\n").map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
