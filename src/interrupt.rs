@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 
 static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
-static GUARDED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// A guarded server process and the function that stops it.
+type Guarded = (u32, fn(u32));
+
+static GUARDED: Mutex<Vec<Guarded>> = Mutex::new(Vec::new());
 
 /// A second signal sooner than this after the first is the same request: coreutils' `timeout -s INT`
 /// signals the child and then its whole process group, microseconds apart.
@@ -53,19 +56,20 @@ pub fn check() -> Result<()> {
     if is_interrupted() { Err(Error::Interrupted) } else { Ok(()) }
 }
 
-/// Records a server process that must not outlive versus.
-pub(crate) fn guard_pid(pid: u32) {
-    GUARDED.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+/// Records a server process that must not outlive versus, and how to stop it (a second Ctrl-C calls
+/// `stop(pid)`).
+pub(crate) fn guard_pid(pid: u32, stop: fn(u32)) {
+    GUARDED.lock().unwrap_or_else(|e| e.into_inner()).push((pid, stop));
 }
 
 /// Forgets a server process (stopped, or handed over to the user).
 pub(crate) fn unguard_pid(pid: u32) {
-    GUARDED.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| *p != pid);
+    GUARDED.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
 }
 
 fn terminate_guarded() {
-    let pids = GUARDED.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    for pid in pids {
-        crate::server::process::terminate(pid, None, std::time::Duration::from_secs(20));
+    let guarded = GUARDED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for (pid, stop) in guarded {
+        stop(pid);
     }
 }

@@ -154,6 +154,7 @@ fn options(name: &str, max_runs: usize) -> ExplainOptions {
         workload: WorkloadDef {
             name: None,
             test: "oltp_write_only".into(),
+            script: None,
             threads: None,
             options: toml::from_str("tables = 2\ntable-size = 5000").unwrap(),
         },

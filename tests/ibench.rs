@@ -28,7 +28,7 @@ const OVERRIDES: &[&str] =
     &["innodb_buffer_pool_size=256M", "innodb_flush_log_at_trx_commit=2", "innodb_log_file_size=256M"];
 
 fn driver(sb: &Sandbox) -> Arc<dyn Driver> {
-    Arc::new(MysqlDriver::new(versus::experiment::ibench::sandbox_connect_options(sb.info())))
+    Arc::new(MysqlDriver::new(versus::workload::ibench::experiment::sandbox_connect_options(sb.info())))
 }
 
 /// The sandbox's process for the efficiency figures.

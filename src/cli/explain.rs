@@ -203,7 +203,7 @@ impl MeasureArgs {
         let Some(test) = self.workload.clone() else {
             return Err(Error::option("--workload", "give the sysbench test to run, e.g. --workload oltp_write_only"));
         };
-        Ok(WorkloadDef { name: None, test, threads: None, options })
+        Ok(WorkloadDef { name: None, test, script: None, threads: None, options })
     }
 }
 

@@ -3,7 +3,7 @@
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
-use super::wire::ConnectFailure;
+use super::packet::ConnectFailure;
 
 /// mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))).
 pub fn scramble_native(password: &str, nonce: &[u8]) -> Vec<u8> {

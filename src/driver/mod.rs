@@ -10,6 +10,7 @@ mod auth;
 pub mod lean;
 pub mod mock;
 pub mod mysql;
+mod packet;
 mod response;
 pub mod tls;
 pub mod wire;

@@ -1,6 +1,6 @@
 //! Scanning a server response in a byte buffer without consuming it, for the event-loop workers.
 
-use super::wire::{MAX_PAYLOAD, MORE_RESULTS, lenenc, parse_err};
+use super::packet::{MAX_PAYLOAD, MORE_RESULTS, lenenc, parse_err};
 use super::{DbError, ErrorKind, Outcome};
 
 /// Packets of `buf`: (payload start, payload end) pairs while complete.

@@ -9,6 +9,8 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use super::auth::scramble;
+pub use super::packet::{ConnectFailure, parse_err};
+use super::packet::{MAX_PAYLOAD, MORE_RESULTS, lenenc};
 use super::{DbError, ErrorKind, Outcome, Param};
 
 const LONG_PASSWORD: u32 = 1;
@@ -23,18 +25,6 @@ const MULTI_RESULTS: u32 = 0x2_0000;
 const PS_MULTI_RESULTS: u32 = 0x4_0000;
 const PLUGIN_AUTH: u32 = 0x8_0000;
 const PLUGIN_AUTH_LENENC: u32 = 0x20_0000;
-pub(super) const MORE_RESULTS: u16 = 0x0008;
-pub(super) const MAX_PAYLOAD: usize = 0xFF_FFFF;
-
-/// Why a connection attempt did not succeed.
-#[derive(Debug)]
-pub enum ConnectFailure {
-    /// The server wants something this client does not do (an auth plugin, full authentication
-    /// over plain TCP); another client may succeed.
-    Unsupported(String),
-    /// A real failure (network, server error).
-    Failed(DbError),
-}
 
 enum Stream {
     Tcp(TcpStream),
@@ -80,16 +70,6 @@ fn lost(e: io::Error) -> DbError {
     DbError::lost(format!("Lost connection to server: {e}"))
 }
 
-pub(super) fn lenenc(p: &[u8]) -> (u64, usize) {
-    match p.first() {
-        Some(&b) if b < 0xFB => (b as u64, 1),
-        Some(0xFC) if p.len() >= 3 => (u16::from_le_bytes([p[1], p[2]]) as u64, 3),
-        Some(0xFD) if p.len() >= 4 => (u32::from_le_bytes([p[1], p[2], p[3], 0]) as u64, 4),
-        Some(0xFE) if p.len() >= 9 => (u64::from_le_bytes(p[1..9].try_into().expect("8 bytes")), 9),
-        _ => (0, 1),
-    }
-}
-
 fn put_lenenc(out: &mut Vec<u8>, v: u64) {
     match v {
         0..0xFB => out.push(v as u8),
@@ -106,13 +86,6 @@ fn put_lenenc(out: &mut Vec<u8>, v: u64) {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
-}
-
-/// The server error in an ERR packet.
-pub fn parse_err(p: &[u8]) -> DbError {
-    let code = if p.len() >= 3 { u16::from_le_bytes([p[1], p[2]]) } else { 0 };
-    let msg = if p.len() > 9 && p[3] == b'#' { &p[9..] } else { p.get(3..).unwrap_or(&[]) };
-    DbError::server(code, String::from_utf8_lossy(msg).into_owned())
 }
 
 impl Wire {

@@ -1,25 +1,23 @@
 //! From an experiment file to a plan: targets, cells (target × workload × threads), the runs in execution
 //! order, and the data preparations that are done once and restored from a snapshot before every run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::spec::{ExperimentFile, Order, WorkloadDef, set_to_overrides};
+use super::spec::{ExperimentFile, Order, set_to_overrides};
+use crate::workload::{Timing, Workload};
 
 /// Options that fix the on-disk format of a datadir, so a snapshot made without them cannot be started
 /// with them: a target whose config sets one gets data prepared for it alone.
 const INIT_TIME_OPTIONS: &[&str] =
     &["innodb_page_size", "lower_case_table_names", "innodb_data_file_path", "innodb_undo_tablespaces"];
-
-/// The sysbench options that decide what `prepare` creates.
-const SHAPE_OPTIONS: &[&str] =
-    &["tables", "table_size", "auto_inc", "secondary", "create_secondary", "mysql_storage_engine"];
 
 /// A server to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +77,7 @@ pub struct Preparation {
     pub key: String,
     /// Index of the first target that uses it: its build, and its init-time options, prepare the data.
     pub target: usize,
-    /// Index of the first workload that uses it: its test and options run `prepare`.
+    /// Index of the first workload that uses it: it runs `prepare`.
     pub workload: usize,
     /// Rows to load, for the estimate.
     pub rows: u64,
@@ -101,8 +99,9 @@ pub struct Plan {
     pub file: ExperimentFile,
     /// Targets in file order.
     pub targets: Vec<Target>,
-    /// Workloads in file order.
-    pub workloads: Vec<WorkloadDef>,
+    /// Workloads in file order, each entry expanded by its kind (an Insert Benchmark entry into one
+    /// workload per step).
+    pub workloads: Vec<Arc<dyn Workload>>,
     /// Cells: target-major, then workload, then threads.
     pub cells: Vec<Cell>,
     /// Data preparations.
@@ -117,21 +116,24 @@ impl Plan {
     /// Builds the plan; `base_dir` resolves relative config file paths.
     pub fn new(file: &ExperimentFile, base_dir: &Path) -> Result<Plan, String> {
         let targets = targets(file, base_dir)?;
-        // An Insert Benchmark workload becomes one workload per step.
-        let workloads = super::ibench::expand(&file.workloads)?;
+        let mut workloads = Vec::new();
+        for def in &file.workloads {
+            workloads.extend(crate::workload::plan_workloads(def, base_dir)?);
+        }
         let mut cells = Vec::new();
         let mut preparations: Vec<Preparation> = Vec::new();
         for (ti, t) in targets.iter().enumerate() {
             for (wi, w) in workloads.iter().enumerate() {
-                let key = preparation_key(t, w);
+                let data = w.data();
+                let key = format!("{};{}", server_key(t), data.key);
                 let preparation = match preparations.iter().position(|p| p.key == key) {
                     Some(i) => i,
                     None => {
-                        preparations.push(Preparation { key, target: ti, workload: wi, rows: rows(w) });
+                        preparations.push(Preparation { key, target: ti, workload: wi, rows: data.rows });
                         preparations.len() - 1
                     }
                 };
-                for &threads in w.threads.as_ref().unwrap_or(&file.threads) {
+                for &threads in w.threads().unwrap_or(&file.threads) {
                     let key = format!("target={};workload={};threads={threads}", t.label, w.label());
                     cells.push(Cell { key, target: ti, workload: wi, threads, preparation });
                 }
@@ -139,7 +141,7 @@ impl Plan {
         }
         let seed = file.seed.unwrap_or(1);
         let runs = order_runs(cells.len(), file.repetitions, file.order, seed);
-        let runs = super::ibench::group_runs(&runs, &cells, &workloads);
+        let runs = group_chains(&runs, &cells, &workloads);
         Ok(Plan { file: file.clone(), targets, workloads, cells, preparations, runs, seed })
     }
 
@@ -147,19 +149,12 @@ impl Plan {
     /// warm-up, the measured time and the stop.
     pub fn estimate(&self) -> Duration {
         const LOAD_ROWS_PER_S: u64 = 150_000;
-        const RESTART: Duration = Duration::from_secs(4);
         let prepare: Duration =
             self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum();
+        let timing = Timing { duration: self.file.duration, warmup: self.file.warmup, prewarm: self.file.prewarm };
         let per_run = |r: &PlannedRun| {
             let cell = &self.cells[r.cell];
-            let w = &self.workloads[cell.workload];
-            if super::ibench::is_ibench(w) {
-                return super::ibench::estimate(w, cell.threads);
-            }
-            let prep = &self.preparations[cell.preparation];
-            let prewarm =
-                if self.file.prewarm { Duration::from_secs(1 + prep.rows / 1_000_000) } else { Duration::ZERO };
-            RESTART + prewarm + self.file.warmup + self.file.duration
+            self.workloads[cell.workload].estimate(cell.threads, &timing)
         };
         prepare + self.runs.iter().map(per_run).sum::<Duration>()
     }
@@ -187,11 +182,12 @@ impl Plan {
             f.warmup.as_secs(),
             f.duration.as_secs()
         );
-        if self.workloads.iter().any(super::ibench::is_ibench) {
-            let _ = writeln!(
-                s,
-                "ibench workloads: one run per step; the steps of a sequence run in order on one server, from an empty datadir (docs/ibench.md)"
-            );
+        let mut notes: Vec<&str> = Vec::new();
+        for note in self.workloads.iter().filter_map(|w| w.plan_note()) {
+            if !notes.contains(&note) {
+                notes.push(note);
+                let _ = writeln!(s, "{note}");
+            }
         }
         let _ = writeln!(s, "\ntargets:");
         for t in &self.targets {
@@ -288,34 +284,6 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String
     Ok(out)
 }
 
-/// The option value of `name` in a workload, with dashes and underscores treated alike.
-pub fn workload_option<'a>(w: &'a WorkloadDef, name: &str) -> Option<&'a toml::Value> {
-    w.options.iter().find(|(k, _)| k.replace('-', "_") == name).map(|(_, v)| v)
-}
-
-fn rows(w: &WorkloadDef) -> u64 {
-    if super::ibench::is_ibench(w) {
-        return 0;
-    }
-    let int = |n: &str, d: i64| workload_option(w, n).and_then(toml::Value::as_integer).unwrap_or(d);
-    (int("tables", 1) * int("table_size", 10_000)).max(0) as u64
-}
-
-fn preparation_key(t: &Target, w: &WorkloadDef) -> String {
-    let family = match w.test.as_str() {
-        "bulk_insert" => "bulk_insert",
-        // The Insert Benchmark starts from an empty datadir: step l.i0 creates its tables.
-        super::ibench::TEST => return format!("{};ibench", server_key(t)),
-        _ => "oltp",
-    };
-    let mut shape: Vec<String> = SHAPE_OPTIONS
-        .iter()
-        .filter_map(|n| workload_option(w, n).map(|v| format!("{n}={}", v.to_string().trim_matches('"'))))
-        .collect();
-    shape.sort();
-    format!("{};{family};{}", server_key(t), shape.join(";"))
-}
-
 fn server_key(t: &Target) -> String {
     match &t.kind {
         TargetKind::Sandbox { build, overrides, .. } => {
@@ -361,6 +329,32 @@ pub fn order_runs(cells: usize, repetitions: u32, order: Order, seed: u64) -> Ve
         }
     }
     runs
+}
+
+/// Reorders runs so that the runs of each chain (target × chain × threads × repetition, see
+/// [`crate::workload::Link`]) run back to back, in rank order, where the first of them was planned.
+pub fn group_chains(runs: &[PlannedRun], cells: &[Cell], workloads: &[Arc<dyn Workload>]) -> Vec<PlannedRun> {
+    let links: Vec<_> = workloads.iter().map(|w| w.link()).collect();
+    let chain = |r: &PlannedRun| {
+        let c = &cells[r.cell];
+        links[c.workload].as_ref().map(|l| (c.target, l.chain.clone(), c.threads, r.repetition))
+    };
+    let rank = |r: &PlannedRun| links[cells[r.cell].workload].as_ref().map(|l| l.rank);
+    let mut out = Vec::with_capacity(runs.len());
+    let mut emitted = HashSet::new();
+    for r in runs {
+        match chain(r) {
+            None => out.push(*r),
+            Some(k) if emitted.insert(k.clone()) => {
+                let mut group: Vec<PlannedRun> =
+                    runs.iter().filter(|x| chain(x).as_ref() == Some(&k)).copied().collect();
+                group.sort_by_key(|x| rank(x));
+                out.extend(group);
+            }
+            Some(_) => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::experiment::plan::{Plan, PlannedRun};
-use crate::experiment::run::Outcome;
+use super::outcome::Outcome;
+use super::plan::{Plan, PlannedRun};
 use crate::store::{RunRow, Summary};
 
 /// Progress reporting for `versus run`.

@@ -1,37 +1,19 @@
 //! Running a plan: create (or resume) the stored experiment, prepare data when a run first needs it,
 //! execute the runs in order and commit each one before the next starts.
 //!
-//! What a run *does* is behind [`Executor`]: [`super::sandbox_executor::SandboxExecutor`] starts real
+//! What a run *does* is behind [`Executor`]: `SandboxExecutor` (in `sandbox_executor`) starts real
 //! servers; tests use a scripted executor to check scheduling, failures and resume deterministically.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::outcome::{Outcome, RunOutcome};
+use super::plan::{Plan, PlannedRun, TargetKind};
+use super::progress::Progress;
+use super::spec::ExperimentFile;
 use crate::error::{Error, Result};
-use crate::experiment::plan::{Plan, PlannedRun};
-use crate::experiment::progress::Progress;
-use crate::experiment::spec::ExperimentFile;
 use crate::sampler::HostFacts;
-use crate::store::{Interval, NewCell, NewExperiment, NewRun, RunResult, StartRun, Status, Store};
-
-/// The end of one run, as the executor saw it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunOutcome {
-    /// Measured to the end.
-    Done(Box<RunResult>),
-    /// The server did not start, died, or the workload stopped with an error; what was measured is kept.
-    Failed {
-        /// Why, in one line.
-        error: String,
-        /// Intervals measured before the failure.
-        intervals: Vec<Interval>,
-    },
-    /// Ctrl-C; what was measured is kept and the experiment stops.
-    Interrupted {
-        /// Intervals measured before the interruption.
-        intervals: Vec<Interval>,
-    },
-}
+use crate::store::{NewCell, NewExperiment, NewRun, StartRun, Status, Store};
 
 /// Does the work of an experiment.
 pub trait Executor {
@@ -56,19 +38,6 @@ pub struct RunOptions {
     pub resume: bool,
     /// With `resume`: continue this experiment (by id) rather than the latest of the name.
     pub experiment_id: Option<i64>,
-}
-
-/// What an experiment invocation did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// Experiment id in the store.
-    pub experiment_id: i64,
-    /// Runs executed now that finished.
-    pub done: usize,
-    /// Runs executed now that failed.
-    pub failed: usize,
-    /// True when Ctrl-C stopped it.
-    pub interrupted: bool,
 }
 
 /// Runs (or resumes) the experiment in `file` with `text` as its definition.
@@ -163,13 +132,9 @@ fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, s
             let t = &plan.targets[c.target];
             let w = &plan.workloads[c.workload];
             let (build, config) = match &t.kind {
-                super::TargetKind::Sandbox { build, config, .. } => (Some(build.clone()), Some(config.clone())),
-                super::TargetKind::External { .. } => (None, None),
+                TargetKind::Sandbox { build, config, .. } => (Some(build.clone()), Some(config.clone())),
+                TargetKind::External { .. } => (None, None),
             };
-            let mut options = serde_json::to_value(&w.options).unwrap_or_default();
-            if let Some(o) = options.as_object_mut() {
-                o.insert("test".into(), w.test.clone().into());
-            }
             NewCell {
                 key: c.key.clone(),
                 target: t.label.clone(),
@@ -177,7 +142,7 @@ fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, s
                 config,
                 workload: w.label(),
                 threads: c.threads,
-                workload_options: options,
+                workload_options: w.stored_options(),
             }
         })
         .collect();
@@ -243,7 +208,7 @@ pub fn changes(before: &ExperimentFile, after: &ExperimentFile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Summary;
+    use crate::store::{Interval, RunResult, Summary};
 
     const FILE: &str = r#"
 name = "sched"

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::workload::WorkloadDef;
 
 /// An experiment file as written by the user.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -107,23 +108,6 @@ pub struct TargetDef {
     /// External server: database.
     #[serde(default)]
     pub database: Option<String>,
-}
-
-/// One workload: a `versus sysbench` test with its options.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadDef {
-    /// Label in reports [default: the test name].
-    #[serde(default)]
-    pub name: Option<String>,
-    /// The sysbench test (`oltp_read_write`, `oltp_update_index` …).
-    pub test: String,
-    /// Thread counts for this workload instead of the experiment's.
-    #[serde(default)]
-    pub threads: Option<Vec<u32>>,
-    /// sysbench options with their sysbench names (`tables = 4`, `table-size = 100000`, `range_size = 10`).
-    #[serde(default)]
-    pub options: toml::Table,
 }
 
 fn default_threads() -> Vec<u32> {
@@ -251,8 +235,8 @@ impl ExperimentFile {
             check_set(&t.set, &format!("target {what}"))?;
         }
         let mut wnames = std::collections::HashSet::new();
-        for w in self.workloads.iter().filter(|w| super::ibench::is_ibench(w)) {
-            super::ibench::check(w)?;
+        for w in &self.workloads {
+            crate::workload::registry::check(w)?;
         }
         for w in &self.workloads {
             if !wnames.insert(w.label()) {
@@ -260,13 +244,6 @@ impl ExperimentFile {
             }
         }
         Ok(())
-    }
-}
-
-impl WorkloadDef {
-    /// The label of the workload in reports.
-    pub fn label(&self) -> String {
-        self.name.clone().unwrap_or_else(|| self.test.clone())
     }
 }
 

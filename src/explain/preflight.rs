@@ -5,12 +5,61 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use super::bisect::Candidate;
 use super::diffvars::same_value;
-use super::runner::{SkipReason, Skipped};
+use super::noise::NoiseKind;
 use super::targets::{TargetSpec, option_variables};
 use crate::error::{Error, Result};
 use crate::server::{Home, Sandbox, SandboxSpec, admin};
+
+/// Why a differing variable is not bisected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
+pub enum SkipReason {
+    /// It exists only on A: the gap it causes, if any, cannot be explained by configuration.
+    NotOnB,
+    /// It exists only on B: there is no A value to give it.
+    OnlyOnB,
+    /// Its difference is noise (paths, ports, ids, versions, host-sized or derived).
+    Noise(NoiseKind),
+    /// B refused to start with A's value (the server's words).
+    Rejected(String),
+    /// B started but reports another value than A's (the value it reports).
+    Adjusted(String),
+}
+
+impl SkipReason {
+    /// Whether the variable is unexplainable by configuration (as opposed to irrelevant noise).
+    pub fn unexplainable(&self) -> bool {
+        !matches!(self, SkipReason::Noise(_))
+    }
+
+    /// Words for a table.
+    pub fn text(&self) -> String {
+        match self {
+            SkipReason::NotOnB => "does not exist on B".into(),
+            SkipReason::OnlyOnB => "exists only on B".into(),
+            SkipReason::Noise(k) => format!("noise ({})", k.label()),
+            SkipReason::Rejected(why) => format!("B does not start with A's value: {why}"),
+            SkipReason::Adjusted(got) => format!("B reports {got} when given A's value"),
+        }
+    }
+}
+
+/// A differing variable that is not bisected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Variable name.
+    pub name: String,
+    /// A's value.
+    pub a: Option<String>,
+    /// B's value.
+    pub b: Option<String>,
+    /// Why.
+    pub reason: SkipReason,
+}
 
 /// The override that gives a variable a value at startup (`log_bin` is an option without a value).
 pub fn override_for(name: &str, value: &str) -> String {

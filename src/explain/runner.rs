@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Candidate, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Step};
 use super::diffvars::{self, Change, VarDiff};
-use super::noise::NoiseKind;
 use super::preflight::{overrides_with, preflight};
 use super::targets::{TargetSpec, capture_live};
 use crate::error::{Error, Result};
@@ -61,52 +60,10 @@ pub struct ExplainOptions {
     pub seed: u64,
 }
 
-/// Why a differing variable is not bisected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
-pub enum SkipReason {
-    /// It exists only on A: the gap it causes, if any, cannot be explained by configuration.
-    NotOnB,
-    /// It exists only on B: there is no A value to give it.
-    OnlyOnB,
-    /// Its difference is noise (paths, ports, ids, versions, host-sized or derived).
-    Noise(NoiseKind),
-    /// B refused to start with A's value (the server's words).
-    Rejected(String),
-    /// B started but reports another value than A's (the value it reports).
-    Adjusted(String),
-}
+/// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
+pub const ATTRIBUTION_SEED: u64 = 0x5EED;
 
-impl SkipReason {
-    /// Whether the variable is unexplainable by configuration (as opposed to irrelevant noise).
-    pub fn unexplainable(&self) -> bool {
-        !matches!(self, SkipReason::Noise(_))
-    }
-
-    /// Words for a table.
-    pub fn text(&self) -> String {
-        match self {
-            SkipReason::NotOnB => "does not exist on B".into(),
-            SkipReason::OnlyOnB => "exists only on B".into(),
-            SkipReason::Noise(k) => format!("noise ({})", k.label()),
-            SkipReason::Rejected(why) => format!("B does not start with A's value: {why}"),
-            SkipReason::Adjusted(got) => format!("B reports {got} when given A's value"),
-        }
-    }
-}
-
-/// A differing variable that is not bisected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Skipped {
-    /// Variable name.
-    pub name: String,
-    /// A's value.
-    pub a: Option<String>,
-    /// B's value.
-    pub b: Option<String>,
-    /// Why.
-    pub reason: SkipReason,
-}
+pub use super::preflight::{SkipReason, Skipped};
 
 /// What `versus explain` found, or plans to do (`--dry-run`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -410,7 +367,7 @@ pub fn search_config(opts: &ExplainOptions) -> SearchConfig {
             noise_band: opts.noise_band,
             bootstrap: BootstrapConfig {
                 confidence: opts.confidence,
-                seed: super::section::ATTRIBUTION_SEED,
+                seed: ATTRIBUTION_SEED,
                 ..BootstrapConfig::default()
             },
         },
@@ -520,6 +477,7 @@ mod tests {
             workload: WorkloadDef {
                 name: None,
                 test: "oltp_write_only".into(),
+                script: None,
                 threads: None,
                 options: toml::from_str("tables = 2\ntable-size = 1000").unwrap(),
             },

@@ -8,16 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Effect, Gap, SearchOutcome};
 use super::preflight::override_for;
-use super::runner::{DESCRIPTION_MARKER, samples_by_target};
+use super::runner::{ATTRIBUTION_SEED, DESCRIPTION_MARKER, samples_by_target};
 use super::targets::stored_specs;
 use crate::error::Result;
 use crate::experiment::ExperimentFile;
 use crate::metric::Metric;
 use crate::stats::{BootstrapConfig, CompareConfig};
 use crate::store::{Experiment, Store};
-
-/// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
-pub const ATTRIBUTION_SEED: u64 = 0x5EED;
 
 /// One finding of an attribution: what it recovers on top of the ones before it, and alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

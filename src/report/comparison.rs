@@ -38,7 +38,7 @@ fn values_of(r: &LoadedRun, m: Metric) -> Option<f64> {
 /// The report from runs already selected and placed.
 fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
     let metric = sel.metric;
-    let ibench = crate::workload::ibench::stored::sections(&s);
+    let ibench = crate::workload::registry::sections(&super::select::stored_runs(&s, sel)).ibench;
     let mut notes = s.notes.clone();
     let present = s.runs.iter().filter(|r| values_of(r, metric).is_some()).count();
     if present == 0 {

@@ -86,6 +86,27 @@ pub struct Selected {
     pub notes: Vec<String>,
 }
 
+/// The selected runs as the workloads see them, for their own report sections.
+pub fn stored_runs<'a>(s: &'a Selected, sel: &Selection) -> crate::workload::StoredRuns<'a> {
+    crate::workload::StoredRuns {
+        sides: s.sides.iter().map(|side| side.label.clone()).collect(),
+        runs: s
+            .runs
+            .iter()
+            .map(|r| crate::workload::StoredRun {
+                detail: &r.detail,
+                side: r.side,
+                group: s.cases[r.case].group.as_deref(),
+                threads: s.cases[r.case].threads,
+                histogram: r.histogram.as_ref(),
+            })
+            .collect(),
+        logical_cpus: s.experiments.first().and_then(|e| e.host.logical_cpus),
+        confidence: sel.confidence,
+        noise_band: sel.noise_band,
+    }
+}
+
 /// Finds an experiment by id or name.
 fn resolve_experiment(store: &Store, spec: &str) -> Result<Experiment> {
     if let Ok(id) = spec.parse::<i64>()

@@ -455,7 +455,7 @@ impl Sandbox {
             .spawn()
             .map_err(|e| Error::server(&self.info.name, format!("cannot run {}: {e}", line.program.display())))?;
         self.info.pid = child.id();
-        interrupt::guard_pid(self.info.pid);
+        interrupt::guard_pid(self.info.pid, stop_guarded);
         self.child = Some(child);
         self.running = true;
         let deadline = started + self.ready_timeout;
@@ -609,6 +609,11 @@ fn summarize_output(text: &str) -> String {
     let picked =
         if errors.is_empty() { &lines[lines.len().saturating_sub(3)..] } else { &errors[..errors.len().min(3)] };
     if picked.is_empty() { "no output".into() } else { picked.join(" | ") }
+}
+
+/// How a second Ctrl-C stops a guarded server: SIGTERM, then SIGKILL after 20 s.
+fn stop_guarded(pid: u32) {
+    super::process::terminate(pid, None, std::time::Duration::from_secs(20));
 }
 
 #[cfg(test)]

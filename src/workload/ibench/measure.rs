@@ -5,27 +5,7 @@ use crate::sampler::{Efficiency, HostCpu, HostCpuDelta, ProcessDelta, ProcessSam
 
 use super::result::StepEfficiency;
 
-/// What the runner may learn about the server besides the workload's connections. Every method has a
-/// default that knows nothing.
-pub trait Probe {
-    /// The server's process id, when it runs on this machine.
-    fn server_pid(&mut self) -> Option<u32> {
-        None
-    }
-    /// `SHOW GLOBAL STATUS`.
-    fn global_status(&mut self) -> Option<Vec<(String, String)>> {
-        None
-    }
-    /// `Err` with a one-line reason when the server is known to have stopped (checked after a failure,
-    /// for a better message).
-    fn check_alive(&mut self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// A probe that knows nothing (a remote server).
-pub struct NoProbe;
-impl Probe for NoProbe {}
+pub use crate::workload::probe::{NoProbe, Probe};
 
 /// Counters read at the start of a step.
 pub struct Snapshot {

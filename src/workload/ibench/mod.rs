@@ -13,6 +13,7 @@
 
 pub mod cleanup;
 pub mod compare;
+pub mod experiment;
 pub mod measure;
 pub mod options;
 pub mod query;
@@ -28,6 +29,7 @@ pub mod writer;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use experiment::KIND;
 pub use measure::{NoProbe, Probe};
 pub use options::{Options, Step, StepKind, parse_steps};
 pub use result::{IbenchResult, IntervalLine, Skipped, StepResult, StepStatus};

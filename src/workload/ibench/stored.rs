@@ -1,5 +1,5 @@
 //! The Small Datum tables from stored experiment runs: each ibench step is a stored run (see
-//! `crate::experiment::ibench`), read back here into [`StepFigures`] per side, with the means over
+//! [`super::experiment`]), read back here into [`StepFigures`] per side, with the means over
 //! repetitions, and tabulated by [`super::compare::build`]. `versus compare` and `versus report` show the
 //! result after their own tables.
 
@@ -10,13 +10,15 @@ use super::compare::{self, Comparison, SideInput, StepFigures};
 use super::options::{Step, StepKind};
 use super::result::{StepEfficiency, StepStatus};
 use super::stats::{KindTotal, Latency, bucket_of};
-use crate::report::select::{LoadedRun, Selected};
 use crate::sampler::Efficiency;
+use crate::workload::{StoredRun, StoredRuns};
 
-/// Status-delta names of what versus measured itself (see `crate::experiment::ibench`).
-const HOST_CPU_US: &str = "versus.host_cpu_us";
-const HOST_CTXT_SWITCHES: &str = "versus.host_ctxt_switches";
-const SERVER_RSS_MAX: &str = "versus.server_rss_max_bytes";
+/// Status-delta names under which a step stores what versus measured itself (not server counters).
+pub const HOST_CPU_US: &str = "versus.host_cpu_us";
+/// Host context switches over the step.
+pub const HOST_CTXT_SWITCHES: &str = "versus.host_ctxt_switches";
+/// Largest server RSS during the step, bytes.
+pub const SERVER_RSS_MAX: &str = "versus.server_rss_max_bytes";
 
 /// The tables of one group of ibench runs (one workload at one client count, within one config or build).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,16 +29,16 @@ pub struct Section {
     pub tables: Comparison,
 }
 
-fn option<'a>(r: &'a LoadedRun, key: &str) -> Option<&'a serde_json::Value> {
+fn option<'a>(r: &StoredRun<'a>, key: &str) -> Option<&'a serde_json::Value> {
     r.detail.run.cell.workload_options.get(key)
 }
 
 /// True when a stored run is a step of the Insert Benchmark.
-pub fn is_step(r: &LoadedRun) -> bool {
+pub fn is_step(r: &StoredRun<'_>) -> bool {
     option(r, "test").and_then(|v| v.as_str()) == Some("ibench") && step(r).is_some()
 }
 
-fn step(r: &LoadedRun) -> Option<Step> {
+fn step(r: &StoredRun<'_>) -> Option<Step> {
     option(r, "step")?.as_str()?.parse().ok()
 }
 
@@ -45,12 +47,12 @@ fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-fn status(r: &LoadedRun, name: &str) -> Option<f64> {
-    r.detail.status_deltas.iter().find(|(k, _)| k == name).map(|(_, v)| *v as f64)
+fn status(r: &StoredRun<'_>, name: &str) -> Option<f64> {
+    r.status(name).map(|v| v as f64)
 }
 
 /// The efficiency of one stored step run.
-fn efficiency(r: &LoadedRun, kind: StepKind, ncpu: Option<u32>) -> StepEfficiency {
+fn efficiency(r: &StoredRun<'_>, kind: StepKind, ncpu: Option<u32>) -> StepEfficiency {
     let s = r.detail.run.summary.clone().unwrap_or_default();
     let e: &Efficiency = &r.detail.efficiency;
     let ops = s.events as f64;
@@ -112,10 +114,10 @@ fn mean_efficiency(all: &[StepEfficiency]) -> StepEfficiency {
 }
 
 /// The response times of the step's operation over all repetitions, buckets from the histogram.
-fn latency(runs: &[&LoadedRun], kind: StepKind) -> Option<Latency> {
+fn latency(runs: &[&StoredRun<'_>], kind: StepKind) -> Option<Latency> {
     let mut total = KindTotal::default();
     for r in runs {
-        let Some(h) = &r.histogram else { continue };
+        let Some(h) = r.histogram else { continue };
         let _ = total.histogram.add(h);
         add_buckets(&mut total, h);
         if let Some(s) = &r.detail.run.summary {
@@ -134,27 +136,25 @@ fn add_buckets(t: &mut KindTotal, h: &Histogram<u64>) {
 
 /// The ibench sections of a comparison: one per (workload, group, clients), sides in the comparison's
 /// order with the baseline first. Empty when no selected run is an ibench step.
-pub fn sections(s: &Selected) -> Vec<Section> {
-    let runs: Vec<&LoadedRun> = s.runs.iter().filter(|r| is_step(r)).collect();
-    let ncpu = s.experiments.first().and_then(|e| e.host.logical_cpus);
+pub fn sections(s: &StoredRuns<'_>) -> Vec<Section> {
+    let runs: Vec<&StoredRun<'_>> = s.runs.iter().filter(|r| is_step(r)).collect();
+    let ncpu = s.logical_cpus;
     let mut keys: Vec<(String, Option<String>, u32)> = Vec::new();
     for r in &runs {
-        let case = &s.cases[r.case];
         let sequence = option(r, "sequence").and_then(|v| v.as_str()).unwrap_or("ibench").to_string();
-        let k = (sequence, case.group.clone(), case.threads);
+        let k = (sequence, r.group.map(str::to_string), r.threads);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     keys.into_iter()
         .map(|(sequence, group, threads)| {
-            let mine: Vec<&LoadedRun> = runs
+            let mine: Vec<&StoredRun<'_>> = runs
                 .iter()
                 .copied()
                 .filter(|r| {
-                    let case = &s.cases[r.case];
-                    case.group == group
-                        && case.threads == threads
+                    r.group == group.as_deref()
+                        && r.threads == threads
                         && option(r, "sequence").and_then(|v| v.as_str()).unwrap_or("ibench") == sequence
                 })
                 .collect();
@@ -162,17 +162,17 @@ pub fn sections(s: &Selected) -> Vec<Section> {
                 .sides
                 .iter()
                 .enumerate()
-                .map(|(side, info)| {
-                    let of_side: Vec<&LoadedRun> = mine.iter().copied().filter(|r| r.side == side).collect();
+                .map(|(side, label)| {
+                    let of_side: Vec<&StoredRun<'_>> = mine.iter().copied().filter(|r| r.side == side).collect();
                     let mut steps: Vec<Step> = of_side.iter().filter_map(|r| step(r)).collect();
                     steps.sort_by_key(|s| s.rank());
                     steps.dedup();
                     let figures = steps
                         .into_iter()
                         .map(|st| {
-                            let reps: Vec<&LoadedRun> =
+                            let reps: Vec<&StoredRun<'_>> =
                                 of_side.iter().copied().filter(|r| step(r) == Some(st)).collect();
-                            let summary = |r: &&LoadedRun| r.detail.run.summary.clone().unwrap_or_default();
+                            let summary = |r: &&StoredRun<'_>| r.detail.run.summary.clone().unwrap_or_default();
                             let effs: Vec<StepEfficiency> =
                                 reps.iter().map(|r| efficiency(r, st.kind(), ncpu)).collect();
                             StepFigures {
@@ -193,7 +193,7 @@ pub fn sections(s: &Selected) -> Vec<Section> {
                             }
                         })
                         .collect();
-                    SideInput { label: info.label.clone(), steps: figures }
+                    SideInput { label: label.clone(), steps: figures }
                 })
                 .collect();
             let group = group.map(|g| format!(", {g}")).unwrap_or_default();

@@ -5,6 +5,7 @@
 //! `Options::default()`), then call [`runner::run`] with a [`crate::driver::Driver`] and get a
 //! [`RunResult`] with counts, exact latency figures, the HDR histogram and the per-interval series.
 
+pub mod experiment;
 pub mod json;
 pub mod legacy;
 mod mux;
@@ -16,6 +17,7 @@ pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod session;
+mod shared;
 pub mod spec;
 pub mod stats;
 
@@ -23,6 +25,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+pub use experiment::KIND;
 pub use options::{Command, Format, Options, Test};
 pub use runner::{Observer, run};
 pub use stats::{Interval, RunResult};

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::oltp::{Abort, Exec, Workload};
-use super::runner::Shared;
 use super::session::{Counts, Session, fatal, reconnect_until};
+use super::shared::Shared;
 use crate::driver::{Connection, DbError, Driver, Outcome, Param, StmtId};
 use crate::error::Error;
 

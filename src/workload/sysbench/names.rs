@@ -100,6 +100,17 @@ pub enum Command {
 }
 
 impl Command {
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Prepare => "prepare",
+            Command::Prewarm => "prewarm",
+            Command::Run => "run",
+            Command::Cleanup => "cleanup",
+            Command::Help => "help",
+        }
+    }
+
     pub(super) fn parse(word: &str) -> Result<Command> {
         Ok(match word {
             "prepare" => Command::Prepare,

@@ -246,16 +246,32 @@ pub fn parse(args: &[String]) -> Result<Invocation> {
             words.push(arg.clone());
         }
     }
-    if let Some(file) = values.get("config_file").cloned() {
-        for (k, v) in read_config_file(&file)? {
-            values.entry(k).or_insert(v);
-        }
-    }
     if words.len() > 2 {
         return Err(Error::Other(format!("unrecognized command line argument: {}", words[2])));
     }
     let test = words.first().map(|w| Test::parse(w)).transpose()?;
     let command = words.get(1).map(|w| Command::parse(w)).transpose()?;
+    from_values(values, test, command)
+}
+
+/// The typed options of `values` (option names with underscores → their text, as `--name=value`
+/// gives them; `--config-file` is read here): the parser behind [`parse`], used directly by
+/// experiments, which hold typed values and need no command line.
+pub fn from_values(
+    mut values: BTreeMap<String, String>,
+    test: Option<Test>,
+    command: Option<Command>,
+) -> Result<Invocation> {
+    for name in values.keys() {
+        if spec::find(name).is_none() {
+            return Err(unknown_option(name));
+        }
+    }
+    if let Some(file) = values.get("config_file").cloned() {
+        for (k, v) in read_config_file(&file)? {
+            values.entry(k).or_insert(v);
+        }
+    }
     if let Some(t) = test {
         for name in values.keys() {
             let s = spec::find(name).expect("checked above");

@@ -18,8 +18,8 @@ use super::stats::{Interval, Latency, RunResult, ThreadFigures, new_histogram};
 use crate::driver::Driver;
 use crate::error::{Error, Result};
 
-/// sysbench's event queue size under `--rate` (the ring holds one fewer).
-pub const QUEUE_SIZE: usize = 131_072;
+pub use super::shared::QUEUE_SIZE;
+use super::shared::{Acc, InFlight, Schedule, Shared};
 
 /// Progress callbacks of a run. All methods have empty defaults.
 pub trait Observer {
@@ -36,137 +36,6 @@ pub trait Observer {
 /// An observer that ignores everything.
 pub struct Quiet;
 impl Observer for Quiet {}
-
-/// What one worker accumulates between two drains by the reporter.
-pub(super) struct Acc {
-    pub(super) counts: Counts,
-    pub(super) hist: Histogram<u64>,
-    pub(super) lat: Latency,
-}
-
-impl Acc {
-    fn new() -> Self {
-        Acc { counts: Counts::default(), hist: new_histogram(), lat: Latency::default() }
-    }
-}
-
-/// `--rate` arrivals: an absolute Poisson schedule served FIFO by whichever worker is free, which is
-/// sysbench's event generator thread and queue without the thread.
-pub(super) struct Schedule {
-    rng: Xoroshiro,
-    mean_ns: f64,
-    next: Instant,
-    pending: VecDeque<Instant>,
-}
-
-impl Schedule {
-    fn advance(&mut self) -> Instant {
-        let t = self.next;
-        let gap = -self.mean_ns * (1.0 - self.rng.next_f64()).ln();
-        self.next += Duration::from_nanos(gap as u64);
-        t
-    }
-
-    /// Arrivals up to `now` not yet taken; errors when the queue would overflow.
-    fn fill(&mut self, now: Instant) -> std::result::Result<usize, ()> {
-        while self.next <= now {
-            let t = self.advance();
-            self.pending.push_back(t);
-            if self.pending.len() >= QUEUE_SIZE - 1 {
-                return Err(());
-            }
-        }
-        Ok(self.pending.len())
-    }
-
-    pub(super) fn take(&mut self, now: Instant) -> std::result::Result<Instant, ()> {
-        self.fill(now)?;
-        Ok(match self.pending.pop_front() {
-            Some(t) => t,
-            None => self.advance(),
-        })
-    }
-}
-
-/// One worker's in-flight mark, on a cache line of its own: every worker writes its own at every event.
-#[repr(align(128))]
-struct InFlight(AtomicU64);
-
-pub(super) struct Shared {
-    pub(super) opts: Options,
-    pub(super) test: Test,
-    pub(super) stop: Arc<AtomicBool>,
-    pub(super) failed: AtomicBool,
-    fatal: Mutex<Option<Error>>,
-    pub(super) warming: AtomicBool,
-    pub(super) events_claimed: AtomicU64,
-    /// Per worker: when its current event began, in ns after `epoch` plus one; 0 between events. The
-    /// events in service are the marks that are set.
-    in_flight: Vec<InFlight>,
-    epoch: Instant,
-    pub(super) schedule: Option<Mutex<Schedule>>,
-    pub(super) accs: Vec<Mutex<Acc>>,
-    pub(super) unique: Arc<Unique>,
-}
-
-impl Shared {
-    pub(super) fn fail(&self, e: Error) {
-        let mut g = self.fatal.lock().unwrap_or_else(|p| p.into_inner());
-        g.get_or_insert(e);
-        self.failed.store(true, Ordering::SeqCst);
-    }
-
-    /// Worker `tid` starts an event that arrived at `t0`.
-    #[inline]
-    pub(super) fn begin_event(&self, tid: usize, t0: Instant) {
-        let since = t0.saturating_duration_since(self.epoch).as_nanos() as u64;
-        self.in_flight[tid].0.store(since + 1, Ordering::Relaxed);
-    }
-
-    /// Worker `tid`'s event ended (finished or abandoned).
-    #[inline]
-    pub(super) fn end_event(&self, tid: usize) {
-        self.in_flight[tid].0.store(0, Ordering::Relaxed);
-    }
-
-    /// Events begun and not yet ended (sysbench's "concurrency").
-    fn events_in_service(&self) -> u64 {
-        self.in_flight.iter().filter(|f| f.0.load(Ordering::Relaxed) != 0).count() as u64
-    }
-
-    /// Counts the events still running at `now` into the per-thread figures, as sysbench's timers count
-    /// them when a forced shutdown reports: one more event, and its time so far.
-    fn add_running_events(&self, per_thread: &mut [ThreadFigures], now: Instant) {
-        for (t, f) in per_thread.iter_mut().zip(&self.in_flight) {
-            let v = f.0.load(Ordering::Relaxed);
-            if v != 0 {
-                t.events += 1;
-                t.time_ns += now.saturating_duration_since(self.epoch + Duration::from_nanos(v - 1)).as_nanos() as u64;
-            }
-        }
-    }
-
-    pub(super) fn stopping(&self) -> bool {
-        self.failed.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
-    }
-
-    /// Adds what worker `tid` counted (statements, errors, reconnects, and for a finished event its
-    /// latency) to its accumulator, where the reporter finds it. An event that began in the warm-up
-    /// (`warm`) and ends after it belongs to neither period and is dropped.
-    pub(super) fn record(&self, tid: usize, warm: bool, c: &Counts, latency_ns: Option<u64>) {
-        let mut acc = self.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
-        if warm && !self.warming.load(Ordering::SeqCst) {
-            return;
-        }
-        acc.counts.add(c);
-        if let Some(ns) = latency_ns {
-            acc.lat.record(ns);
-            if self.opts.percentile > 0 {
-                let _ = acc.hist.record((ns / 1000).max(1));
-            }
-        }
-    }
-}
 
 fn clock_seed() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)

@@ -1,0 +1,37 @@
+//! What the protocol's parts share: packet limits and flags, length-encoded integers, ERR packets, and
+//! why a connection attempt failed.
+
+use super::DbError;
+
+/// The server-status flag: more result sets follow.
+pub(super) const MORE_RESULTS: u16 = 0x0008;
+/// The largest payload of one packet.
+pub(super) const MAX_PAYLOAD: usize = 0xFF_FFFF;
+
+/// Why a connection attempt did not succeed.
+#[derive(Debug)]
+pub enum ConnectFailure {
+    /// The server wants something this client does not do (an auth plugin, full authentication
+    /// over plain TCP); another client may succeed.
+    Unsupported(String),
+    /// A real failure (network, server error).
+    Failed(DbError),
+}
+
+/// A length-encoded integer at the start of `p`, and the bytes it takes.
+pub(super) fn lenenc(p: &[u8]) -> (u64, usize) {
+    match p.first() {
+        Some(&b) if b < 0xFB => (b as u64, 1),
+        Some(0xFC) if p.len() >= 3 => (u16::from_le_bytes([p[1], p[2]]) as u64, 3),
+        Some(0xFD) if p.len() >= 4 => (u32::from_le_bytes([p[1], p[2], p[3], 0]) as u64, 4),
+        Some(0xFE) if p.len() >= 9 => (u64::from_le_bytes(p[1..9].try_into().expect("8 bytes")), 9),
+        _ => (0, 1),
+    }
+}
+
+/// The server error in an ERR packet.
+pub fn parse_err(p: &[u8]) -> DbError {
+    let code = if p.len() >= 3 { u16::from_le_bytes([p[1], p[2]]) } else { 0 };
+    let msg = if p.len() > 9 && p[3] == b'#' { &p[9..] } else { p.get(3..).unwrap_or(&[]) };
+    DbError::server(code, String::from_utf8_lossy(msg).into_owned())
+}

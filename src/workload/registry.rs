@@ -1,0 +1,79 @@
+//! The kinds of workload versus knows, and how an experiment's `[[workloads]]` entry finds its kind.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Sections, StoredRuns, Workload, WorkloadDef};
+
+/// A kind of workload: recognises its `[[workloads]]` entries, turns them into [`Workload`]s, and
+/// makes its own sections of `versus compare` and `versus report` from stored runs.
+pub trait Kind: Sync {
+    /// The kind's name (`sysbench`, `ibench`, `script`).
+    fn name(&self) -> &'static str;
+
+    /// True when `def` is of this kind.
+    fn claims(&self, def: &WorkloadDef) -> bool;
+
+    /// The checks that need nothing but the entry itself (run when the experiment file is read).
+    fn check(&self, _def: &WorkloadDef) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Parses and checks the entry's options and expands it into the workloads the plan runs (one,
+    /// or one per step); `base_dir` resolves relative paths.
+    fn plan(&self, def: &WorkloadDef, base_dir: &Path) -> Result<Vec<Arc<dyn Workload>>, String>;
+
+    /// Adds this kind's report sections for the selected runs (the default adds none).
+    fn sections(&self, _runs: &StoredRuns<'_>, _out: &mut Sections) {}
+}
+
+/// Every kind, in the order they are tried. Adding a workload is one module and one line here.
+pub static KINDS: &[&dyn Kind] = &[&super::ibench::KIND, &super::sysbench::KIND];
+
+/// The kind of `def`.
+pub fn kind_of(def: &WorkloadDef) -> Result<&'static dyn Kind, String> {
+    KINDS.iter().copied().find(|k| k.claims(def)).ok_or_else(|| {
+        if def.test.is_empty() {
+            format!("workload {}: give a `test` (e.g. test = \"oltp_read_write\") or a `script` (a SQL file)", def.label())
+        } else {
+            format!(
+                "workload {}: unknown test '{}'; choose a sysbench test (see `versus sysbench --help`), \"ibench\", or give a `script`",
+                def.label(),
+                def.test
+            )
+        }
+    })
+}
+
+/// The checks of `def` that need no files (see [`Kind::check`]); entries whose kind is not known yet
+/// are left to [`plan_workloads`].
+pub fn check(def: &WorkloadDef) -> Result<(), String> {
+    if !def.test.is_empty() && def.script.is_some() {
+        return Err(format!("workload {}: give either `test` or `script`, not both", def.label()));
+    }
+    if def.test.is_empty() && def.script.is_none() {
+        return Err(format!(
+            "workload {}: give a `test` (e.g. test = \"oltp_read_write\") or a `script` (a SQL file)",
+            def.label()
+        ));
+    }
+    match kind_of(def) {
+        Ok(k) => k.check(def),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The workloads of one `[[workloads]]` entry, options checked.
+pub fn plan_workloads(def: &WorkloadDef, base_dir: &Path) -> Result<Vec<Arc<dyn Workload>>, String> {
+    check(def)?;
+    kind_of(def)?.plan(def, base_dir)
+}
+
+/// Every kind's report sections for the selected runs.
+pub fn sections(runs: &StoredRuns<'_>) -> Sections {
+    let mut out = Sections::default();
+    for k in KINDS {
+        k.sections(runs, &mut out);
+    }
+    out
+}

@@ -1,0 +1,370 @@
+//! sysbench's tests inside experiments: `[[workloads]] test = "oltp_read_write"` with sysbench's
+//! options. The options are checked when the plan is made, by the parser `versus sysbench` uses
+//! ([`options::from_values`]); each run's typed options are the workload's plus the experiment's
+//! settings (threads, time, warm-up, 1-s intervals, the seed) and the server's address. The command
+//! line stored with a run is rendered from the same values, for people.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::options::{self, Command, Test};
+use super::{Interval as SysbenchInterval, Observer as SysbenchObserver};
+use crate::error::{Error, Result};
+use crate::interrupt;
+use crate::sampler::{Efficiency, ProcessSample, ServerLine, status_deltas};
+use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
+use crate::workload::{
+    DataShape, Endpoint, Kind, Probe, RunContext, RunOutcome, RunSettings, Timing, Workload, WorkloadDef,
+};
+
+/// The sysbench options that decide what `prepare` creates.
+const SHAPE_OPTIONS: &[&str] =
+    &["tables", "table_size", "auto_inc", "secondary", "create_secondary", "mysql_storage_engine"];
+
+/// sysbench's tests as a kind of workload.
+pub struct SysbenchKind;
+
+/// The registry's entry.
+pub static KIND: SysbenchKind = SysbenchKind;
+
+impl Kind for SysbenchKind {
+    fn name(&self) -> &'static str {
+        "sysbench"
+    }
+
+    /// Every named test that no other kind claims: an unknown name gets sysbench's own message.
+    fn claims(&self, def: &WorkloadDef) -> bool {
+        def.script.is_none() && !def.test.is_empty()
+    }
+
+    fn plan(&self, def: &WorkloadDef, _base_dir: &Path) -> std::result::Result<Vec<Arc<dyn Workload>>, String> {
+        Ok(vec![Arc::new(SysbenchWorkload::new(def)?)])
+    }
+}
+
+/// One sysbench test with its options, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SysbenchWorkload {
+    def: WorkloadDef,
+    test: Test,
+}
+
+impl SysbenchWorkload {
+    /// Checks the entry's options with `versus sysbench`'s parser.
+    pub fn new(def: &WorkloadDef) -> std::result::Result<SysbenchWorkload, String> {
+        let label = def.label();
+        let test = Test::parse(&def.test).map_err(|e| format!("workload {label}: {e}"))?;
+        let w = SysbenchWorkload { def: def.clone(), test };
+        let placeholder = Endpoint {
+            host: "127.0.0.1".into(),
+            port: 3306,
+            user: String::new(),
+            password: String::new(),
+            database: String::new(),
+        };
+        let settings = RunSettings {
+            target: "",
+            threads: 1,
+            duration: Duration::from_secs(1),
+            warmup: Duration::ZERO,
+            repetition: 1,
+            seed: 1,
+        };
+        w.options(&w.pairs(1, &placeholder, Command::Run, Some(&settings)), Command::Run)
+            .map_err(|e| format!("workload {label}: {e}"))?;
+        Ok(w)
+    }
+
+    /// The option names and values of one invocation, in command-line order (a later value of a name
+    /// wins): the workload's options as written, the threads, the run's settings, the connection.
+    fn pairs(
+        &self,
+        threads: u32,
+        server: &Endpoint,
+        command: Command,
+        run: Option<&RunSettings<'_>>,
+    ) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .def
+            .options
+            .iter()
+            .map(|(k, v)| {
+                let value = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Boolean(true) => "on".into(),
+                    toml::Value::Boolean(false) => "off".into(),
+                    other => other.to_string(),
+                };
+                (k.clone(), value)
+            })
+            .collect();
+        out.push(("threads".into(), threads.to_string()));
+        if let (Command::Run, Some(r)) = (command, run) {
+            out.push(("time".into(), r.duration.as_secs().to_string()));
+            out.push(("warmup-time".into(), r.warmup.as_secs().to_string()));
+            out.push(("report-interval".into(), "1".into()));
+            out.push(("percentile".into(), "95".into()));
+            out.push(("events".into(), "0".into()));
+            if self.def.option("rand_seed").is_none() {
+                out.push(("rand-seed".into(), r.run_seed().to_string()));
+            }
+        }
+        out.push(("mysql-host".into(), server.host.clone()));
+        out.push(("mysql-port".into(), server.port.to_string()));
+        out.push(("mysql-user".into(), server.user.clone()));
+        out.push(("mysql-password".into(), server.password.clone()));
+        out.push(("mysql-db".into(), server.database.clone()));
+        out
+    }
+
+    fn options(&self, pairs: &[(String, String)], command: Command) -> Result<options::Options> {
+        let values: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.replace('-', "_"), v.clone())).collect();
+        Ok(options::from_values(values, Some(self.test), Some(command))?.options)
+    }
+
+    /// The command line of an invocation, as stored for people to read and rerun.
+    fn command_line(&self, pairs: &[(String, String)], command: Command) -> Vec<String> {
+        let mut args = vec![self.def.test.clone()];
+        args.extend(pairs.iter().map(|(k, v)| format!("--{k}={v}")));
+        args.push(command.name().to_string());
+        args
+    }
+
+    fn invoke(&self, threads: u32, server: &Endpoint, command: Command, log: &mut dyn FnMut(&str)) -> Result<()> {
+        let o = self.options(&self.pairs(threads, server, command, None), command)?;
+        let driver = super::driver_for(&o);
+        let lines = std::sync::Mutex::new(Vec::new());
+        let collect = |l: &str| lines.lock().unwrap_or_else(|e| e.into_inner()).push(l.to_string());
+        let r = match command {
+            Command::Prepare => super::prepare::prepare(self.test, &o, driver.as_ref(), &collect),
+            Command::Prewarm => super::prepare::prewarm(&o, driver.as_ref(), &collect),
+            Command::Cleanup => super::prepare::cleanup(self.test, &o, driver.as_ref(), &collect),
+            _ => Err(Error::Other("only prepare, prewarm and cleanup are invoked this way".into())),
+        };
+        if let Some(last) = lines.into_inner().unwrap_or_default().last() {
+            log(last);
+        }
+        r
+    }
+
+    fn int(&self, name: &str, default: i64) -> i64 {
+        self.def.option(name).and_then(toml::Value::as_integer).unwrap_or(default)
+    }
+
+    fn measure(
+        &self,
+        server: &Endpoint,
+        variables: &[(String, String)],
+        settings: &RunSettings<'_>,
+        observer: &mut dyn crate::workload::Observer,
+        collector: &mut Collector<'_>,
+    ) -> Result<RunResult> {
+        let pairs = self.pairs(settings.threads, server, Command::Run, Some(settings));
+        let o = self.options(&pairs, Command::Run)?;
+        let version = collector.probe.server_version().unwrap_or_default();
+        let scrubbed: Vec<String> =
+            self.command_line(&pairs, Command::Run).iter().map(|a| store::scrub_arg(a)).collect();
+        observer.started(StartRun {
+            server_version: version.clone(),
+            command: serde_json::json!({ "sysbench": scrubbed }),
+        })?;
+        observer.note(&format!("measuring {} s", settings.duration.as_secs()));
+        collector.server_pid = collector.probe.server_pid();
+        collector.warmup_s = settings.warmup.as_secs_f64();
+        // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
+        let driver = super::driver_for(&o);
+        let outcome = super::run(self.test, &o, driver, interrupt::flag(), collector);
+        let after_status = collector.probe.global_status();
+        let server_after = collector.server_pid.map(ProcessSample::read).transpose();
+        let client_after = ProcessSample::read_self();
+        collector.probe.check_alive().map_err(Error::Other)?;
+        let r = outcome?;
+        if r.interrupted {
+            return Err(Error::Interrupted);
+        }
+        let status = match (&collector.status_before, after_status) {
+            (Some(b), Some(a)) => status_deltas(b, &a),
+            _ => Vec::new(),
+        };
+        let server = match (&collector.server_before, server_after?) {
+            (Some(b), Some(a)) => Some(b.delta_to(&a)),
+            _ => None,
+        };
+        let client = collector.client_before.as_ref().zip(client_after.ok()).map(|(b, a)| b.delta_to(&a));
+        let line = ServerLine::from_version_string(&version, variables);
+        let efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
+        Ok(RunResult {
+            summary: summary(&r),
+            intervals: std::mem::take(&mut collector.intervals),
+            histograms: vec![StoredHistogram {
+                kind: "total".into(),
+                t_s: None,
+                data: store::encode_histogram(&r.histogram)?,
+            }],
+            variables: Vec::new(),
+            status_deltas: status,
+            efficiency,
+        })
+    }
+}
+
+impl Workload for SysbenchWorkload {
+    fn kind(&self) -> &'static str {
+        "sysbench"
+    }
+
+    fn label(&self) -> String {
+        self.def.label()
+    }
+
+    fn data(&self) -> DataShape {
+        let family = if self.test == Test::BulkInsert { "bulk_insert" } else { "oltp" };
+        let mut shape: Vec<String> = SHAPE_OPTIONS
+            .iter()
+            .filter_map(|n| self.def.option(n).map(|v| format!("{n}={}", v.to_string().trim_matches('"'))))
+            .collect();
+        shape.sort();
+        let rows = (self.int("tables", 1) * self.int("table_size", 10_000)).max(0) as u64;
+        DataShape { key: format!("{family};{}", shape.join(";")), rows, empty: false }
+    }
+
+    fn stored_options(&self) -> serde_json::Value {
+        let mut options = serde_json::to_value(&self.def.options).unwrap_or_default();
+        if let Some(o) = options.as_object_mut() {
+            o.insert("test".into(), self.def.test.clone().into());
+        }
+        options
+    }
+
+    fn threads(&self) -> Option<&[u32]> {
+        self.def.threads.as_deref()
+    }
+
+    fn estimate(&self, _threads: u32, t: &Timing) -> Duration {
+        const RESTART: Duration = Duration::from_secs(4);
+        let rows = self.data().rows;
+        let prewarm = if t.prewarm { Duration::from_secs(1 + rows / 1_000_000) } else { Duration::ZERO };
+        RESTART + prewarm + t.warmup + t.duration
+    }
+
+    fn prepare(&self, server: &Endpoint, fresh: bool, log: &mut dyn FnMut(&str)) -> Result<()> {
+        let threads = self.int("tables", 1).clamp(1, 4) as u32;
+        if !fresh {
+            self.invoke(threads, server, Command::Cleanup, log)?;
+        }
+        self.invoke(threads, server, Command::Prepare, log)
+    }
+
+    fn prewarm(&self, server: &Endpoint, threads: u32, log: &mut dyn FnMut(&str)) -> Result<()> {
+        self.invoke(threads, server, Command::Prewarm, log)
+    }
+
+    fn run(&self, ctx: RunContext<'_>) -> RunOutcome {
+        let RunContext { server, variables, settings, probe, observer, .. } = ctx;
+        let mut collector = Collector::new(probe);
+        match self.measure(server, variables, &settings, observer, &mut collector) {
+            Ok(r) => RunOutcome::Done(Box::new(r)),
+            Err(Error::Interrupted) => RunOutcome::Interrupted { intervals: collector.intervals },
+            Err(e) => RunOutcome::Failed { error: e.to_string(), intervals: collector.intervals },
+        }
+    }
+}
+
+/// Watches the run: keeps the measured intervals and samples the server and versus when measuring starts.
+struct Collector<'a> {
+    probe: &'a mut dyn Probe,
+    intervals: Vec<Interval>,
+    warmup_s: f64,
+    measuring: bool,
+    server_pid: Option<u32>,
+    status_before: Option<Vec<(String, String)>>,
+    server_before: Option<ProcessSample>,
+    client_before: Option<ProcessSample>,
+}
+
+impl<'a> Collector<'a> {
+    fn new(probe: &'a mut dyn Probe) -> Self {
+        Collector {
+            probe,
+            intervals: Vec::new(),
+            warmup_s: 0.0,
+            measuring: false,
+            server_pid: None,
+            status_before: None,
+            server_before: None,
+            client_before: None,
+        }
+    }
+
+    fn begin_measuring(&mut self) {
+        self.measuring = true;
+        self.status_before = self.probe.global_status();
+        self.server_before = self.server_pid.and_then(|p| ProcessSample::read(p).ok());
+        self.client_before = ProcessSample::read_self().ok();
+    }
+}
+
+impl SysbenchObserver for Collector<'_> {
+    fn started(&mut self) {
+        if !self.measuring && self.intervals.is_empty() {
+            self.begin_measuring();
+        }
+    }
+    fn warmup_done(&mut self) {
+        self.intervals.clear();
+        self.begin_measuring();
+    }
+    fn interval(&mut self, i: &SysbenchInterval) {
+        // Intervals that begin inside the warm-up are not part of the measurement (stamps are measured
+        // times, so compare with half an interval of slack rather than exactly).
+        if i.time - i.duration < self.warmup_s - 0.5 {
+            return;
+        }
+        let c = &i.counts;
+        self.intervals.push(Interval {
+            t_s: i.time,
+            threads: Some(i.threads),
+            tps: i.rate(c.events),
+            qps: i.rate(c.queries()),
+            reads_ps: i.rate(c.reads),
+            writes_ps: i.rate(c.writes),
+            other_ps: i.rate(c.other),
+            latency_p95_us: Some(i.p95_ms * 1000.0),
+            latency_p99_us: Some(i.p99_ms * 1000.0),
+            latency_max_us: Some(i.latency.max_ns as f64 / 1000.0),
+            errors_ps: i.rate(c.errors),
+            reconnects_ps: i.rate(c.reconnects),
+        });
+    }
+}
+
+/// The stored summary of a sysbench result (latencies in µs).
+pub fn summary(r: &super::RunResult) -> Summary {
+    let c = &r.counts;
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let [ea, es, ta, ts] = r.fairness();
+    Summary {
+        events: c.events,
+        queries: c.queries(),
+        reads: c.reads,
+        writes: c.writes,
+        other: c.other,
+        errors: c.errors,
+        reconnects: c.reconnects,
+        tps: r.rate(c.events),
+        qps: r.rate(c.queries()),
+        latency_min_us: us(r.latency.min()),
+        latency_avg_us: us(r.latency.avg()),
+        latency_max_us: us(r.latency.max_ns),
+        latency_p95_us: r.percentile_ms(95.0) * 1000.0,
+        latency_p99_us: r.percentile_ms(99.0) * 1000.0,
+        latency_sum_us: us(r.latency.sum_ns),
+        duration_s: r.time_interval.as_secs_f64(),
+        fairness_events_avg: Some(ea),
+        fairness_events_stddev: Some(es),
+        fairness_time_avg_s: Some(ta),
+        fairness_time_stddev_s: Some(ts),
+    }
+}
