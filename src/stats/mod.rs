@@ -8,6 +8,7 @@
 //! - [`bootstrap`]: ratio of means with a bootstrap confidence interval over repetitions.
 //! - [`autocorr`]: autocorrelation, effective sample size and a within-run CI of a mean.
 //! - [`compare`](mod@compare): the Faster / Slower / NoSignificantChange verdict and the A/A noise band.
+//! - [`power`]: the smallest change a comparison could detect, and the repetitions that would detect one.
 //! - [`stability`](mod@stability): min / max / CV of a run's 1-s rates and its stall intervals.
 //! - [`changepoint`]: E-divisive means change-point detection over a version series.
 //! - [`blocked`]: a ratio over a fleet from per-host (blocked) paired differences.
@@ -19,6 +20,7 @@ pub mod bootstrap;
 pub mod changepoint;
 pub mod compare;
 pub mod outlier;
+pub mod power;
 pub mod stability;
 pub mod summary;
 
@@ -28,6 +30,10 @@ pub use changepoint::{ChangePoint, ChangePointConfig, detect_change_points, rela
 pub use compare::{
     CompareConfig, Comparison, DEFAULT_NOISE_BAND, MIN_BOOTSTRAP_REPETITIONS, SampleLevel, Verdict, compare,
     noise_band_from_aa, ratio_ci,
+};
+pub use power::{
+    DEFAULT_POWER, DetectableEffect, IntervalShape, RepetitionsNeeded, SideNoise, detectable_effect,
+    detectable_effect_of, interval_shape, power_at, repetitions_for,
 };
 pub use stability::{Stability, StallRule, stability};
 pub use summary::{
