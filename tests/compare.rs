@@ -299,6 +299,8 @@ fn every_format_carries_the_same_numbers() {
                 assert!(close(x.unwrap(), y.unwrap()), "{x:?} vs {y:?}");
             }
             assert_eq!(a.verdict, b.verdict);
+            assert_eq!(a.detectable, b.detectable);
+            assert!(a.detectable.is_some(), "every row with an interval says what it could detect");
         }
 
         // CSV: one row per cell, values exactly as in the model.
@@ -316,6 +318,10 @@ fn every_format_carries_the_same_numbers() {
                 assert_eq!(row[col("ratio")].parse::<f64>().unwrap(), x.ratio.unwrap());
                 assert_eq!(row[col("ci_lo")].parse::<f64>().unwrap(), x.ci_lo.unwrap());
                 assert_eq!(row[col("ci_hi")].parse::<f64>().unwrap(), x.ci_hi.unwrap());
+                let d = x.detectable.as_ref().unwrap();
+                assert_eq!(row[col("detectable_increase")].parse::<f64>().unwrap(), d.increase);
+                assert_eq!(row[col("detectable_decrease")].parse::<f64>().ok(), d.decrease);
+                assert_eq!(row[col("repetitions_for_target")], d.plan.map(report::fmt::plan).unwrap());
             }
             let eff = r.efficiency.iter().find(|e| e.case == cell.case && e.side == cell.side).unwrap();
             let cpu = eff.values.iter().find(|v| v.metric == "cpu-per-txn").unwrap();
@@ -331,6 +337,7 @@ fn every_format_carries_the_same_numbers() {
                 format!("{} ({})", report::fmt::num(x.candidate_mean.unwrap()), x.candidate_n),
                 report::fmt::verdict(&r, x.verdict).to_string(),
                 r.sides[x.side].label.clone(),
+                report::fmt::plus_minus(x.detectable.as_ref().unwrap().either_way()),
             ];
             for (name, out, html) in [("terminal", &text, false), ("markdown", &md, false), ("html", &html, true)] {
                 let hits = rows_with(out, &ci, html);
@@ -406,6 +413,47 @@ fn aa_with_ten_repetitions_is_not_called_a_change() {
     }
     eprintln!("A/A: a change was called in {} of 40 simulated experiments", called.len());
     assert!(called.len() <= 2, "A/A called a change in {} of 40 experiments: {called:?}", called.len());
+}
+
+/// What a report says could be detected matches what simulated experiments of that noise detect: an
+/// A/A experiment (between-run CV 3 %, 5 repetitions) states its detectable effect; experiments with a
+/// true change of that size are called in about 80 % of cases, with half of it rarely, and the A/A
+/// summary says what could have been detected and what it would take to detect ±5 %.
+#[test]
+fn stated_detectable_effect_matches_simulated_experiments() {
+    let run = |effect: f64, seed: u64| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("results.db")).unwrap();
+        let a = Sim { cv_between: 0.03, ..Sim::new("a", "10.11", "default", 1000.0) };
+        let b = Sim { label: "b", tps: 1000.0 * (1.0 + effect), ..a.clone() };
+        record(&mut store, &[a, b], &Plan { intervals: 10, seed, ..Plan::new("e", &[4], 5) });
+        report::build_report(&store, &Selection::default()).unwrap()
+    };
+    let aa = run(0.0, 1);
+    let d = aa.ratios[0].detectable.clone().unwrap();
+    assert!(d.increase > 0.03 && d.increase < 0.2, "{d:?}");
+    let summary = report::tables::summary_lines(&aa).join("\n");
+    if aa.ratios[0].verdict == Verdict::NoSignificantChange {
+        assert!(summary.contains("could detect only changes beyond"), "{summary}");
+        assert!(summary.contains("repetitions per side would detect ±5 %"), "{summary}");
+    }
+    // Calibrate against the noise the simulation has (CV 3 % between runs plus the mean of ten 1-s
+    // rates with CV 4 %), not one sample's estimate of it.
+    let cv = (0.03f64.powi(2) + 0.04f64.powi(2) / 10.0).sqrt();
+    let side = versus::stats::SideNoise::repetitions(cv, 5);
+    let planned =
+        versus::stats::detectable_effect(versus::stats::SampleLevel::Repetitions, side, side, 0.95, aa.noise_band, 0.8)
+            .unwrap()
+            .increase;
+    let called = |effect: f64| (0..40).filter(|&s| run(effect, 100 + s).ratios[0].verdict == Verdict::Faster).count();
+    let (at, half) = (called(planned), called(planned / 2.0));
+    eprintln!(
+        "stated +{:.1} % (planned +{:.1} %): called {at}/40 at it, {half}/40 at half",
+        d.increase * 100.0,
+        planned * 100.0
+    );
+    assert!((24..=38).contains(&at), "a change of the detectable size was called in {at} of 40");
+    assert!(half <= 18, "half the detectable change was called in {half} of 40");
 }
 
 /// A known effect: MariaDB with innodb_flush_log_at_trx_commit=1, sync_binlog=1 and the binary log on,

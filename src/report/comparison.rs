@@ -5,13 +5,15 @@
 use std::collections::BTreeMap;
 
 use super::model::{
-    CellStats, CiKind, CompareReport, ExperimentInfo, MetricInfo, MetricValue, REPORT_FORMAT_VERSION, RatioRow,
-    RunInfo, RunStability, ValuesRow, VariableDiff, VariableRow, Verdict,
+    CellStats, CiKind, CompareReport, Detectable, ExperimentInfo, MetricInfo, MetricValue, REPORT_FORMAT_VERSION,
+    RatioRow, RunInfo, RunStability, ValuesRow, VariableDiff, VariableRow, Verdict,
 };
 use super::select::{LoadedRun, Selected, Selection, select};
 use crate::error::{Error, Result};
 use crate::metric::{Metric, RunValues};
-use crate::stats::{self, BootstrapConfig, BootstrapMethod, CiMethod, CompareConfig, SampleLevel, StallRule};
+use crate::stats::{
+    self, BootstrapConfig, BootstrapMethod, CiMethod, CompareConfig, DEFAULT_POWER, SampleLevel, StallRule,
+};
 use crate::store::Store;
 
 /// Builds the comparison that `sel` asks for from `store`.
@@ -218,6 +220,7 @@ fn ratio_row(
         ci_method: None,
         change: None,
         verdict: Verdict::NotComputed,
+        detectable: None,
         note: None,
     };
     let (Some(b), Some(c)) = (base, cand) else {
@@ -241,16 +244,14 @@ fn ratio_row(
         noise_band: sel.noise_band,
         bootstrap: BootstrapConfig { confidence: sel.confidence, seed, ..BootstrapConfig::default() },
     };
-    let result = if b.n >= 2 && c.n >= 2 {
-        stats::compare(&b.values, &c.values, SampleLevel::Repetitions, &cfg)
+    let samples = if b.n >= 2 && c.n >= 2 {
+        (SampleLevel::Repetitions, b.values.clone(), c.values.clone())
     } else if b.n == 1 && c.n == 1 {
         let series = |id: i64| {
             s.runs.iter().find(|r| r.detail.run.id == id).and_then(|r| metric.interval_series(&r.detail.intervals))
         };
         match (series(b.run_ids[0]), series(c.run_ids[0])) {
-            (Some(bs), Some(cs)) if bs.len() >= 2 && cs.len() >= 2 => {
-                stats::compare(&bs, &cs, SampleLevel::Intervals, &cfg)
-            }
+            (Some(bs), Some(cs)) if bs.len() >= 2 && cs.len() >= 2 => (SampleLevel::Intervals, bs, cs),
             (Some(_), Some(_)) => {
                 row.note = Some("one run per side with fewer than 2 intervals: no interval".into());
                 return row;
@@ -269,7 +270,8 @@ fn ratio_row(
         ));
         return row;
     };
-    match result {
+    let (level, bs, cs) = samples;
+    match stats::compare(&bs, &cs, level, &cfg) {
         Ok(cmp) => {
             row.ratio = Some(cmp.ci.ratio);
             row.change = Some(cmp.change);
@@ -285,6 +287,10 @@ fn ratio_row(
                 stats::Verdict::Slower => Verdict::Slower,
                 stats::Verdict::NoSignificantChange => Verdict::NoSignificantChange,
             };
+            row.detectable =
+                stats::detectable_effect_of(&bs, &cs, level, sel.confidence, sel.noise_band, DEFAULT_POWER)
+                    .ok()
+                    .map(|d| detectable(d, &bs, &cs, level, sel));
             if row.ci_kind == Some(CiKind::WithinRunOnly) {
                 row.note = Some("within-run: the interval reflects only within-run noise".into());
             } else if cmp.ci_excludes_one && !cmp.exceeds_noise_band {
@@ -294,6 +300,27 @@ fn ratio_row(
         Err(e) => row.note = Some(format!("no interval: {e}")),
     }
     row
+}
+
+/// The smallest change a plan is made for: [`TARGET_EFFECT`], or 1.5 × the noise band when that is
+/// larger (a change within the band is never called, however many repetitions).
+pub fn target_effect(noise_band: f64) -> f64 {
+    TARGET_EFFECT.max(1.5 * noise_band)
+}
+
+/// The change the "repetitions that would detect it" figure is for, unless the noise band is bigger.
+pub const TARGET_EFFECT: f64 = 0.05;
+
+fn detectable(d: stats::DetectableEffect, b: &[f64], c: &[f64], level: SampleLevel, sel: &Selection) -> Detectable {
+    let target = target_effect(sel.noise_band);
+    let cv = |xs: &[f64]| stats::coefficient_of_variation(xs).unwrap_or(0.0);
+    let plan = match level {
+        SampleLevel::Repetitions => {
+            stats::repetitions_for(cv(b), cv(c), target, sel.confidence, sel.noise_band, d.power).ok()
+        }
+        SampleLevel::Intervals => None,
+    };
+    Detectable { increase: d.increase, decrease: d.decrease, power: d.power, target, plan }
 }
 
 fn run_infos(s: &Selected, metric: Metric, rate: Metric) -> Vec<RunInfo> {

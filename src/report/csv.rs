@@ -38,6 +38,11 @@ pub fn render(r: &CompareReport) -> String {
         "ci_method",
         "change",
         "verdict",
+        "detectable_increase",
+        "detectable_decrease",
+        "detectable_power",
+        "target_change",
+        "repetitions_for_target",
         "note",
     ]
     .iter()
@@ -65,6 +70,7 @@ pub fn render(r: &CompareReport) -> String {
             Some(CiKind::WithinRunOnly) => "within_run_only",
             None => "",
         };
+        let d = x.and_then(|x| x.detectable.as_ref());
         let mut row = vec![
             field(&case.workload),
             field(case.group.as_deref().unwrap_or("")),
@@ -86,6 +92,11 @@ pub fn render(r: &CompareReport) -> String {
             field(x.and_then(|x| x.ci_method.as_deref()).unwrap_or("")),
             num(x.and_then(|x| x.change)),
             verdict.to_string(),
+            num(d.map(|d| d.increase)),
+            num(d.and_then(|d| d.decrease)),
+            num(d.map(|d| d.power)),
+            num(d.map(|d| d.target)),
+            d.and_then(|d| d.plan).map(super::fmt::plan).unwrap_or_default(),
             field(
                 &x.and_then(|x| x.note.as_deref())
                     .into_iter()

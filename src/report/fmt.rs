@@ -53,6 +53,43 @@ pub fn percent(f: f64) -> String {
     format!("{:.1} %", f * 100.0)
 }
 
+/// A detectable effect as `±18 %` (no decimals from 10 %, one below unless it is 0: `±4.2 %`, `±5 %`),
+/// `±∞` when no change can be
+/// detected.
+pub fn plus_minus(f: f64) -> String {
+    let p = f * 100.0;
+    if !p.is_finite() {
+        "±∞".to_string()
+    } else if p >= 9.95 {
+        format!("±{p:.0} %")
+    } else {
+        format!("±{} %", format!("{p:.1}").trim_end_matches(".0"))
+    }
+}
+
+/// Repetitions per side of a plan: `24`, `> 10000`, or `never` (the target is within the noise band).
+pub fn plan(p: crate::stats::RepetitionsNeeded) -> String {
+    match p {
+        crate::stats::RepetitionsNeeded::PerSide(n) => n.to_string(),
+        crate::stats::RepetitionsNeeded::MoreThan(n) => format!("> {n}"),
+        crate::stats::RepetitionsNeeded::WithinNoiseBand => "never".to_string(),
+    }
+}
+
+/// The sentence on what a comparison could detect: `it could detect only changes beyond ±18 %; about
+/// 24 repetitions per side would detect ±5 %`.
+pub fn detectable_sentence(d: &super::model::Detectable) -> String {
+    use crate::stats::RepetitionsNeeded as R;
+    let first = format!("it could detect only changes beyond {}", plus_minus(d.either_way()));
+    let target = plus_minus(d.target);
+    match d.plan {
+        Some(R::PerSide(n)) => format!("{first}; about {n} repetitions per side would detect {target}"),
+        Some(R::MoreThan(n)) => format!("{first}; even {n} repetitions per side would not detect {target}"),
+        Some(R::WithinNoiseBand) => format!("{first}; {target} is within the noise band and is never called"),
+        None => format!("{first} (within-run noise only)"),
+    }
+}
+
 /// The verdict in the metric's words (`faster`, `slower`, `cheaper` …).
 pub fn verdict(report: &CompareReport, v: Verdict) -> &'static str {
     let (better, worse) = match report.metric.kind {
@@ -104,6 +141,11 @@ mod tests {
         assert_eq!(change(-0.13), "−13.0 %");
         assert_eq!(change(0.064), "+6.4 %");
         assert_eq!(percent(0.0321), "3.2 %");
+        assert_eq!(plus_minus(0.1834), "±18 %");
+        assert_eq!(plus_minus(0.0421), "±4.2 %");
+        assert_eq!(plus_minus(0.05), "±5 %");
+        assert_eq!(plus_minus(f64::INFINITY), "±∞");
+        assert_eq!(plan(crate::stats::RepetitionsNeeded::PerSide(24)), "24");
     }
 
     #[test]

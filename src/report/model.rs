@@ -185,8 +185,36 @@ pub struct RatioRow {
     pub change: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
+    /// What this comparison could have detected (absent when there is no interval).
+    pub detectable: Option<Detectable>,
     /// Why there is no verdict, or what limits it.
     pub note: Option<String>,
+}
+
+/// The smallest changes a comparison could have detected, and what it would take to detect the
+/// target change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Detectable {
+    /// Smallest relative increase (`ratio − 1`) that this comparison calls with probability `power`,
+    /// from the observed between-repetition (or, for within-run rows, within-run) variance, the
+    /// interval method and the noise band.
+    pub increase: f64,
+    /// Smallest relative decrease (`1 − ratio`) called with probability `power`.
+    pub decrease: Option<f64>,
+    /// The power (0.8).
+    pub power: f64,
+    /// The change the plan below is for: 5 %, or 1.5 × the noise band when that is larger.
+    pub target: f64,
+    /// Repetitions per side that would detect `±target` with this noise; absent for within-run rows
+    /// (one run per side says nothing about the variation between runs).
+    pub plan: Option<crate::stats::RepetitionsNeeded>,
+}
+
+impl Detectable {
+    /// "Changes beyond ±this could be detected": the larger of the two figures.
+    pub fn either_way(&self) -> f64 {
+        self.decrease.map_or(f64::INFINITY, |d| d.max(self.increase))
+    }
 }
 
 /// Stability of one run's 1-s rates.

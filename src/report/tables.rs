@@ -167,8 +167,13 @@ pub fn summary_lines(r: &CompareReport) -> Vec<String> {
                 (Some(lo), Some(hi)) => format!(", {} {}", ci_heading(r), fmt::ci(lo, hi)),
                 _ => ", no interval".to_string(),
             };
+            let detect = match &x.detectable {
+                Some(d) if x.verdict == Verdict::NoSignificantChange => format!("; {}", fmt::detectable_sentence(d)),
+                Some(d) => format!("; detectable changes: beyond {}", fmt::plus_minus(d.either_way())),
+                None => String::new(),
+            };
             lines.push(format!(
-                "{} vs {base} ({}): {} — ratio {}{ci}, {} {}{within}.",
+                "{} vs {base} ({}): {} — ratio {}{ci}, {} {}{within}{detect}.",
                 s.label,
                 r.case_label(x.case),
                 fmt::verdict(r, x.verdict),
@@ -196,8 +201,47 @@ pub fn summary_lines(r: &CompareReport) -> Vec<String> {
             fmt::ratio(ratios[ratios.len() - 1]),
             fmt::ratio(median),
         ));
+        if let (Some(last), Some(more)) = (lines.last_mut(), unchanged_sentence(&rows)) {
+            last.pop();
+            last.push_str(&format!("; {more}."));
+        }
     }
     lines
+}
+
+/// What the cases without a significant change could have detected: `where nothing was called it could
+/// detect only changes beyond ±8.1–18 %; about 24 repetitions per side would detect ±5 % in all of
+/// them`.
+fn unchanged_sentence(rows: &[&super::model::RatioRow]) -> Option<String> {
+    use crate::stats::RepetitionsNeeded as R;
+    let quiet: Vec<_> = rows
+        .iter()
+        .filter(|x| x.verdict == Verdict::NoSignificantChange)
+        .filter_map(|x| x.detectable.as_ref())
+        .collect();
+    let first = quiet.first()?;
+    let mut widths: Vec<f64> = quiet.iter().map(|d| d.either_way()).collect();
+    widths.sort_by(f64::total_cmp);
+    let (lo, hi) = (widths[0], widths[widths.len() - 1]);
+    let range = if fmt::plus_minus(lo) == fmt::plus_minus(hi) {
+        fmt::plus_minus(hi)
+    } else {
+        format!("{}–{}", fmt::plus_minus(lo), fmt::plus_minus(hi).trim_start_matches('±'))
+    };
+    let mut s = format!("where nothing was called it could detect only changes beyond {range}");
+    let plans: Vec<R> = quiet.iter().filter_map(|d| d.plan).collect();
+    let target = fmt::plus_minus(first.target);
+    if plans.len() == quiet.len() {
+        if plans.iter().all(|p| matches!(p, R::PerSide(_))) {
+            let most = plans.iter().map(|p| if let R::PerSide(n) = p { *n } else { 0 }).max().unwrap_or(0);
+            s.push_str(&format!("; about {most} repetitions per side would detect {target} in all of them"));
+        } else if plans.contains(&R::WithinNoiseBand) {
+            s.push_str(&format!("; {target} is within the noise band and is never called"));
+        } else {
+            s.push_str(&format!("; {target} would need more repetitions than can be planned"));
+        }
+    }
+    Some(s)
 }
 
 /// The main table: one row per case and candidate with both means, the ratio, its interval and the
@@ -212,15 +256,20 @@ pub fn ratio_table(r: &CompareReport) -> Table {
         ("ratio".to_string(), true),
         (ci_heading(r), true),
         ("change".to_string(), true),
+        ("detectable".to_string(), true),
+        (format!("n for {}", fmt::plus_minus(super::comparison::target_effect(r.noise_band))), true),
         ("verdict".to_string(), false),
         ("note".to_string(), false),
     ]);
     let mut t = Table::new("ratios", format!("{} relative to {}", r.metric.name, r.baseline), h);
     t.caption = Some(format!(
         "ratio = candidate / baseline ({}); a change is called only when the interval excludes 1 and the change \
-         exceeds the {} noise band.",
+         exceeds the {} noise band. detectable: the smallest change this comparison calls with {} power (from \
+         the observed variation between repetitions); n for {}: repetitions per side that would call that change.",
         if r.metric.higher_is_better { "higher is better" } else { "lower is better" },
-        fmt::percent(r.noise_band)
+        fmt::percent(r.noise_band),
+        fmt::percent(crate::stats::DEFAULT_POWER).replace(".0 %", " %"),
+        fmt::plus_minus(super::comparison::target_effect(r.noise_band)),
     ));
     for x in &r.ratios {
         let mut row = case_cells(r, x.case, true);
@@ -241,6 +290,12 @@ pub fn ratio_table(r: &CompareReport) -> Table {
             _ => "—".to_string(),
         }));
         row.push(Cell::plain(x.change.map(fmt::change).unwrap_or_else(|| "—".into())));
+        row.push(Cell::plain(match &x.detectable {
+            Some(d) if x.ci_kind == Some(CiKind::WithinRunOnly) => format!("{} w", fmt::plus_minus(d.either_way())),
+            Some(d) => fmt::plus_minus(d.either_way()),
+            None => "—".to_string(),
+        }));
+        row.push(Cell::plain(x.detectable.as_ref().and_then(|d| d.plan).map(fmt::plan).unwrap_or_else(|| "—".into())));
         row.push(Cell::toned(fmt::verdict(r, x.verdict), verdict_tone(x.verdict)));
         let note = x.note.as_deref().map(|n| t.footnote(n)).unwrap_or_default();
         row.push(Cell::plain(note));
