@@ -222,9 +222,18 @@ fn sysbench(port: u16, user: &str, password: &str, db: &str, rest: &[&str]) -> S
     text
 }
 
-/// Starts `build` in a sandbox, runs a short benchmark and stops it; returns `SELECT VERSION()`.
+/// Starts `build` in a sandbox, runs a short benchmark and stops it; returns `SELECT VERSION()`. The
+/// config is one for every version: `innodb_redo_log_capacity` (MySQL 8.0.30+) is translated for MariaDB.
 fn benchmark(build: Build) -> String {
-    let mut sb = common::start(build, &["innodb_buffer_pool_size=64M"]);
+    use mysql::prelude::Queryable;
+    let mut sb = common::start(build, &["innodb_buffer_pool_size=64M", "innodb_redo_log_capacity=96M"]);
+    let mut root = sb.connect_root().unwrap();
+    let redo: Vec<(String, String)> = root.query("SHOW GLOBAL VARIABLES LIKE 'innodb_%log_%'").unwrap();
+    let get = |k: &str| redo.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    match get("innodb_redo_log_capacity") {
+        Some(cap) => assert_eq!(cap, (96u64 << 20).to_string()),
+        None => assert_eq!(get("innodb_log_file_size"), Some((96u64 << 20).to_string()), "{redo:?}"),
+    }
     let i = sb.info().clone();
     sysbench(i.port, &i.user, &i.password, &i.database, &["--threads=2", "prepare"]);
     let out = sysbench(i.port, &i.user, &i.password, &i.database, &["--threads=2", "--events=200", "--time=0", "run"]);
@@ -291,6 +300,14 @@ fn mysql_and_mariadb_are_fetched_resumed_verified_started_and_benchmarked() {
     let mariadb = h.build(&format!("mariadb-{av}")).unwrap();
     assert!(mariadb.layout.install_db.as_ref().is_some_and(|p| p.ends_with("scripts/mariadb-install-db")));
     assert_eq!(builds(&home), ["again".to_string(), format!("mariadb-{av}"), format!("mysql-{mv}")]);
+
+    // An option the version does not know is refused before the server starts, naming the version.
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = versus::server::SandboxSpec::new("qc", mysql.clone(), dir.path().join("sb"));
+    spec.overrides = vec!["query_cache_type=1".into()];
+    let e = versus::server::Sandbox::start(spec).unwrap_err().to_string();
+    assert!(e.contains("the query cache was removed in MySQL 8.0.3") && e.contains(&format!("mysql {mv}")), "{e}");
+    assert!(!dir.path().join("sb/data").exists(), "no datadir made");
 
     assert!(benchmark(mysql).starts_with(mv.as_str()));
     assert!(benchmark(mariadb).starts_with(av.as_str()));
@@ -428,4 +445,28 @@ fn catalog_update_reads_the_vendors_listings() {
         &["server", "catalog", "update", "percona-8.0", "--mirror", &url],
         "Percona publishes no release listing",
     );
+}
+
+#[test]
+fn an_experiment_with_an_option_a_build_does_not_know_is_refused_before_it_runs() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let (ok, out, err) = versus(&home, &["server", "fetch", "system"], &[]);
+    assert!(ok, "{out}{err}");
+    let file = work.path().join("exp.toml");
+    // One config for several versions: innodb_file_format was removed in MariaDB 10.6.0.
+    std::fs::write(
+        &file,
+        "name = \"formats\"\nbuilds = [\"system\"]\nthreads = [1]\nduration = \"2s\"\nrepetitions = 1\n\
+         [[configs]]\nname = \"antelope\"\nset = { innodb_file_format = \"Antelope\" }\n\
+         [[workloads]]\ntest = \"oltp_read_only\"\noptions = { tables = 1, table-size = 100 }\n",
+    )
+    .unwrap();
+    let e = fails(
+        &home,
+        &["run", file.to_str().unwrap()],
+        "innodb_file_format=Antelope: innodb_file_format was removed in MariaDB 10.6.0",
+    );
+    assert!(e.contains("target system/antelope: system: ") && e.contains("write loose-innodb_file_format"), "{e}");
+    assert_eq!(entries(&home), ["builds"], "nothing ran, nothing was stored");
 }

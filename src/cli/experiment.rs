@@ -103,14 +103,18 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
 /// Every build a plan names must be registered before anything runs.
 fn check_targets(home: &Home, plan: &Plan, file: &Path) -> Result<()> {
     for t in &plan.targets {
-        if let TargetKind::Sandbox { build, base_file, .. } = &t.kind {
-            home.build(build).map_err(|e| Error::file(file, format!("target {}: {e}", t.label)))?;
+        if let TargetKind::Sandbox { build, base_file, overrides, .. } = &t.kind {
+            let b = home.build(build).map_err(|e| Error::file(file, format!("target {}: {e}", t.label)))?;
             if let Some(b) = base_file.as_ref().filter(|b| !b.is_file()) {
                 return Err(Error::file(
                     file,
                     format!("target {}: config file {} does not exist", t.label, b.display()),
                 ));
             }
+            // Options the build's version does not know are refused now, not when its server starts.
+            let text = crate::server::config::render(&t.label, &b.name, base_file.as_deref(), &[], overrides)?;
+            crate::server::flavor::options::adapt(&b, &text, file)
+                .map_err(|m| Error::file(file, format!("target {}: {m}", t.label)))?;
         }
     }
     Ok(())

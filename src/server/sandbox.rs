@@ -400,6 +400,7 @@ impl Sandbox {
         let required = flavor::sandbox_options(&self.build, &self.paths, self.info.port, as_root);
         let text =
             config::render(&spec.name, &spec.build.name, spec.base_config.as_deref(), &required, &spec.overrides)?;
+        let text = flavor::options::adapt(&self.build, &text, &self.paths.cnf).map_err(Error::Other)?;
         std::fs::write(&self.paths.cnf, text).map_err(|e| Error::file(&self.paths.cnf, e))
     }
 

@@ -3,6 +3,7 @@
 
 mod mariadb;
 mod mysql;
+pub mod options;
 
 use std::path::{Path, PathBuf};
 
