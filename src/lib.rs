@@ -9,6 +9,7 @@ pub mod driver;
 pub mod error;
 pub mod experiment;
 pub mod explain;
+pub mod fleet;
 pub mod interrupt;
 pub mod metric;
 pub mod owned;

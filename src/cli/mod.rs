@@ -4,6 +4,7 @@
 mod compare;
 mod experiment;
 mod explain;
+mod fleet;
 mod ibench;
 mod server;
 mod store;
@@ -64,6 +65,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Relative-to-first values and change points over an ordered list of builds or configs.
     Series(explain::SeriesArgs),
+    /// Run an experiment on a fleet: a Slurm job array or a Kubernetes Indexed Job, one task per block.
+    #[command(subcommand)]
+    Fleet(fleet::FleetCommand),
     /// Work on results stores as a whole: copy experiments between SQLite files and PostgreSQL.
     #[command(subcommand)]
     Store(store::StoreCommand),
@@ -98,6 +102,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Explain(args) => explain::explain_cmd(&home, args),
         Command::Series(args) => explain::series_cmd(&home, args),
         Command::Store(cmd) => store::run(cmd),
+        Command::Fleet(cmd) => fleet::run(&home, cmd),
     }
 }
 

@@ -74,8 +74,11 @@ pub fn measure(dir: &Path, size: &CanarySize) -> Result<Canary> {
         cpu_work(size.cpu_iterations);
         cpu.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    let path = dir.join(format!(".versus-canary-{}", std::process::id()));
+    // A directory of its own (marked as versus's, so that it may be removed again), with the probe file.
+    let own = dir.join(format!(".versus-canary-{}", std::process::id()));
+    let path = own.join("probe");
     let fail = |e: std::io::Error| Error::file(&path, format!("canary fsync probe: {e}"));
+    crate::owned::create_dir_all(&own).map_err(|e| Error::Other(format!("canary fsync probe: {e}")))?;
     let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(fail)?;
     let result = (|| {
         let block = [0x5au8; 4096];
@@ -90,8 +93,7 @@ pub fn measure(dir: &Path, size: &CanarySize) -> Result<Canary> {
         Ok::<_, std::io::Error>(fsync)
     })();
     drop(file);
-    // Only the file this call created (create_new above) is removed.
-    let _ = std::fs::remove_file(&path);
+    let _ = crate::owned::remove(&own);
     let fsync = result.map_err(fail)?;
     Ok(Canary { cpu_loop_ms: median(cpu), fsync_us: median(fsync) })
 }
