@@ -9,6 +9,7 @@
 //! - [`autocorr`]: autocorrelation, effective sample size and a within-run CI of a mean.
 //! - [`compare`](mod@compare): the Faster / Slower / NoSignificantChange verdict and the A/A noise band.
 //! - [`power`]: the smallest change a comparison could detect, and the repetitions that would detect one.
+//! - [`sequential`]: adaptive repetitions — a group-sequential design with alpha spending.
 //! - [`stability`](mod@stability): min / max / CV of a run's 1-s rates and its stall intervals.
 //! - [`changepoint`]: E-divisive means change-point detection over a version series.
 //! - [`blocked`]: a ratio over a fleet from per-host (blocked) paired differences.
@@ -21,6 +22,7 @@ pub mod changepoint;
 pub mod compare;
 pub mod outlier;
 pub mod power;
+pub mod sequential;
 pub mod stability;
 pub mod summary;
 
@@ -35,6 +37,7 @@ pub use power::{
     DEFAULT_POWER, DetectableEffect, IntervalShape, RepetitionsNeeded, SideNoise, detectable_effect,
     detectable_effect_of, interval_shape, power_at, repetitions_for,
 };
+pub use sequential::{Look, SequentialDesign, SequentialPlan, sequential_look, sequential_ratio_ci};
 pub use stability::{Stability, StallRule, stability};
 pub use summary::{
     Summary, coefficient_of_variation, mad, max, mean, median, min, quantile, std_dev, summarize, variance,
