@@ -66,6 +66,9 @@ struct Plan {
     table_size: u64,
     /// The host it ran on.
     host: HostFacts,
+    /// The last 1-s interval covers only half a second, as the end of a real run can: the whole-run
+    /// rate then differs from the mean of the 1-s rates.
+    partial_last: bool,
 }
 
 impl Plan {
@@ -80,6 +83,7 @@ impl Plan {
             failing: vec![],
             table_size: 10_000,
             host: host(),
+            partial_last: false,
         }
     }
 }
@@ -158,7 +162,12 @@ fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
             store.fail_run(row.id, "server died", &intervals[..2]).unwrap();
             continue;
         }
-        let tps = rates.iter().sum::<f64>() / rates.len() as f64;
+        let tps = if plan.partial_last {
+            let n = rates.len();
+            (rates[..n - 1].iter().sum::<f64>() + rates[n - 1] * 0.5) / (n as f64 - 0.5)
+        } else {
+            rates.iter().sum::<f64>() / rates.len() as f64
+        };
         let avg_us = f64::from(row.cell.threads) / tps * 1e6;
         let summary = Summary {
             events: (tps * plan.intervals as f64) as u64,
@@ -492,11 +501,27 @@ fn single_repetition_says_the_interval_is_within_run_only() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path().join("results.db")).unwrap();
     let sims = vec![Sim::new("old", "10.11", "d", 1000.0), Sim::new("new", "11.8", "d", 700.0)];
-    record(&mut store, &sims, &Plan { intervals: 60, ..Plan::new("single", &[1], 1) });
+    record(&mut store, &sims, &Plan { intervals: 8, partial_last: true, ..Plan::new("single", &[1], 1) });
     let r = report::build_report(&store, &Selection::default()).unwrap();
     let x = &r.ratios[0];
     assert_eq!(x.ci_kind, Some(report::CiKind::WithinRunOnly));
     assert_eq!(x.verdict, Verdict::Slower);
+    // One ratio: that of the means printed beside it, with the interval around it.
+    let (b, c) = (x.baseline_mean.unwrap(), x.candidate_mean.unwrap());
+    assert_eq!(x.ratio, Some(c / b), "{x:?}");
+    assert!((x.change.unwrap() - (c / b - 1.0)).abs() < 1e-12);
+    assert!(x.ci_lo.unwrap() < c / b && c / b < x.ci_hi.unwrap(), "{x:?}");
+    let series_ratio = {
+        let mean = |side: usize| {
+            let v: Vec<f64> =
+                r.runs.iter().filter(|run| run.side == side).flat_map(|run| run.series.iter().map(|p| p[1])).collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        mean(1) / mean(0)
+    };
+    assert!((series_ratio - c / b).abs() > 1e-6, "the test needs whole-run rates that differ from the 1-s means");
+    let csv = report::csv::render(&r);
+    assert!(csv.contains(&format!("{}", c / b)), "the CSV carries the same ratio:\n{csv}");
     let text = report::terminal::render(&r, false);
     assert!(text.contains("reflects only within-run noise"), "{text}");
     assert!(text.contains("(interval from within-run noise only)"), "{text}");
@@ -701,4 +726,37 @@ fn html_renders_in_headless_chromium() {
     assert!(log.contains("ok: screenshot is 1280 px wide") && !log.contains("FAIL"), "{log}");
     let dom = std::fs::read_to_string(dir.path().join("check/dom.html")).unwrap();
     assert!(dom.contains("id=\"table-ratios\"") && dom.contains("class=\"chart\""));
+}
+
+#[test]
+fn near_zero_figures_get_no_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let sims = vec![Sim::new("old", "10.11", "d", 1000.0), Sim::new("new", "11.8", "d", 700.0)];
+    record(&mut store, &sims, &Plan::new("dust", &[4], 3));
+    // Both sides read 0 KB per transaction (the data is cached).
+    let sel = Selection { metric: Metric::ReadKbPerTxn, ..Selection::default() };
+    let r = report::build_report(&store, &sel).unwrap();
+    let x = &r.ratios[0];
+    assert_eq!((x.ratio, x.verdict), (None, Verdict::NotComputed), "{x:?}");
+    assert!(x.note.as_deref().unwrap_or("").starts_with("both ≈ 0"), "{x:?}");
+    let read = |r: &report::CompareReport| {
+        r.efficiency
+            .iter()
+            .find(|row| row.side == 1)
+            .unwrap()
+            .values
+            .iter()
+            .find(|v| v.metric == "read-kb-per-txn")
+            .cloned()
+    };
+    let v = read(&r).unwrap();
+    assert!(v.both_near_zero && v.ratio.is_none(), "{v:?}");
+    let text = report::terminal::render(&r, false);
+    assert!(text.contains("—, both ≈ 0"), "{text}");
+    assert!(!text.contains("costlier") && !text.contains("cheaper"), "{text}");
+    // Figures well above the floor keep their ratio.
+    let sel = Selection { metric: Metric::CpuPerTxn, ..Selection::default() };
+    let r = report::build_report(&store, &sel).unwrap();
+    assert!(r.ratios[0].ratio.is_some(), "{:?}", r.ratios[0]);
 }

@@ -315,3 +315,42 @@ options = { tables = 1, table-size = 1000 }
     assert_eq!(good.status, Status::Done);
     env.assert_no_servers();
 }
+
+#[test]
+fn a_value_the_server_adjusts_at_startup_is_a_warning_and_with_strict_an_error() {
+    let env = Env::new();
+    let file = env.file(
+        r#"
+name = "clamped"
+threads = [1]
+duration = "1s"
+prewarm = false
+[[targets]]
+name = "trx7"
+build = "system"
+set = { innodb_flush_log_at_trx_commit = 7, innodb_buffer_pool_size = "32M" }
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 1000 }
+"#,
+    );
+    let out = env.versus(&["run", file.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("warning: target 'trx7' does not run as configured: innodb_flush_log_at_trx_commit=7 runs as 3")
+            .count(),
+        1,
+        "one warning naming the variable, the requested and the effective value:\n{err}"
+    );
+    assert!(!err.contains("innodb_buffer_pool_size"), "32M is what the server runs with:\n{err}");
+
+    let out = env.versus(&["run", file.to_str().unwrap(), "--strict"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let e = env.store().latest_experiment_named("clamped").unwrap().unwrap();
+    let run = &env.store().runs(e.id).unwrap()[0];
+    assert_eq!(run.status, Status::Failed);
+    let why = run.error.as_deref().unwrap_or("");
+    assert!(why.starts_with("--strict: target 'trx7': the server changed requested values at startup: innodb_flush_log_at_trx_commit=7 runs as 3"), "{why}");
+    env.assert_no_servers();
+}

@@ -31,6 +31,10 @@ pub(super) struct RunArgs {
     /// Keep the prepared data snapshots after the experiment has finished.
     #[arg(long)]
     keep_data: bool,
+    /// Fail a run whose server clamped or adjusted a value its config or options request (by default
+    /// that is a warning and the run goes on under its label).
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     db: DbArg,
 }
@@ -83,7 +87,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     }
     check_targets(home, &plan, &path)?;
     let mut store = a.db.open(home)?;
-    let mut executor = SandboxExecutor::new(home, &file.name);
+    let mut executor = SandboxExecutor::new(home, &file.name).strict(a.strict);
     let mut progress = Progress::stderr();
     let abs = std::path::absolute(&path).unwrap_or(path.clone());
     let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id };

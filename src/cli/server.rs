@@ -351,6 +351,9 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     spec.detached = true;
     let sb = Sandbox::start(spec)?;
     println!("started {name}: {} in {:.2} s", sb.version(), sb.ready_after().as_secs_f64());
+    for a in sb.adjusted() {
+        eprintln!("warning: the server does not run as configured: {a}");
+    }
     println!("  pid {}  port 127.0.0.1:{}  socket {}", sb.pid(), sb.port(), sb.socket().display());
     println!("  my.cnf {}  error log {}", sb.info().cnf.display(), sb.error_log().display());
     println!("connect with:");

@@ -80,6 +80,15 @@ impl Progress {
         }
     }
 
+    /// A warning that must be seen (also under a bar, and when the output is not a terminal).
+    pub fn warn(&mut self, text: &str) {
+        match &self.bar {
+            Some(b) => b.println(text),
+            None if !self.quiet => eprintln!("{text}"),
+            None => {}
+        }
+    }
+
     /// A run finished.
     pub fn run_done(&mut self, s: &Summary) {
         self.position += 1;

@@ -4,7 +4,7 @@
 //! stops the server. The runs of a chain ([`crate::workload::Link`]: the Insert Benchmark's steps) share
 //! one server, kept running from one run to the next.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::plan::{Cell, Plan, PlannedRun, TargetKind, init_time_overrides};
@@ -27,6 +27,8 @@ pub struct SandboxExecutor {
     work: PathBuf,
     snapshots: HashMap<usize, PathBuf>,
     server: Option<Running>,
+    strict: bool,
+    warned: HashSet<usize>,
 }
 
 /// Which chain of runs a running server serves.
@@ -91,7 +93,56 @@ impl SandboxExecutor {
     /// a path by [`crate::owned::slug`]).
     pub fn new(home: &Home, experiment: &str) -> Self {
         let work = home.root().join("experiments").join(crate::owned::slug(experiment));
-        SandboxExecutor { home: home.clone(), work, snapshots: HashMap::new(), server: None }
+        SandboxExecutor {
+            home: home.clone(),
+            work,
+            snapshots: HashMap::new(),
+            server: None,
+            strict: false,
+            warned: HashSet::new(),
+        }
+    }
+
+    /// With `strict`, a run whose server clamped or adjusted a requested value at startup fails
+    /// instead of running under its label with a warning (`versus run --strict`).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Starts the server of `target` from `spec` and checks that it runs with the values its config
+    /// and options request: a difference is a warning (once per target), or with `--strict` an error.
+    fn start_checked(
+        &mut self,
+        plan: &Plan,
+        target: usize,
+        spec: SandboxSpec,
+        progress: &mut Progress,
+    ) -> Result<Sandbox> {
+        let sb = Sandbox::start(spec)?;
+        if sb.adjusted().is_empty() {
+            return Ok(sb);
+        }
+        let list: Vec<String> = sb.adjusted().iter().map(ToString::to_string).collect();
+        let label = &plan.targets[target].label;
+        if self.strict {
+            return Err(Error::option(
+                "--strict",
+                format!(
+                    "target '{label}': the server changed requested values at startup: {}; fix the config, or run \
+                     without --strict to measure it anyway",
+                    list.join(", ")
+                ),
+            ));
+        }
+        if self.warned.insert(target) {
+            progress.warn(&format!(
+                "warning: target '{label}' does not run as configured: {} (the results are stored under its label; \
+                 --strict makes this an error)",
+                list.join(", ")
+            ));
+        }
+        Ok(sb)
     }
 
     /// The directory of this experiment's sandboxes and snapshots (removed by the caller when done).
@@ -111,7 +162,7 @@ impl SandboxExecutor {
     }
 
     /// Starts the cell's server from its prepared data (or connects to the external one).
-    fn open(&self, plan: &Plan, cell: &Cell, w: &dyn Workload, progress: &mut Progress) -> Result<Running> {
+    fn open(&mut self, plan: &Plan, cell: &Cell, w: &dyn Workload, progress: &mut Progress) -> Result<Running> {
         let (endpoint, probe) = match &plan.targets[cell.target].kind {
             TargetKind::External { address, user, password_env, database } => {
                 let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
@@ -134,7 +185,7 @@ impl SandboxExecutor {
                 snapshot::restore(&snap, &dir.join("data"))?;
                 let spec = self.sandbox_spec(plan, cell.target, &dir)?;
                 progress.step("starting the server");
-                let sb = Sandbox::start(spec)?;
+                let sb = self.start_checked(plan, cell.target, spec, progress)?;
                 let admin = sb.connect_root()?;
                 (sandbox_endpoint(&sb), ServerProbe { sandbox: Some(sb), admin })
             }

@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::bisect::Candidate;
-use super::diffvars::same_value;
 use super::noise::NoiseKind;
-use super::targets::{TargetSpec, option_variables};
+use super::targets::TargetSpec;
 use crate::error::{Error, Result};
+use crate::server::effective::{option_variables, same_value};
 use crate::server::{Home, Sandbox, SandboxSpec, admin};
 
 /// Why a differing variable is not bisected.

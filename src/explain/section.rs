@@ -190,6 +190,6 @@ pub fn from_stored(
         (None, [only]) => only.increment.points,
         _ => None,
     };
-    section.unexplained_points = recovered.map(|r| -gap.points - r);
+    section.unexplained_points = recovered.map(|r| gap.points + r.copysign(-gap.points));
     Ok(Some(section))
 }

@@ -11,22 +11,9 @@ use std::path::{Path, PathBuf};
 use super::diffvars::Snapshot;
 use crate::error::{Error, Result};
 use crate::experiment::{ExperimentFile, Plan, TargetKind};
-use crate::server::mycnf::{self, normalize_key};
+use crate::server::effective::{self, option_variables};
 use crate::server::{Home, Sandbox, SandboxSpec, admin, config};
 use crate::store::{Experiment, Status, Store};
-
-/// The option groups a MySQL or MariaDB server reads from its option file.
-const SERVER_GROUPS: &[&str] = &["mysqld", "server", "mariadb", "mariadbd", "client-server"];
-
-/// Option names that set the same variable under two names (old and new terminology).
-const ALIASES: &[(&str, &str)] = &[
-    ("log_slave_updates", "log_replica_updates"),
-    ("slave_parallel_workers", "replica_parallel_workers"),
-    ("slave_parallel_type", "replica_parallel_type"),
-    ("slave_preserve_commit_order", "replica_preserve_commit_order"),
-    ("tx_isolation", "transaction_isolation"),
-    ("tx_read_only", "transaction_read_only"),
-];
 
 /// A server to start: a build with an optional base my.cnf and options on top.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -89,39 +76,9 @@ impl TargetSpec {
     /// The variables (lower case) that this target's config file and overrides set. A config file
     /// that cannot be read is an error naming it.
     pub fn explicit_variables(&self) -> Result<BTreeSet<String>> {
-        let mut out = BTreeSet::new();
-        if let Some(path) = &self.config {
-            let opts = mycnf::resolve(path, SERVER_GROUPS)?;
-            for o in opts.iter() {
-                out.extend(option_variables(&o.name));
-            }
-        }
-        for o in &self.overrides {
-            let (name, _) = config::parse_override(o)?;
-            out.extend(option_variables(&name));
-        }
-        Ok(out)
+        let requested = effective::requested(self.config.as_deref(), &self.overrides)?;
+        Ok(requested.iter().flat_map(|r| option_variables(&r.option)).collect())
     }
-}
-
-/// The variables an option name sets: the name with `-`/`_` and `loose-` normalised, without a
-/// `skip-`/`disable-`/`enable-` prefix, and its other spelling for renamed variables.
-pub fn option_variables(option: &str) -> Vec<String> {
-    let n = normalize_key(option).to_ascii_lowercase();
-    let base = ["skip_", "disable_", "enable_"]
-        .iter()
-        .find_map(|p| n.strip_prefix(p).filter(|r| !r.is_empty()))
-        .map(str::to_string)
-        .unwrap_or(n);
-    let mut out = vec![base.clone()];
-    for (x, y) in ALIASES {
-        if base == *x {
-            out.push(y.to_string());
-        } else if base == *y {
-            out.push(x.to_string());
-        }
-    }
-    out
 }
 
 /// Starts `spec` in a sandbox under `work`, reads its `SHOW GLOBAL VARIABLES` and version, and stops it.

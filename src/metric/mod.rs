@@ -205,6 +205,39 @@ impl Metric {
         }
     }
 
+    /// The smallest value, in [`Metric::unit`], that is more than measurement dust: below it on both
+    /// sides no ratio is computed ("—, both ≈ 0"), and below it on the baseline alone neither (a ratio
+    /// to almost nothing is not a finding). About one unit of the last digit reports print.
+    pub fn floor(self) -> f64 {
+        match self {
+            Metric::Tps | Metric::Qps => 0.01,
+            Metric::AvgLatency
+            | Metric::P50
+            | Metric::P90
+            | Metric::P95
+            | Metric::P99
+            | Metric::P999
+            | Metric::MaxLatency => 0.001,
+            Metric::CpuPerTxn | Metric::ClientCpuPerTxn => 0.5,
+            Metric::CswPerTxn => 0.01,
+            Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => 0.01,
+            Metric::FsyncsPerTxn | Metric::BinlogSyncsPerTxn => 0.005,
+        }
+    }
+
+    /// Why a ratio of these two means is not computed, if it is not: both below [`Metric::floor`]
+    /// (`both ≈ 0`), or the baseline alone.
+    pub fn no_ratio_reason(self, baseline: f64, candidate: f64) -> Option<String> {
+        let floor = self.floor();
+        if baseline.abs() < floor && candidate.abs() < floor {
+            Some(format!("both ≈ 0 (below {floor} {}): no ratio", self.unit()))
+        } else if baseline.abs() < floor {
+            Some(format!("the baseline's {self} is ≈ 0 (below {floor} {}): no ratio", self.unit()))
+        } else {
+            None
+        }
+    }
+
     /// Throughput, latency or cost.
     pub fn kind(self) -> MetricKind {
         match self {
@@ -356,5 +389,10 @@ mod tests {
         assert_eq!(Metric::P99.direction(), Direction::LowerIsBetter);
         assert_eq!(Metric::CpuPerTxn.verdict_words(), ("cheaper", "costlier"));
         assert!(Metric::P95.interval_series(&[]).is_none());
+        let why = Metric::ReadKbPerTxn.no_ratio_reason(0.0, 0.004).unwrap();
+        assert!(why.starts_with("both ≈ 0 (below 0.01 KB/transaction)"), "{why}");
+        assert!(Metric::ReadKbPerTxn.no_ratio_reason(0.001, 12.9).unwrap().starts_with("the baseline's"));
+        assert_eq!(Metric::ReadKbPerTxn.no_ratio_reason(0.5, 0.0), None, "a drop to zero is a finding");
+        assert_eq!(Metric::Tps.no_ratio_reason(1000.0, 900.0), None);
     }
 }

@@ -233,10 +233,15 @@ fn ratio_row(
         row.note = Some(format!("{who} has no finished run with {metric} in this case"));
         return row;
     };
+    if let Some(why) = metric.no_ratio_reason(bm, cm) {
+        row.note = Some(why);
+        return row;
+    }
     if bm <= 0.0 {
         row.note = Some(format!("the baseline's {metric} is 0, so there is no ratio"));
         return row;
     }
+    // One definition of the ratio everywhere: the ratio of the means shown beside it.
     row.ratio = Some(cm / bm);
     row.change = Some(cm / bm - 1.0);
     let cfg = CompareConfig {
@@ -251,7 +256,15 @@ fn ratio_row(
             s.runs.iter().find(|r| r.detail.run.id == id).and_then(|r| metric.interval_series(&r.detail.intervals))
         };
         match (series(b.run_ids[0]), series(c.run_ids[0])) {
-            (Some(bs), Some(cs)) if bs.len() >= 2 && cs.len() >= 2 => (SampleLevel::Intervals, bs, cs),
+            (Some(bs), Some(cs)) if bs.len() >= 2 && cs.len() >= 2 => {
+                // The 1-s rates' means differ a little from the runs' whole-run values; scaled to them,
+                // the interval keeps its relative width and is centred on the ratio of the means shown.
+                let scaled = |xs: Vec<f64>, to: f64| match stats::mean(&xs) {
+                    Some(m) if m > 0.0 => xs.iter().map(|x| x * to / m).collect(),
+                    _ => xs,
+                };
+                (SampleLevel::Intervals, scaled(bs, bm), scaled(cs, cm))
+            }
             (Some(_), Some(_)) => {
                 row.note = Some("one run per side with fewer than 2 intervals: no interval".into());
                 return row;
@@ -273,8 +286,6 @@ fn ratio_row(
     let (level, bs, cs) = samples;
     match stats::compare(&bs, &cs, level, &cfg) {
         Ok(cmp) => {
-            row.ratio = Some(cmp.ci.ratio);
-            row.change = Some(cmp.change);
             row.ci_lo = Some(cmp.ci.lo);
             row.ci_hi = Some(cmp.ci.hi);
             row.ci_method = Some(method_name(cmp.ci.method));
@@ -365,8 +376,8 @@ fn used_metrics(s: &Selected, list: &[Metric], keep_first: bool) -> Vec<Metric> 
         .collect()
 }
 
-/// Means of `metrics` per case and side, with ratios to the baseline (1 when both are 0, none when
-/// only the baseline is 0, as in Small Datum's `sum_met`).
+/// Means of `metrics` per case and side, with ratios to the baseline (none when both are ≈ 0 or only
+/// the baseline is: [`Metric::no_ratio_reason`]).
 fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
     let mean_of = |case: usize, side: usize, m: Metric| -> (Option<f64>, usize) {
         let v: Vec<f64> =
@@ -384,12 +395,15 @@ fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
                 .map(|&m| {
                     let (mean, n) = mean_of(case, side, m);
                     let (base, _) = mean_of(case, 0, m);
+                    let near_zero = matches!((mean, base), (Some(v), Some(b)) if m.no_ratio_reason(b, v).is_some());
                     let ratio = match (mean, base) {
-                        (Some(v), Some(b)) if b == 0.0 && v == 0.0 => Some(1.0),
+                        _ if near_zero => None,
                         (Some(v), Some(b)) if b != 0.0 => Some(v / b),
                         _ => None,
                     };
-                    MetricValue { metric: m.name().to_string(), mean, n, ratio }
+                    let both_near_zero =
+                        matches!((mean, base), (Some(v), Some(b)) if v.abs() < m.floor() && b.abs() < m.floor());
+                    MetricValue { metric: m.name().to_string(), mean, n, ratio, both_near_zero }
                 })
                 .collect();
             rows.push(ValuesRow { case, side, values });

@@ -272,9 +272,12 @@ pub struct MetricValue {
     pub mean: Option<f64>,
     /// Runs that have it.
     pub n: usize,
-    /// `mean / baseline mean` (1 when both are 0; absent when only the baseline is 0 or either is
-    /// missing).
+    /// `mean / baseline mean`; absent when both are ≈ 0, when only the baseline is, or when either is
+    /// missing (see `both_near_zero`).
     pub ratio: Option<f64>,
+    /// Both this mean and the baseline's are below the metric's floor: shown as "—, both ≈ 0".
+    #[serde(default)]
+    pub both_near_zero: bool,
 }
 
 /// Efficiency or latency values of one side in one case.

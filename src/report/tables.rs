@@ -484,6 +484,7 @@ fn values_table(
             } else {
                 match v.ratio {
                     Some(x) => Cell::toned(fmt::ratio(x), ratio_tone(x, m.higher_is_better)),
+                    None if v.both_near_zero => Cell::toned("—, both ≈ 0", Tone::Muted),
                     None => Cell::plain("—"),
                 }
             });

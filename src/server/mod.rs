@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod build;
 pub mod config;
+pub mod effective;
 pub mod fetch;
 pub mod flavor;
 pub mod home;

@@ -18,6 +18,7 @@ use crate::owned;
 use crate::server::admin;
 use crate::server::build::{Build, Flavor};
 use crate::server::config;
+use crate::server::effective;
 use crate::server::flavor::{self, InstancePaths};
 use crate::server::process::{self, StopOutcome};
 use crate::server::snapshot;
@@ -134,6 +135,8 @@ pub struct Sandbox {
     ready_after: Duration,
     /// The spec it was started from; `None` for a sandbox reopened from its directory.
     spec: Option<SandboxSpec>,
+    /// Requested values the server runs with differently, found when it started.
+    adjusted: Vec<effective::Adjusted>,
 }
 
 impl Sandbox {
@@ -203,6 +206,7 @@ impl Sandbox {
             ready_timeout: spec.ready_timeout,
             ready_after: Duration::ZERO,
             spec: Some(spec.clone()),
+            adjusted: Vec::new(),
         };
         sb.write_config(&spec, as_root)?;
         if fresh_datadir {
@@ -215,6 +219,10 @@ impl Sandbox {
             admin::exec(&mut conn, &sql)?;
         }
         sb.info.version = admin::version(&mut conn)?;
+        let requested = effective::requested(spec.base_config.as_deref(), &spec.overrides)?;
+        if !requested.is_empty() {
+            sb.adjusted = effective::adjusted(&requested, &admin::global_variables(&mut conn)?);
+        }
         sb.save_info()?;
         if spec.detached {
             sb.owned = false;
@@ -248,7 +256,14 @@ impl Sandbox {
             ready_timeout: Duration::from_secs(120),
             ready_after: Duration::ZERO,
             spec: None,
+            adjusted: Vec::new(),
         })
+    }
+
+    /// The values of its config and `--set` options that the server clamped or adjusted when it started
+    /// (empty for a reopened sandbox).
+    pub fn adjusted(&self) -> &[effective::Adjusted] {
+        &self.adjusted
     }
 
     /// What the sandbox directory records.

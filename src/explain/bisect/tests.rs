@@ -141,8 +141,10 @@ fn seed_case_names_both_culprits_in_order_and_clears_the_cache() {
     assert!((flush.alone.as_ref().unwrap().points.unwrap() - 0.15 * scale).abs() < 3.0);
     let together = out.together.as_ref().unwrap();
     assert!(together.toward_a);
+    // In the gap's sign: B is slower, and what the findings leave of it is too.
+    assert!(out.gap.as_ref().unwrap().points < 0.0);
     let unexplained = out.unexplained_points.unwrap();
-    let want = (1.0 - 1.0 / 1.03) * 100.0;
+    let want = -(1.0 - 1.0 / 1.03) * 100.0;
     assert!((unexplained - want).abs() < 3.0, "unexplained {unexplained} want {want}");
     // Round 1: the gap, {cache} | {flush, sync}, {flush} | {sync}; round 2: the gap with both applied;
     // the confirmation.
@@ -234,6 +236,7 @@ fn no_gap_stops_after_the_first_step() {
     assert_eq!(out.conclusion, Conclusion::NoGap);
     assert_eq!(out.steps.len(), 1);
     assert!(out.findings.is_empty());
+    assert!(out.cleared.is_empty(), "nothing was searched, so nothing is cleared");
 }
 
 #[test]

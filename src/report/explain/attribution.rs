@@ -70,12 +70,13 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
     if let Some(u) = s.unexplained_points
         && g.comparison.verdict != Verdict::NoSignificantChange
     {
-        if u >= 0.0 {
-            out.push(format!("{u:.1} points of the gap remain unexplained by these settings."));
+        // The unexplained rest has the gap's sign while the findings fall short of it.
+        if u * g.points >= 0.0 {
+            out.push(format!("{:.1} points of the gap remain unexplained by these settings.", u.abs()));
         } else {
             out.push(format!(
                 "They recover all of the gap, {:.1} points more than it (within the intervals above).",
-                -u
+                u.abs()
             ));
         }
     }

@@ -130,6 +130,8 @@ fn candidates_table(r: &ExplainReport) -> Table {
                     "unresolved".into()
                 } else if o.cleared.contains(&i) {
                     "cleared".into()
+                } else if o.conclusion == Conclusion::NoGap {
+                    "not searched: no significant gap".into()
                 } else {
                     "not searched".into()
                 }
