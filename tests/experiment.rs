@@ -109,7 +109,10 @@ fn a_small_matrix_is_run_and_everything_is_stored() {
     let file = env.file(MATRIX);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
-    assert!(plan.contains("2 target(s) × 1 workload(s) → 4 cells × 2 repetition(s) = 8 runs"), "{plan}");
+    assert!(
+        plan.contains("2 target(s) × 1 workload(s) × 2 thread count(s) → 4 cells × 2 repetition(s) = 8 runs"),
+        "{plan}"
+    );
     assert!(env.store_is_absent(), "a dry run stores nothing");
 
     let out = env.versus(&["run", file.to_str().unwrap()]).output().unwrap();

@@ -197,7 +197,7 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
     };
     let r = &d.run;
     println!(
-        "run {} of experiment {}: {} / {} / {} threads / repetition {} — {}",
+        "run {} of experiment {}: {} / {} / {} thread(s) / repetition {} — {}",
         r.id, r.experiment_id, r.cell.target, r.cell.workload, r.cell.threads, r.repetition, r.status
     );
     if let Some(v) = &r.server_version {

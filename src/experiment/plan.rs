@@ -163,9 +163,19 @@ impl Plan {
     pub fn describe(&self) -> String {
         let mut s = String::new();
         let f = &self.file;
+        let mut thread_counts: Vec<u32> = self.cells.iter().map(|c| c.threads).collect();
+        thread_counts.sort_unstable();
+        thread_counts.dedup();
+        let crossed = self.targets.len() * self.workloads.len() * thread_counts.len() == self.cells.len();
+        let threads = if crossed {
+            format!(" × {} thread count(s)", thread_counts.len())
+        } else {
+            " (thread counts per workload)".to_string()
+        };
         let _ = writeln!(
             s,
-            "experiment {}: {} target(s) × {} workload(s) → {} cells × {} repetition(s) = {} runs (order {:?}, seed {})",
+            "experiment {}: {} target(s) × {} workload(s){threads} → {} cells × {} repetition(s) = {} runs (order {:?}, \
+             seed {})",
             f.name,
             self.targets.len(),
             self.workloads.len(),
@@ -212,12 +222,13 @@ impl Plan {
             let c = &self.cells[r.cell];
             let _ = writeln!(
                 s,
-                "  {:>4}  rep {:<2} {:<24} {:<24} {:>3} threads",
+                "  {:>4}  rep {:<2} {:<24} {:<24} {:>3} thread{}",
                 i + 1,
                 r.repetition,
                 self.targets[c.target].label,
                 self.workloads[c.workload].label(),
-                c.threads
+                c.threads,
+                if c.threads == 1 { "" } else { "s" }
             );
         }
         let est = self.estimate().as_secs();
@@ -439,8 +450,14 @@ options = { tables = 2, table_size = 1000 }
     fn dry_run_lists_every_run_and_an_estimate() {
         let p = plan(TWO_CONFIGS);
         let text = p.describe();
-        assert!(text.starts_with("experiment x: 4 target(s) × 2 workload(s) → 16 cells × 3 repetition(s) = 48 runs"));
-        assert_eq!(text.lines().filter(|l| l.contains(" threads")).count(), 48);
+        assert!(
+            text.starts_with(
+                "experiment x: 4 target(s) × 2 workload(s) × 2 thread count(s) → 16 cells × 3 repetition(s) = 48 runs"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.lines().filter(|l| l.ends_with("  1 thread")).count(), 24, "{text}");
+        assert_eq!(text.lines().filter(|l| l.ends_with("  8 threads")).count(), 24, "{text}");
         assert!(text.contains("estimated duration: 0h"));
         assert!(p.estimate() >= Duration::from_secs(48 * 60));
     }

@@ -108,7 +108,8 @@ impl Progress {
             b.finish_and_clear();
         }
         let how = if o.interrupted { "interrupted" } else { "finished" };
-        self.line(&format!("experiment {} {how}: {} runs done, {} failed now", o.experiment_id, o.done, o.failed));
+        let failed = if o.failed > 0 { format!(", {} failed", o.failed) } else { String::new() };
+        self.line(&format!("experiment {} {how}: {} run(s) done in this invocation{failed}", o.experiment_id, o.done));
     }
 
     fn advance(&mut self, text: &str) {

@@ -271,11 +271,12 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
             Status::Failed => s.runs_failed += 1,
             _ => s.runs_unfinished += 1,
         }
-        if let Some(v) = &r.server_version
+        // MariaDB appends "-log" to its version while the binary log is on: one build, one version.
+        if let Some(v) = r.server_version.as_deref().map(|v| v.strip_suffix("-log").unwrap_or(v))
             && r.status == Status::Done
-            && !s.server_versions.contains(v)
+            && !s.server_versions.iter().any(|x| x == v)
         {
-            s.server_versions.push(v.clone());
+            s.server_versions.push(v.to_string());
         }
         run_side.push(i);
     }
