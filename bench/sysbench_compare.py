@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Side-by-side comparison of `versus sysbench` and sysbench 1.0.20 against one sandboxed MariaDB.
 
-Runs every configuration A B A B (sysbench, versus, sysbench, versus) against the same server and
-tables and measures, per run: transactions per second (from the report), client CPU (user+sys of the
-client process, from wait4) per transaction, server CPU, and the wall time of `prepare`. Writes the
-results and the ratios to BENCHMARKS.md (or --out).
+Runs every configuration in interleaved rounds (sysbench, versus, the floor client, ...; then again)
+against the same server and tables, over TCP and over the unix socket, and measures, per run:
+transactions per second (from the report), client CPU (user+sys of the client process, from wait4) per
+transaction, server CPU, the 1-minute load average at its start, and the wall time of `prepare`. Writes
+the medians over the rounds and the ratios to sysbench and to the floor client to BENCHMARKS.md (or --out).
 
-Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 15] [--out BENCHMARKS.md]
-Needs: a release build of versus, the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
+Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 10] [--rounds 3] [--out BENCHMARKS.md]
+Needs: a release build of versus and of the floor client (`cargo build --release --example floor_client`),
+the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 """
 
 import argparse
@@ -57,25 +59,31 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--versus", default="target/release/versus")
     ap.add_argument("--sysbench", default="/usr/bin/sysbench")
-    ap.add_argument("--time", type=int, default=15, help="seconds per run")
-    ap.add_argument("--threads", default="1,4,16")
+    ap.add_argument("--time", type=int, default=10, help="seconds per run")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the report gives medians")
+    ap.add_argument("--threads", default="1,4,16,64")
+    ap.add_argument("--transports", default="tcp,socket")
+    ap.add_argument("--floor", default="target/release/examples/floor_client")
     ap.add_argument("--prepare-rows", type=int, default=1_000_000)
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--out", default="BENCHMARKS.md")
-    ap.add_argument("--variants", default="versus,versus-mux1",
-                    help="versus variants to run besides sysbench: versus (thread per connection, lean client), "
-                         "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate)")
+    ap.add_argument("--variants", default="versus,floor",
+                    help="clients to run besides sysbench: versus (thread per connection, lean client), "
+                         "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate), "
+                         "floor (bench/floor_client.rs: closed loop only)")
     a = ap.parse_args()
 
     srv = Server(a.versus, ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M", "innodb_flush_log_at_trx_commit=2", "max_connections=1000", "max_prepared_stmt_count=100000"])
-    conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest", "--mysql-password=sbpass",
-            "--mysql-db=sbtest"]
+    login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
+    conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"] + login
+    via = {"tcp": conn, "socket": [f"--mysql-socket={srv.sock}"] + login}
     all_tools = {
         "sysbench": [a.sysbench],
         "versus": [a.versus, "sysbench"],
         "versus-mux1": [a.versus, "sysbench", "--client-threads=1"],
         "versus-mux2": [a.versus, "sysbench", "--client-threads=2"],
         "versus-crate": [a.versus, "sysbench", "--client=crate"],
+        "floor": [a.floor],
     }
     order = ["sysbench"] + [v for v in a.variants.split(",") if v]
     tools = {k: all_tools[k] for k in order}
@@ -98,28 +106,32 @@ def main():
                           f"{shape}", flush=True)
 
         # Run phase: 4 tables x 100k rows, prepared once by sysbench.
-        ropts = conn + ["--tables=4", "--table-size=100000"]
-        run_client(tools["sysbench"] + ["oltp_read_write"] + ropts + ["--threads=4", "prepare"])
-        run_client(tools["sysbench"] + ["oltp_read_write"] + ropts + ["--threads=4", "prewarm"])
+        ropts = ["--tables=4", "--table-size=100000"]
+        run_client(tools["sysbench"] + ["oltp_read_write"] + conn + ropts + ["--threads=4", "prepare"])
+        run_client(tools["sysbench"] + ["oltp_read_write"] + conn + ropts + ["--threads=4", "prewarm"])
         configs = []
-        for test in ("oltp_point_select", "oltp_read_write"):
-            for th in [int(x) for x in a.threads.split(",")]:
-                configs.append((test, th, 0))
-        configs += [("oltp_point_select", 4, 5000), ("oltp_read_write", 4, 300)]
-        for test, th, rate in configs:
-            for rnd in range(2):
+        for tr in a.transports.split(","):
+            for test in ("oltp_point_select", "oltp_read_write"):
+                for th in [int(x) for x in a.threads.split(",")]:
+                    configs.append((test, th, 0, tr))
+        configs += [("oltp_point_select", 4, 5000, "tcp"), ("oltp_read_write", 4, 300, "tcp")]
+        for test, th, rate, tr in configs:
+            for rnd in range(a.rounds):
                 for tool in order:
+                    if rate and tool == "floor":
+                        continue
                     extra = [f"--threads={th}", f"--time={a.time}", "--rand-type=uniform"]
                     if rate:
                         extra.append(f"--rate={rate}")
+                    load = float(open("/proc/loadavg").read().split()[0])
                     s0 = srv.cpu()
-                    wall, cpu, text = run_client(tools[tool] + [test] + ropts + extra + ["run"])
+                    wall, cpu, text = run_client(tools[tool] + [test] + via[tr] + ropts + extra + ["run"])
                     s1 = srv.cpu()
                     events, tps = tps_of(text)
-                    results.append(dict(test=test, threads=th, rate=rate, tool=tool, round=rnd, tps=tps, events=events,
-                                         cpu=cpu, wall=wall, server_cpu=s1 - s0))
-                    print(f"{test} t={th} rate={rate} {tool}: {tps:.1f} tps, {cpu / events * 1e6:.1f} us CPU/txn, "
-                          f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU", flush=True)
+                    results.append(dict(test=test, threads=th, rate=rate, via=tr, tool=tool, round=rnd, tps=tps,
+                                        events=events, cpu=cpu, wall=wall, server_cpu=s1 - s0, load=load))
+                    print(f"{test} t={th} rate={rate} {tr} {tool}: {tps:.1f} tps, {cpu / events * 1e6:.1f} us CPU/txn, "
+                          f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU (load {load})", flush=True)
     finally:
         srv.stop()
     load_after = open("/proc/loadavg").read().split()[:3]
@@ -130,45 +142,66 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
 
 
+def median(xs):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def write_report(a, results, prepare_rows, order, loads):
     def pick(key, tool):
-        return [r for r in results if (r["test"], r["threads"], r["rate"], r["tool"]) == key + (tool,)]
+        return [r for r in results if (r["test"], r["threads"], r["rate"], r["via"], r["tool"]) == key + (tool,)]
 
+    loads_all = [r["load"] for r in results]
     lines = [
         "# Benchmarks",
         "",
         "## versus sysbench vs sysbench 1.0.20 (side by side)",
         "",
-        f"Produced by `bench/sysbench_compare.py --time {a.time} --variants {','.join(order[1:])}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M')}: {os.cpu_count()} cores, one sandboxed MariaDB (system mariadbd 10.11, "
+        f"Produced by `bench/sysbench_compare.py --time {a.time} --rounds {a.rounds} --variants {','.join(order[1:])}` "
+        f"on {time.strftime('%Y-%m-%d %H:%M')}: {os.cpu_count()} cores, one sandboxed MariaDB (system mariadbd 10.11, "
         "buffer pool 2G, innodb_flush_log_at_trx_commit=2), all clients on the same host, runs of "
-        f"{a.time} s in the order {', '.join(order)}, twice (means of the two rounds). Run phase: 4 tables x 100k "
-        "rows, `--rand-type=uniform`. CPU is the client process's user+sys time (wait4) divided by its "
-        f"transactions. Load average before/after: {' '.join(loads[0])} / {' '.join(loads[1])} (other work on "
-        "the machine adds noise).",
+        f"{a.time} s in the order {', '.join(order)}, {a.rounds} interleaved rounds; every figure is the median "
+        "over the rounds. Run phase: 4 tables x 100k rows, `--rand-type=uniform`. CPU is the client process's "
+        "user+sys time (wait4) divided by its transactions; server CPU likewise from /proc. Load average "
+        f"before/after: {' '.join(loads[0])} / {' '.join(loads[1])}; 1-minute load at the start of the runs: "
+        f"median {median(loads_all):.2f}, range {min(loads_all, default=0):.2f}–{max(loads_all, default=0):.2f} "
+        "(per row in the last column; other work on the machine adds noise).",
         "",
-        "Variants: `versus` = lean client, one OS thread per connection (the default); `versus-mux1`/`-mux2` = "
-        "event-loop workers, `--client-threads=1`/`2`; `versus-crate` = the mysql crate (`--client=crate`).",
+        "Clients: `versus` = lean client, one OS thread per connection (the default); `versus-mux1`/`-mux2` = "
+        "event-loop workers, `--client-threads=1`/`2`; `versus-crate` = the mysql crate (`--client=crate`); "
+        "`floor` = bench/floor_client.rs, the null client (pre-encoded packets replayed, responses not decoded: "
+        "the least CPU any client that waits for each answer spends).",
         "",
-        "| test | threads | rate | client | tps | tps vs sysbench | CPU µs/txn | CPU vs sysbench | client share of all CPU |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| test | threads | rate | via | client | tps | tps vs sysbench | CPU µs/txn | CPU vs sysbench | CPU vs floor "
+        "| server CPU µs/txn | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     seen = []
     for r in results:
-        key = (r["test"], r["threads"], r["rate"])
+        key = (r["test"], r["threads"], r["rate"], r["via"])
         if key in seen:
             continue
         seen.append(key)
-        base = pick(key, "sysbench")
-        tps_b = mean([x["tps"] for x in base])
-        cpu_b = mean([x["cpu"] / x["events"] * 1e6 for x in base])
+
+        def med(tool, f):
+            return median([f(x) for x in pick(key, tool)])
+
+        tps_b = med("sysbench", lambda x: x["tps"])
+        cpu_b = med("sysbench", lambda x: x["cpu"] / x["events"] * 1e6)
+        cpu_f = med("floor", lambda x: x["cpu"] / x["events"] * 1e6)
         for tool in order:
-            rs = pick(key, tool)
-            tps = mean([x["tps"] for x in rs])
-            cpu = mean([x["cpu"] / x["events"] * 1e6 for x in rs])
-            share = mean([x["cpu"] / x["wall"] / os.cpu_count() * 100 for x in rs])
-            lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {tool} | {tps:.0f} | {tps / tps_b:.2f} | "
-                         f"{cpu:.1f} | {cpu / cpu_b:.2f} | {share:.0f} % |")
+            if not pick(key, tool):
+                continue
+            tps = med(tool, lambda x: x["tps"])
+            cpu = med(tool, lambda x: x["cpu"] / x["events"] * 1e6)
+            srv_cpu = med(tool, lambda x: x["server_cpu"] / x["events"] * 1e6)
+            load = med(tool, lambda x: x["load"])
+            vs_floor = f"{cpu / cpu_f:.2f}" if cpu_f == cpu_f else "-"
+            lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {key[3]} | {tool} | {tps:.0f} | {tps / tps_b:.2f} | "
+                         f"{cpu:.1f} | {cpu / cpu_b:.2f} | {vs_floor} | {srv_cpu:.1f} | {load:.2f} |")
     if prepare_rows:
         def prep(tool, key):
             return mean([r[key] for r in prepare_rows if r["tool"] == tool])

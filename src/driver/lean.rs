@@ -226,7 +226,7 @@ impl Multiplexed for LeanConnection {
         self.wire.as_ref().map(|w| w.fd())
     }
 
-    fn read_available(&mut self) -> Result<(), DbError> {
+    fn read_available(&mut self) -> Result<bool, DbError> {
         let r = self.wire()?.read_available();
         self.check(r)
     }

@@ -246,8 +246,9 @@ pub trait Multiplexed {
     fn send_query(&mut self, sql: &str) -> Result<(), DbError>;
     /// The descriptor to poll for readability.
     fn fd(&self) -> Option<std::os::fd::RawFd>;
-    /// Reads what the socket has; call when poll reports it readable.
-    fn read_available(&mut self) -> Result<(), DbError>;
+    /// Reads what the socket has; call when poll reports it readable. True when the read filled the
+    /// buffer, so that more bytes may be waiting (an edge-triggered wait would not report them again).
+    fn read_available(&mut self) -> Result<bool, DbError>;
     /// The next complete response, if one has arrived.
     fn take_result(&mut self) -> Option<Result<Outcome, DbError>>;
 }

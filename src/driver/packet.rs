@@ -29,6 +29,13 @@ pub(super) fn lenenc(p: &[u8]) -> (u64, usize) {
     }
 }
 
+/// How many column definition packets follow the column count packet `p`: none when the server says that
+/// the metadata did not change (its metadata-follows byte, present under MariaDB's metadata caching).
+pub(super) fn column_defs(p: &[u8], cache_metadata: bool) -> u64 {
+    let (cols, n) = lenenc(p);
+    if cache_metadata && p.get(n) == Some(&0) { 0 } else { cols }
+}
+
 /// The server error in an ERR packet.
 pub fn parse_err(p: &[u8]) -> DbError {
     let code = if p.len() >= 3 { u16::from_le_bytes([p[1], p[2]]) } else { 0 };

@@ -1,6 +1,6 @@
 //! Scanning a server response in a byte buffer without consuming it, for the event-loop workers.
 
-use super::packet::{MAX_PAYLOAD, MORE_RESULTS, lenenc, parse_err};
+use super::packet::{MAX_PAYLOAD, MORE_RESULTS, column_defs, lenenc, parse_err};
 use super::{DbError, ErrorKind, Outcome};
 
 /// Packets of `buf`: (payload start, payload end) pairs while complete.
@@ -14,8 +14,8 @@ fn next_packet(buf: &[u8], at: usize) -> Option<(usize, usize)> {
 }
 
 /// Scans one full response at the start of `buf` without consuming it: the bytes it takes and the
-/// outcome, or None when more bytes are needed.
-pub fn scan_response(buf: &[u8]) -> Option<(usize, Result<Outcome, DbError>)> {
+/// outcome, or None when more bytes are needed. `cache_metadata`: MariaDB's metadata caching is on.
+pub fn scan_response(buf: &[u8], cache_metadata: bool) -> Option<(usize, Result<Outcome, DbError>)> {
     let mut at = 0;
     let mut outcome = None;
     loop {
@@ -42,8 +42,7 @@ pub fn scan_response(buf: &[u8]) -> Option<(usize, Result<Outcome, DbError>)> {
                 ));
             }
             _ => {
-                let (cols, _) = lenenc(p);
-                for _ in 0..=cols {
+                for _ in 0..=column_defs(p, cache_metadata) {
                     at = next_packet(buf, at)?.1;
                 }
                 let more;
@@ -93,15 +92,29 @@ mod tests {
         buf.extend(packet(6, &[0xFE, 0, 0, 2, 0]));
         buf.extend(packet(1, &[0, 1, 0, 2, 0, 0, 0]));
         for cut in 0..set_end {
-            assert!(scan_response(&buf[..cut]).is_none(), "cut {cut}");
+            assert!(scan_response(&buf[..cut], false).is_none(), "cut {cut}");
         }
-        let (used, r) = scan_response(&buf).unwrap();
+        let (used, r) = scan_response(&buf, false).unwrap();
         assert_eq!((used, r.unwrap()), (set_end, Outcome::Read));
-        let (used2, r2) = scan_response(&buf[used..]).unwrap();
+        let (used2, r2) = scan_response(&buf[used..], false).unwrap();
         assert_eq!((used + used2, r2.unwrap()), (buf.len(), Outcome::Write));
         let mut err = vec![0xFF, 0xB5, 0x04, b'#'];
         err.extend_from_slice(b"HY000Lock wait timeout exceeded");
-        let e = scan_response(&packet(1, &err)).unwrap().1.unwrap_err();
+        let e = scan_response(&packet(1, &err), false).unwrap().1.unwrap_err();
         assert_eq!(e.code, Some(1205));
+    }
+
+    #[test]
+    fn cached_metadata_is_not_waited_for() {
+        // Under MariaDB's metadata caching, the column count packet says whether definitions follow.
+        let mut skipped = packet(1, &[1, 0]);
+        skipped.extend(packet(2, &[0xFE, 0, 0, 2, 0]));
+        skipped.extend(packet(3, &[0, 0, 1, b'x']));
+        skipped.extend(packet(4, &[0xFE, 0, 0, 2, 0]));
+        assert_eq!(scan_response(&skipped, true).map(|(n, r)| (n, r.unwrap())), Some((skipped.len(), Outcome::Read)));
+        let mut sent = packet(1, &[1, 1]);
+        sent.extend(packet(2, b"coldef"));
+        sent.extend(&skipped[6..]);
+        assert_eq!(scan_response(&sent, true).map(|(n, r)| (n, r.unwrap())), Some((sent.len(), Outcome::Read)));
     }
 }

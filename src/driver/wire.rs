@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::auth::scramble;
 pub use super::packet::{ConnectFailure, parse_err};
-use super::packet::{MAX_PAYLOAD, MORE_RESULTS, lenenc};
+use super::packet::{MAX_PAYLOAD, MORE_RESULTS, column_defs, lenenc};
 use super::{DbError, ErrorKind, Outcome, Param};
 
 const LONG_PASSWORD: u32 = 1;
@@ -25,6 +25,9 @@ const MULTI_RESULTS: u32 = 0x2_0000;
 const PS_MULTI_RESULTS: u32 = 0x4_0000;
 const PLUGIN_AUTH: u32 = 0x8_0000;
 const PLUGIN_AUTH_LENENC: u32 = 0x20_0000;
+/// MariaDB's extended capability (bit 36, the 5th of the extended word): the server sends a prepared
+/// statement's result-set metadata only when it changed, as libmariadb asks (MariaDB 10.6 and later).
+const CACHE_METADATA_EXT: u32 = 1 << 4;
 
 enum Stream {
     Tcp(TcpStream),
@@ -64,6 +67,8 @@ pub struct Wire {
     /// Parameter types last sent per statement id: sent again only when they change, as libmariadb and
     /// libmysqlclient do (new-params-bound flag 0 otherwise).
     bound: std::collections::HashMap<u32, Vec<u8>>,
+    /// MariaDB's metadata caching was agreed: column count packets carry a metadata-follows byte.
+    cache_metadata: bool,
 }
 
 fn lost(e: io::Error) -> DbError {
@@ -88,6 +93,67 @@ fn put_lenenc(out: &mut Vec<u8>, v: u64) {
     }
 }
 
+/// Appends the COM_STMT_EXECUTE payload for statement `id` to `out`, parameters bound as BIGINT / VARCHAR.
+/// `bound` holds the parameter types last sent for this statement: they are sent again only when they
+/// change, as libmariadb and libmysqlclient do (new-params-bound flag 0 otherwise), and `bound` is updated.
+pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) {
+    out.push(0x17);
+    out.extend_from_slice(&id.to_le_bytes());
+    out.push(0);
+    out.extend_from_slice(&1u32.to_le_bytes());
+    if params.is_empty() {
+        return;
+    }
+    out.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
+    let types = params.iter().flat_map(|p| match p {
+        Param::Int(_) => [0x08, 0],
+        Param::Str(_) => [0xFD, 0],
+    });
+    if bound.iter().copied().eq(types.clone()) {
+        out.push(0);
+    } else {
+        bound.clear();
+        bound.extend(types);
+        out.push(1);
+        out.extend_from_slice(bound);
+    }
+    for p in params {
+        match p {
+            Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
+            Param::Str(s) => {
+                put_lenenc(out, s.len() as u64);
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+    }
+}
+
+/// Appends `payload` to `out` as a command's packets (sequence numbers from 0), as [`Wire`] sends it.
+pub fn frame_command(out: &mut Vec<u8>, payload: &[u8]) {
+    frame(out, payload, 0);
+}
+
+/// Appends `payload` to `out` as packets numbered from `seq` (16 MiB chunks, an empty packet after a
+/// payload that fills the last one); returns the next sequence number.
+fn frame(out: &mut Vec<u8>, payload: &[u8], mut seq: u8) -> u8 {
+    let mut chunks = payload.chunks(MAX_PAYLOAD).peekable();
+    if payload.is_empty() {
+        out.extend_from_slice(&[0, 0, 0, seq]);
+        seq = seq.wrapping_add(1);
+    }
+    while let Some(c) = chunks.next() {
+        out.extend_from_slice(&(c.len() as u32).to_le_bytes()[..3]);
+        out.push(seq);
+        seq = seq.wrapping_add(1);
+        out.extend_from_slice(c);
+        if chunks.peek().is_none() && c.len() == MAX_PAYLOAD {
+            out.extend_from_slice(&[0, 0, 0, seq]);
+            seq = seq.wrapping_add(1);
+        }
+    }
+    seq
+}
+
 impl Wire {
     fn new(stream: Stream) -> Self {
         Wire {
@@ -99,6 +165,7 @@ impl Wire {
             wbuf: Vec::with_capacity(4096),
             seq: 0,
             bound: std::collections::HashMap::new(),
+            cache_metadata: false,
         }
     }
 
@@ -155,6 +222,13 @@ impl Wire {
         let caps_hi = p.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as u32).unwrap_or(0);
         let server_caps = caps_lo | (caps_hi << 16);
         let auth_len = p.get(i + 2).copied().unwrap_or(0) as usize;
+        // MariaDB (no CLIENT_MYSQL, which is LONG_PASSWORD's bit) puts its extended capabilities in the last
+        // 4 of the 10 reserved bytes.
+        let mariadb = server_caps & LONG_PASSWORD == 0;
+        let server_ext = match p.get(i + 9..i + 13) {
+            Some(b) if mariadb => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            _ => 0,
+        };
         i += 3 + 10;
         let part2 = auth_len.saturating_sub(8).max(13);
         if let Some(rest) = p.get(i..(i + part2).min(p.len())) {
@@ -179,13 +253,20 @@ impl Wire {
         if server_caps & PROTOCOL_41 == 0 || server_caps & PLUGIN_AUTH == 0 {
             return Err(ConnectFailure::Unsupported("pre-4.1 server".into()));
         }
-        let caps = want & (server_caps | LONG_PASSWORD);
+        let ext = server_ext & CACHE_METADATA_EXT;
+        let mut caps = want & (server_caps | LONG_PASSWORD);
+        if ext != 0 {
+            // A MariaDB client: the server reads the extended word only when CLIENT_MYSQL is not set.
+            caps &= !LONG_PASSWORD;
+        }
+        self.cache_metadata = ext != 0;
         let auth = scramble(&plugin, password, &nonce)?;
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(&caps.to_le_bytes());
         out.extend_from_slice(&(1u32 << 30).to_le_bytes());
         out.push(45); // utf8mb4_general_ci
-        out.extend_from_slice(&[0; 23]);
+        out.extend_from_slice(&[0; 19]);
+        out.extend_from_slice(&ext.to_le_bytes());
         out.extend_from_slice(user.as_bytes());
         out.push(0);
         put_lenenc(&mut out, auth.len() as u64);
@@ -288,21 +369,7 @@ impl Wire {
     fn send_payload(&mut self, payload: &[u8]) -> io::Result<()> {
         let mut wbuf = std::mem::take(&mut self.wbuf);
         wbuf.clear();
-        let mut chunks = payload.chunks(MAX_PAYLOAD).peekable();
-        if payload.is_empty() {
-            wbuf.extend_from_slice(&[0, 0, 0, self.seq]);
-            self.seq = self.seq.wrapping_add(1);
-        }
-        while let Some(c) = chunks.next() {
-            wbuf.extend_from_slice(&(c.len() as u32).to_le_bytes()[..3]);
-            wbuf.push(self.seq);
-            self.seq = self.seq.wrapping_add(1);
-            wbuf.extend_from_slice(c);
-            if chunks.peek().is_none() && c.len() == MAX_PAYLOAD {
-                wbuf.extend_from_slice(&[0, 0, 0, self.seq]);
-                self.seq = self.seq.wrapping_add(1);
-            }
-        }
+        self.seq = frame(&mut wbuf, payload, self.seq);
         let r = self.stream.write_all(&wbuf);
         self.wbuf = wbuf;
         r
@@ -356,35 +423,7 @@ impl Wire {
     pub fn send_execute(&mut self, id: u32, params: &[Param<'_>]) -> Result<(), DbError> {
         let mut b = std::mem::take(&mut self.big);
         b.clear();
-        b.push(0x17);
-        b.extend_from_slice(&id.to_le_bytes());
-        b.push(0);
-        b.extend_from_slice(&1u32.to_le_bytes());
-        if !params.is_empty() {
-            b.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
-            let types = params.iter().flat_map(|p| match p {
-                Param::Int(_) => [0x08, 0],
-                Param::Str(_) => [0xFD, 0],
-            });
-            let bound = self.bound.entry(id).or_default();
-            if bound.iter().copied().eq(types.clone()) {
-                b.push(0);
-            } else {
-                bound.clear();
-                bound.extend(types);
-                b.push(1);
-                b.extend_from_slice(bound);
-            }
-            for p in params {
-                match p {
-                    Param::Int(v) => b.extend_from_slice(&v.to_le_bytes()),
-                    Param::Str(s) => {
-                        put_lenenc(&mut b, s.len() as u64);
-                        b.extend_from_slice(s.as_bytes());
-                    }
-                }
-            }
-        }
+        execute_payload(&mut b, id, params, self.bound.entry(id).or_default());
         self.seq = 0;
         let r = self.send_payload(&b).map_err(lost);
         self.big = b;
@@ -406,7 +445,8 @@ impl Wire {
     }
 
     /// One read of whatever the socket has (blocks if nothing is there: call it when poll says readable).
-    pub fn read_available(&mut self) -> Result<(), DbError> {
+    /// True when the read filled the free buffer: more bytes may be waiting.
+    pub fn read_available(&mut self) -> Result<bool, DbError> {
         if self.rpos == self.rend {
             self.rpos = 0;
             self.rend = 0;
@@ -419,17 +459,18 @@ impl Wire {
                 self.rbuf.resize(n, 0);
             }
         }
+        let free = self.rbuf.len() - self.rend;
         let n = self.stream.read(&mut self.rbuf[self.rend..]).map_err(lost)?;
         if n == 0 {
             return Err(DbError::lost("Lost connection to server: connection closed"));
         }
         self.rend += n;
-        Ok(())
+        Ok(n == free)
     }
 
     /// Takes one complete response from the buffered bytes, if there is one.
     pub fn take_result(&mut self) -> Option<Result<Outcome, DbError>> {
-        let (used, r) = super::response::scan_response(&self.rbuf[self.rpos..self.rend])?;
+        let (used, r) = super::response::scan_response(&self.rbuf[self.rpos..self.rend], self.cache_metadata)?;
         self.rpos += used;
         Some(r)
     }
@@ -478,6 +519,7 @@ impl Wire {
     /// Reads a full response, skipping rows; the outcome is that of the first result.
     fn read_result(&mut self, mut local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
         let mut outcome = None;
+        let cache_metadata = self.cache_metadata;
         loop {
             let p = self.read_packet()?;
             let more;
@@ -499,8 +541,8 @@ impl Wire {
                     continue;
                 }
                 _ => {
-                    let (cols, _) = lenenc(p);
-                    for _ in 0..=cols {
+                    let defs = column_defs(p, cache_metadata);
+                    for _ in 0..=defs {
                         self.read_packet()?; // column definitions, then EOF
                     }
                     loop {
@@ -536,6 +578,38 @@ mod tests {
             put_lenenc(&mut b, v);
             assert_eq!(lenenc(&b), (v, b.len()), "{v}");
         }
+    }
+
+    #[test]
+    fn commands_are_framed_from_sequence_zero() {
+        let mut out = Vec::new();
+        frame_command(&mut out, b"\x03BEGIN");
+        assert_eq!(out, b"\x06\x00\x00\x00\x03BEGIN");
+        // A payload that fills a packet exactly is followed by an empty one.
+        let big = vec![7u8; MAX_PAYLOAD];
+        out.clear();
+        frame_command(&mut out, &big);
+        assert_eq!(out.len(), 4 + MAX_PAYLOAD + 4);
+        assert_eq!(&out[..4], &[0xFF, 0xFF, 0xFF, 0]);
+        assert_eq!(&out[4 + MAX_PAYLOAD..], &[0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn parameter_types_are_sent_only_when_they_change() {
+        let mut bound = Vec::new();
+        let mut first = Vec::new();
+        execute_payload(&mut first, 9, &[Param::Int(5), Param::Str("ab")], &mut bound);
+        let mut want = vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x08, 0, 0xFD, 0];
+        want.extend_from_slice(&5i64.to_le_bytes());
+        want.extend_from_slice(&[2, b'a', b'b']);
+        assert_eq!(first, want);
+        let mut again = Vec::new();
+        execute_payload(&mut again, 9, &[Param::Int(6), Param::Str("cd")], &mut bound);
+        assert_eq!(again[11], 0, "same types: new-params-bound flag 0, no types");
+        assert_eq!(again.len(), first.len() - 4);
+        let mut changed = Vec::new();
+        execute_payload(&mut changed, 9, &[Param::Str("x"), Param::Str("cd")], &mut bound);
+        assert_eq!(&changed[11..16], &[1, 0xFD, 0, 0xFD, 0]);
     }
 
     #[test]

@@ -101,6 +101,16 @@ pub enum Client {
     Crate,
 }
 
+/// How the event-loop threads are scheduled (`--client-priority`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientPriority {
+    /// The normal time-sharing scheduler, as every other process (the default: it wins, see BENCHMARKS.md).
+    Normal,
+    /// Real-time (SCHED_FIFO, priority 1), or fail when not permitted.
+    Realtime,
+}
+
 /// Options of the OLTP scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OltpOptions {
@@ -195,6 +205,8 @@ pub struct Options {
     pub client: Client,
     /// OS threads multiplexing the connections (0 = one per connection).
     pub client_threads: u32,
+    /// Scheduling of the event-loop threads.
+    pub client_priority: ClientPriority,
 }
 
 /// A parsed command line.
@@ -580,6 +592,11 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         "crate" => Client::Crate,
         v => return Err(bad("client", v, "expected auto, lean or crate")),
     };
+    let client_priority = match raw(values, "client_priority") {
+        "normal" => ClientPriority::Normal,
+        "realtime" => ClientPriority::Realtime,
+        v => return Err(bad("client_priority", v, "expected normal or realtime")),
+    };
     let sockets = list(values, "mysql_socket");
     let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
     // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
@@ -626,6 +643,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         prepare_method,
         client,
         client_threads: int(values, "client_threads")?.min(threads) as u32,
+        client_priority,
     })
 }
 

@@ -276,6 +276,14 @@ pub const SPECS: &[Spec] = &[
         All,
     ),
     o(
+        "client_priority",
+        Str,
+        Some("normal"),
+        "scheduling of the event-loop threads {normal; realtime: SCHED_FIFO priority 1, needs CAP_SYS_NICE}",
+        Versus,
+        All,
+    ),
+    o(
         "client",
         Str,
         Some("auto"),
