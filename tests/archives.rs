@@ -470,3 +470,58 @@ fn an_experiment_with_an_option_a_build_does_not_know_is_refused_before_it_runs(
     assert!(e.contains("target system/antelope: system: ") && e.contains("write loose-innodb_file_format"), "{e}");
     assert_eq!(entries(&home), ["builds"], "nothing ran, nothing was stored");
 }
+
+/// `diff-vars` marks a changed default that a release documents. No MySQL 8.0 or 8.4 binary can be had
+/// on the test machine, so the two sides are snapshots with the documented defaults of 8.0.36 and 8.4.0
+/// (as `SHOW GLOBAL VARIABLES` prints them), plus one difference no release documents.
+#[test]
+fn diff_vars_names_the_release_that_changed_a_default() {
+    use versus::explain::{Snapshot, diff};
+    use versus::report::explain::{OutputFormat, render_diff};
+    let snap = |label: &str, version: &str, vars: &[(&str, &str)]| Snapshot {
+        label: label.into(),
+        build: Some(label.into()),
+        server_version: Some(version.into()),
+        variables: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        explicit: Default::default(),
+    };
+    let a = snap(
+        "mysql-8.0.36",
+        "8.0.36",
+        &[
+            ("innodb_io_capacity", "200"),
+            ("innodb_log_buffer_size", "16777216"),
+            ("innodb_change_buffering", "all"),
+            ("innodb_adaptive_hash_index", "ON"),
+            ("innodb_flush_method", "fsync"),
+            ("innodb_use_fdatasync", "OFF"),
+            ("temptable_use_mmap", "ON"),
+            ("table_open_cache", "4000"),
+        ],
+    );
+    let b = snap(
+        "mysql-8.4.0",
+        "8.4.0",
+        &[
+            ("innodb_io_capacity", "10000"),
+            ("innodb_log_buffer_size", "67108864"),
+            ("innodb_change_buffering", "none"),
+            ("innodb_adaptive_hash_index", "OFF"),
+            ("innodb_flush_method", "O_DIRECT"),
+            ("innodb_use_fdatasync", "ON"),
+            ("temptable_use_mmap", "OFF"),
+            ("table_open_cache", "2000"),
+        ],
+    );
+    let d = diff(&a, &b);
+    let doc = |n: &str| d.rows.iter().find(|r| r.name == n).and_then(|r| r.documented.clone());
+    assert_eq!(doc("innodb_io_capacity").as_deref(), Some("MySQL 8.4.0 changed it: 200 → 10000"));
+    assert_eq!(doc("innodb_change_buffering").as_deref(), Some("MySQL 8.4.0 changed it: all → none"));
+    assert_eq!(doc("table_open_cache"), None, "no release documents this one");
+    let text = render_diff(&d, false, OutputFormat::Markdown, false).unwrap();
+    println!("{text}");
+    assert!(text.contains("changed default (MySQL 8.4.0 changed it: fsync → O_DIRECT where supported)"), "{text}");
+    // Across flavors nothing is attributed to a release.
+    let maria = snap("mariadb-11.8.9", "11.8.9-MariaDB", &[("innodb_io_capacity", "200")]);
+    assert!(diff(&maria, &b).rows.iter().all(|r| r.documented.is_none()));
+}

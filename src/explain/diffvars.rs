@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::noise::{NoiseKind, noise_of};
 use crate::server::effective::{list_elements, same_value};
+use crate::server::flavor::defaults;
 
 /// The variables of one target with what its config sets.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -76,6 +77,10 @@ pub struct VarRow {
     pub noise: Option<NoiseKind>,
     /// For comma-separated lists: the elements only B has (`+x`) and only A has (`−y`).
     pub detail: Option<String>,
+    /// For a changed default: the documented change between the two versions
+    /// (`MySQL 8.4.0 changed it: 200 → 10000`), from `data/defaults.toml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documented: Option<String>,
 }
 
 impl VarRow {
@@ -213,6 +218,13 @@ impl VarDiff {
 
 /// Compares the variables of `a` and `b`.
 pub fn diff(a: &Snapshot, b: &Snapshot) -> VarDiff {
+    let server = |s: &Snapshot| {
+        s.server_version
+            .as_deref()
+            .or_else(|| s.variables.get("version").map(String::as_str))
+            .and_then(defaults::server_of)
+    };
+    let servers = server(a).zip(server(b));
     let names: BTreeSet<&String> = a.variables.keys().chain(b.variables.keys()).collect();
     let mut rows = Vec::new();
     let mut equal = 0;
@@ -243,7 +255,20 @@ pub fn diff(a: &Snapshot, b: &Snapshot) -> VarDiff {
             (Some(x), Some(y)) => list_detail(x, y),
             _ => None,
         };
-        rows.push(VarRow { name: name.clone(), a: va.cloned(), b: vb.cloned(), change, origin, noise, detail });
+        let documented = match (origin, change, servers) {
+            (Origin::Default, Change::Changed, Some((sa, sb))) => defaults::describe(sa, sb, name),
+            _ => None,
+        };
+        rows.push(VarRow {
+            name: name.clone(),
+            a: va.cloned(),
+            b: vb.cloned(),
+            change,
+            origin,
+            noise,
+            detail,
+            documented,
+        });
     }
     rows.sort_by_key(VarDiff::sort_key);
     VarDiff { a: a.clone(), b: b.clone(), rows, equal }

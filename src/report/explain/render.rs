@@ -87,7 +87,11 @@ pub fn changes_table(c: &VarChanges, id: &str, title: &str) -> Table {
             Some(x) => plain(short(x)),
             None => muted("(none)"),
         };
-        let what = if r.noise.is_some() { muted(r.what()) } else { plain(r.what()) };
+        let what = match (&r.documented, r.noise) {
+            (_, Some(_)) => muted(r.what()),
+            (Some(doc), None) => plain(format!("{} ({doc})", r.what())),
+            (None, None) => plain(r.what()),
+        };
         let detail = crate::report::svg::truncate(r.detail.as_deref().unwrap_or(""), 100);
         t.rows.push(vec![plain(&r.name), cell(&r.a), cell(&r.b), what, plain(detail)]);
     }

@@ -1,6 +1,7 @@
 //! Per-flavor knowledge: how each server family and version is initialised, which options it needs to
 //! run sandboxed, and how benchmark users are created. One file per flavor.
 
+pub mod defaults;
 mod mariadb;
 mod mysql;
 pub mod options;
