@@ -116,7 +116,12 @@ pub fn ratio_ci(baseline: &[f64], candidate: &[f64], level: SampleLevel, cfg: &B
 
 /// Delta-method interval of the ratio of two means on the log scale; `autocorrelated` selects the
 /// effective sample size (interval series) instead of the plain count (repetitions).
-fn log_delta_ratio_ci(baseline: &[f64], candidate: &[f64], confidence: f64, autocorrelated: bool) -> Result<RatioCi> {
+pub(crate) fn log_delta_ratio_ci(
+    baseline: &[f64],
+    candidate: &[f64],
+    confidence: f64,
+    autocorrelated: bool,
+) -> Result<RatioCi> {
     let unit = if autocorrelated { "intervals" } else { "repetitions" };
     check_confidence(confidence)?;
     let side = |what: String, xs: &[f64]| -> Result<(f64, f64, f64)> {
@@ -165,25 +170,22 @@ pub fn compare(baseline: &[f64], candidate: &[f64], level: SampleLevel, cfg: &Co
         )));
     }
     let ci = ratio_ci(baseline, candidate, level, &cfg.bootstrap)?;
+    Ok(judge(ci, cfg.direction, cfg.noise_band))
+}
+
+/// The verdict rule of [`compare`] applied to an interval already computed.
+pub(crate) fn judge(ci: RatioCi, direction: Direction, noise_band: f64) -> Comparison {
     let change = ci.ratio - 1.0;
     let ci_excludes_one = ci.excludes_one();
-    let exceeds_noise_band = change.abs() > cfg.noise_band;
+    let exceeds_noise_band = change.abs() > noise_band;
     let verdict = if !(ci_excludes_one && exceeds_noise_band) {
         Verdict::NoSignificantChange
-    } else if (change > 0.0) == (cfg.direction == Direction::HigherIsBetter) {
+    } else if (change > 0.0) == (direction == Direction::HigherIsBetter) {
         Verdict::Faster
     } else {
         Verdict::Slower
     };
-    Ok(Comparison {
-        ci,
-        change,
-        noise_band: cfg.noise_band,
-        direction: cfg.direction,
-        ci_excludes_one,
-        exceeds_noise_band,
-        verdict,
-    })
+    Comparison { ci, change, noise_band, direction, ci_excludes_one, exceeds_noise_band, verdict }
 }
 
 /// Estimates the relative noise band from an A/A experiment: two groups of samples of the very same

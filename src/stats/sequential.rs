@@ -18,9 +18,8 @@
 //! loop may also stop once every interval is narrower than the user's target.
 
 use super::RatioCi;
-use super::compare::{Comparison, Verdict};
-use super::summary::{mean, std_dev};
-use super::{CiKind, CiMethod, Direction, check_confidence, check_sample, normal_cdf, normal_quantile, t_quantile};
+use super::compare::{Comparison, Verdict, judge, log_delta_ratio_ci};
+use super::{Direction, check_confidence, normal_cdf, normal_quantile};
 use crate::error::{Error, Result};
 
 /// Grid points per look in the recursive integration.
@@ -154,40 +153,11 @@ pub enum Look {
 
 /// The repeated confidence interval of `mean(candidate) / mean(baseline)` at the look with
 /// `min(n_b, n_c)` repetitions per side: the log-delta Welch interval (see
-/// [`super::compare::ratio_ci`]) at the look's nominal level. Method [`CiMethod::LogDeltaWelch`],
+/// [`super::compare::ratio_ci`]) at the look's nominal level. Method [`super::CiMethod::LogDeltaWelch`],
 /// confidence the nominal one of the look.
 pub fn sequential_ratio_ci(baseline: &[f64], candidate: &[f64], plan: &SequentialPlan) -> Result<RatioCi> {
-    let side = |what: &str, xs: &[f64]| -> Result<(f64, f64, f64)> {
-        check_sample(what, xs, 2)?;
-        let m = mean(xs).unwrap_or(f64::NAN);
-        if m <= 0.0 {
-            return Err(Error::Other(format!("{what}: the mean must be > 0 to form a ratio")));
-        }
-        let s = std_dev(xs).unwrap_or(0.0);
-        let n = xs.len() as f64;
-        Ok((m, s * s / (n * m * m), n - 1.0))
-    };
-    let (mb, vb, db) = side("baseline repetitions", baseline)?;
-    let (mc, vc, dc) = side("candidate repetitions", candidate)?;
     let nominal = plan.nominal_alpha(baseline.len().min(candidate.len()));
-    let ratio = mc / mb;
-    let v = vb + vc;
-    let (lo, hi) = if v > 0.0 {
-        let df = v * v / (vb * vb / db + vc * vc / dc);
-        let half = t_quantile(1.0 - nominal / 2.0, df) * v.sqrt();
-        (ratio * (-half).exp(), ratio * half.exp())
-    } else {
-        (ratio, ratio)
-    };
-    Ok(RatioCi {
-        ratio,
-        lo,
-        hi,
-        confidence: 1.0 - nominal,
-        resamples: 0,
-        method: CiMethod::LogDeltaWelch,
-        kind: CiKind::BetweenRepetitions,
-    })
+    log_delta_ratio_ci(baseline, candidate, 1.0 - nominal, false)
 }
 
 /// The comparison at a look: the verdict of [`super::compare()`] with the repeated interval, and
@@ -201,20 +171,11 @@ pub fn sequential_look(
     until: f64,
 ) -> Result<(Comparison, Look)> {
     let ci = sequential_ratio_ci(baseline, candidate, plan)?;
-    let change = ci.ratio - 1.0;
-    let ci_excludes_one = ci.excludes_one();
-    let exceeds_noise_band = change.abs() > noise_band;
-    let verdict = if !(ci_excludes_one && exceeds_noise_band) {
-        Verdict::NoSignificantChange
-    } else if (change > 0.0) == (direction == Direction::HigherIsBetter) {
-        Verdict::Faster
-    } else {
-        Verdict::Slower
-    };
-    let within_band = ci.lo >= 1.0 - noise_band && ci.hi <= 1.0 + noise_band && noise_band > 0.0;
-    let half = (ci.hi / ci.ratio - 1.0).max(1.0 - ci.lo / ci.ratio);
+    let cmp = judge(ci, direction, noise_band);
+    let within_band = cmp.ci.lo >= 1.0 - noise_band && cmp.ci.hi <= 1.0 + noise_band && noise_band > 0.0;
+    let half = (cmp.ci.hi / cmp.ci.ratio - 1.0).max(1.0 - cmp.ci.lo / cmp.ci.ratio);
     let n = baseline.len().min(candidate.len());
-    let look = if verdict != Verdict::NoSignificantChange || within_band {
+    let look = if cmp.verdict != Verdict::NoSignificantChange || within_band {
         Look::Decisive
     } else if half <= until {
         Look::Narrow
@@ -223,7 +184,6 @@ pub fn sequential_look(
     } else {
         Look::Continue
     };
-    let cmp = Comparison { ci, change, noise_band, direction, ci_excludes_one, exceeds_noise_band, verdict };
     Ok((cmp, look))
 }
 
