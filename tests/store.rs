@@ -676,3 +676,84 @@ fn every_command_works_against_postgres_and_copies_compare_the_same() {
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+#[test]
+fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
+    let pg = TempPostgres::start();
+    let url = pg.url("fleet");
+    let plan_id = versus::experiment::blocks::plan_id(&versus::experiment::ExperimentFile::parse(TINY).unwrap());
+    // Two workers, each with a home of its own, as two hosts of a fleet.
+    let homes: Vec<tempfile::TempDir> =
+        (0..2).map(|_| tempfile::Builder::new().prefix("versus-worker-").tempdir().unwrap()).collect();
+    for h in &homes {
+        ok(versus(h.path(), &["server", "fetch", "system"], &[]), "server fetch");
+        std::fs::write(h.path().join("tiny.toml"), TINY).unwrap();
+    }
+    let tasks: Vec<std::process::Child> = homes
+        .iter()
+        .enumerate()
+        .map(|(k, h)| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_versus"))
+                .args(["run", h.path().join("tiny.toml").to_str().unwrap(), "--block", &k.to_string()])
+                .args(["--plan-id", &plan_id])
+                .env("VERSUS_HOME", h.path())
+                .env("VERSUS_DB", &url)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for t in tasks {
+        let out = t.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let h = homes[0].path();
+    let file = h.join("tiny.toml");
+    let file = file.to_str().unwrap();
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM experiments"), "1", "both tasks share one experiment");
+    assert_eq!(pg.sql("fleet", "SELECT uid FROM experiments"), plan_id);
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM runs WHERE status = 'done'"), "4");
+    assert_eq!(
+        pg.sql(
+            "fleet",
+            "SELECT string_agg(block || ':' || attempt || ':' || status, ' ' ORDER BY block) FROM block_attempts"
+        ),
+        "0:1:done 1:1:done"
+    );
+    assert_eq!(
+        pg.sql(
+            "fleet",
+            "SELECT count(*) FROM runs r JOIN block_attempts a ON a.id = r.attempt_id WHERE a.block = r.repetition - 1"
+        ),
+        "4"
+    );
+    assert_eq!(pg.sql("fleet", "SELECT status FROM experiments"), "done");
+
+    // Run again (a scheduler's at-least-once delivery): nothing happens.
+    let again = ok(versus(h, &["run", file, "--block", "0", "--db", &url], &[]), "block 0 again");
+    assert!(again.contains("already complete: 0"), "{again}");
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM block_attempts"), "2");
+
+    // A file changed since submission, or a block outside the plan: exit code 3, one line, nothing run.
+    let (code, _, err) =
+        versus(h, &["run", file, "--block", "1", "--plan-id", "p-0000000000000000", "--db", &url], &[]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("the experiment file changed since the job was submitted") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    let (code, _, err) = versus(h, &["run", file, "--block", "7", "--db", &url], &[]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("--block: the plan has 2 block(s), 0..1"), "{err}");
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM block_attempts"), "2");
+
+    let compare = ok(versus(h, &["compare", "tiny", "--db", &url, "--color", "never"], &[]), "compare");
+    assert!(compare.contains("nosync"), "{compare}");
+}

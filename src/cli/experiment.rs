@@ -6,6 +6,8 @@ use clap::Args;
 use comfy_table::{Table, presets::NOTHING};
 
 use crate::error::{Error, Result};
+use crate::experiment::block_run::run_blocks as run_blocks_into;
+use crate::experiment::blocks::{BlockPlan, parse_range};
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, TargetKind, run_experiment};
 use crate::server::Home;
@@ -35,6 +37,17 @@ pub(super) struct RunArgs {
     /// that is a warning and the run goes on under its label).
     #[arg(long)]
     strict: bool,
+    /// Run only block K (repetition K + 1 of every cell, from 0) into the shared experiment of this
+    /// plan, as a fleet task does; a block already complete does nothing.
+    #[arg(long, value_name = "K", conflicts_with_all = ["resume", "resume_id", "dry_run", "blocks"])]
+    block: Option<String>,
+    /// Run blocks K to L (inclusive), one after the other.
+    #[arg(long, value_name = "K..L", conflicts_with_all = ["resume", "resume_id", "dry_run"])]
+    blocks: Option<String>,
+    /// With --block: refuse (exit code 3) unless FILE still has this plan id (the file changed since
+    /// the job was submitted).
+    #[arg(long, value_name = "ID")]
+    plan_id: Option<String>,
     #[command(flatten)]
     db: DbArg,
 }
@@ -60,6 +73,9 @@ pub(super) struct ShowArgs {
 
 /// `versus run FILE`.
 pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
+    if let Some(range) = a.block.clone().or_else(|| a.blocks.clone()) {
+        return run_blocks(home, &a, &range);
+    }
     let (path, file, text) = match (&a.file, a.resume_id) {
         (Some(p), _) => {
             let (file, text) = ExperimentFile::load(p)?;
@@ -90,7 +106,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     let mut executor = SandboxExecutor::new(home, &file.name).strict(a.strict);
     let mut progress = Progress::stderr();
     let abs = std::path::absolute(&path).unwrap_or(path.clone());
-    let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id };
+    let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, block: None };
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
     if finished && !a.keep_data {
@@ -102,6 +118,82 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     Ok(if outcome.failed > 0 { 1 } else { 0 })
+}
+
+/// `versus run FILE --block K`: a fleet task. Errors that no retry can fix (a bad or changed file, a
+/// block outside the plan) exit with code 3, so that schedulers do not retry them.
+fn run_blocks(home: &Home, a: &RunArgs, range: &str) -> Result<i32> {
+    let flag = if a.block.is_some() { "--block" } else { "--blocks" };
+    let spec_error = |e: Error| {
+        eprintln!("versus: error: {e}");
+        Ok(crate::fleet::EXIT_SPEC_ERROR)
+    };
+    let Some(path) = a.file.clone() else { return spec_error(Error::option(flag, "needs the experiment FILE")) };
+    let (file, text) = match ExperimentFile::load(&path) {
+        Ok(x) => x,
+        Err(e) => return spec_error(e),
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let plan = match Plan::new(&file, &base) {
+        Ok(p) => p,
+        Err(m) => return spec_error(Error::file(&path, m)),
+    };
+    let blocks = BlockPlan::new(&plan);
+    if let Some(expected) = a.plan_id.as_deref().filter(|id| *id != blocks.plan_id) {
+        return spec_error(Error::file(
+            &path,
+            format!(
+                "the experiment file changed since the job was submitted (it is now plan {}, the job is for plan \
+                 {expected}); undo the change or submit the job again",
+                blocks.plan_id
+            ),
+        ));
+    }
+    let selected = match parse_range(range).and_then(|(k, l)| blocks.select(k, l, flag)) {
+        Ok(s) => s.to_vec(),
+        Err(m) => return spec_error(Error::option(flag, m)),
+    };
+    if let Err(e) = check_targets(home, &plan, &path) {
+        return spec_error(e);
+    }
+    let mut store = a.db.open(home)?;
+    let mut executor = SandboxExecutor::new(home, &file.name).strict(a.strict);
+    let mut progress = Progress::stderr();
+    let abs = std::path::absolute(&path).unwrap_or(path.clone());
+    let o = run_blocks_into(
+        &text,
+        Some(&abs),
+        &plan,
+        &blocks.plan_id,
+        &selected,
+        &mut store,
+        &mut executor,
+        &mut progress,
+        home.root(),
+    )?;
+    let list = |v: &[usize]| {
+        if v.is_empty() { "none".to_string() } else { v.iter().map(usize::to_string).collect::<Vec<_>>().join(" ") }
+    };
+    println!(
+        "blocks done: {}; already complete: {}; failed: {}; not measured (canary): {}; experiment {} in {}",
+        list(&o.done),
+        list(&o.skipped),
+        list(&o.failed),
+        list(&o.rejected),
+        o.experiment_id,
+        store.path().display()
+    );
+    if o.interrupted {
+        return Err(Error::Interrupted);
+    }
+    if !o.rejected.is_empty() {
+        // Ask the scheduler to run the task again, on another host if it can.
+        if let Ok(job) = std::env::var("SLURM_JOB_ID") {
+            let _ = std::process::Command::new("scontrol").args(["requeue", &job]).status();
+        }
+        return Ok(75);
+    }
+    Ok(if o.failed.is_empty() { 0 } else { 1 })
 }
 
 /// Every build a plan names must be registered before anything runs.

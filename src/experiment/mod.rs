@@ -1,6 +1,7 @@
 //! Experiments: matrices of server builds × configs × workloads × thread counts, repeated and
 //! interleaved, run from one TOML file, with every result stored.
 
+pub mod block_run;
 pub mod blocks;
 pub mod outcome;
 pub mod plan;

@@ -38,6 +38,9 @@ pub struct RunOptions {
     pub resume: bool,
     /// With `resume`: continue this experiment (by id) rather than the latest of the name.
     pub experiment_id: Option<i64>,
+    /// A fleet block: run only the pending runs of this repetition of this stored experiment (see
+    /// `experiment::block_run`); other blocks may be running elsewhere.
+    pub block: Option<(i64, u32)>,
 }
 
 /// Runs (or resumes) the experiment in `file` with `text` as its definition.
@@ -51,13 +54,14 @@ pub fn run_experiment(
     progress: &mut Progress,
 ) -> Result<Outcome> {
     let file = &plan.file;
-    let experiment_id = if opts.resume {
-        find_resumable(file, opts.experiment_id, store)?
-    } else {
-        create(file, text, path, plan, store)?
+    let experiment_id = match opts.block {
+        Some((id, _)) => id,
+        None if opts.resume => find_resumable(file, opts.experiment_id, store)?,
+        None => store.create_experiment(&new_experiment(text, path, plan))?,
     };
-    let stored = store.runs(experiment_id)?;
-    let pending = store.pending_runs(experiment_id)?;
+    let in_block = |r: &crate::store::RunRow| opts.block.is_none_or(|(_, rep)| r.repetition == rep);
+    let stored: Vec<_> = store.runs(experiment_id)?.into_iter().filter(in_block).collect();
+    let pending: Vec<_> = store.pending_runs(experiment_id)?.into_iter().filter(in_block).collect();
     let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
     progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending);
     store.set_experiment_status(experiment_id, Status::Running)?;
@@ -116,6 +120,9 @@ pub fn run_experiment(
         Status::Interrupted
     } else if store.pending_runs(experiment_id)?.is_empty() {
         Status::Done
+    } else if opts.block.is_some() {
+        // Other blocks are still to run, here or on other hosts.
+        Status::Running
     } else {
         Status::Interrupted
     };
@@ -124,7 +131,9 @@ pub fn run_experiment(
     Ok(outcome)
 }
 
-fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, store: &mut Store) -> Result<i64> {
+/// The experiment to store for `plan`, defined by `text` from `path`.
+pub fn new_experiment(text: &str, path: Option<&Path>, plan: &Plan) -> NewExperiment {
+    let file = &plan.file;
     let cells = plan
         .cells
         .iter()
@@ -147,7 +156,7 @@ fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, s
         })
         .collect();
     let runs = plan.runs.iter().map(|r| NewRun { cell: r.cell, repetition: r.repetition }).collect();
-    store.create_experiment(&NewExperiment {
+    NewExperiment {
         name: file.name.clone(),
         file: path.map(|p| p.display().to_string()),
         definition: text.to_string(),
@@ -155,7 +164,7 @@ fn create(file: &ExperimentFile, text: &str, path: Option<&Path>, plan: &Plan, s
         host: HostFacts::collect(None),
         cells,
         runs,
-    })
+    }
 }
 
 fn find_resumable(file: &ExperimentFile, id: Option<i64>, store: &Store) -> Result<i64> {
@@ -277,7 +286,15 @@ test = "oltp_point_select"
     ) -> Result<Outcome> {
         // The plan of `file` itself, so that a changed file is what the store sees.
         let own = Plan::new(file, Path::new("/")).unwrap();
-        run_experiment(text, None, &own, store, ex, &RunOptions { resume, experiment_id: None }, &mut Progress::quiet())
+        run_experiment(
+            text,
+            None,
+            &own,
+            store,
+            ex,
+            &RunOptions { resume, experiment_id: None, block: None },
+            &mut Progress::quiet(),
+        )
     }
 
     #[test]

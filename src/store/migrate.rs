@@ -37,7 +37,8 @@ macro_rules! migration {
 }
 
 /// Every migration of the results store, oldest first. Append only: never edit or reorder a released one.
-pub const MIGRATIONS: &[Migration] = &[migration!("0001_initial.sql"), migration!("0002_experiment_uid.sql")];
+pub const MIGRATIONS: &[Migration] =
+    &[migration!("0001_initial.sql"), migration!("0002_experiment_uid.sql"), migration!("0003_block_attempts.sql")];
 
 /// The schema version this versus writes.
 pub fn latest_version() -> u32 {

@@ -9,6 +9,7 @@
 //! [`scrub_toml`] / [`scrub_json`] before they are written.
 
 pub(crate) mod backend;
+mod blocks;
 mod copy;
 mod migrate;
 pub mod model;
@@ -29,6 +30,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use crate::error::{Error, Result};
 use backend::{Backend, DbError, Engine};
 
+pub use blocks::{Attempt, AttemptHost, AttemptStatus, BlockStart, canonical_attempts};
 pub use copy::CopyReport;
 pub use migrate::latest_version;
 pub use model::{

@@ -97,6 +97,31 @@ impl Store {
     /// is taken of the redacted text. Fails, storing nothing, when two cells share a key, two runs share
     /// a (cell, repetition), or a run names a cell index that does not exist.
     pub fn create_experiment(&mut self, e: &NewExperiment) -> Result<i64> {
+        let uid = new_uid();
+        let id = self.insert_experiment(e, &uid)?;
+        id.ok_or_else(|| self.err(format!("experiment uid {uid} exists already")))
+    }
+
+    /// The experiment with `uid` (a fleet's plan id): created as [`Store::create_experiment`] does when
+    /// it is not stored yet, found otherwise. Many workers may call this at once; one creates it.
+    pub fn ensure_experiment(&mut self, e: &NewExperiment, uid: &str) -> Result<i64> {
+        if let Some(id) = self.insert_experiment(e, uid)? {
+            return Ok(id);
+        }
+        let rows = self
+            .db
+            .borrow_mut()
+            .query("SELECT id FROM experiments WHERE uid = ?1", params![uid])
+            .map_err(|err| self.err(err))?;
+        rows.first()
+            .map(|r| r.get(0))
+            .transpose()
+            .map_err(|err| self.err(err))?
+            .ok_or_else(|| self.err(format!("experiment uid {uid} is neither new nor stored")))
+    }
+
+    /// Inserts `e` with `uid`, its cells and runs; `None` when an experiment with `uid` exists.
+    fn insert_experiment(&mut self, e: &NewExperiment, uid: &str) -> Result<Option<i64>> {
         for (n, run) in e.runs.iter().enumerate() {
             if run.cell >= e.cells.len() {
                 return Err(Error::Other(format!(
@@ -111,25 +136,25 @@ impl Store {
         let host = serde_json::to_string(&e.host).map_err(|err| self.err(err))?;
         let shown = self.shown.clone();
         let context = |err| store_err(&shown, format_args!("cannot record experiment '{}'", e.name), err);
-        in_transaction(self.db.get_mut().as_mut(), |db| -> DbResult<i64> {
-            let experiment_id: i64 = db
-                .query(
-                    "INSERT INTO experiments (name, file, definition, definition_hash, created_at, status, seed, \
-                     host, versus_version, uid) VALUES (?1, ?2, ?3, ?4, ?5, 'planned', ?6, ?7, ?8, ?9) RETURNING id",
-                    params![
-                        &e.name,
-                        e.file.as_deref(),
-                        definition.as_str(),
-                        content_hash(&definition),
-                        now(),
-                        e.seed as i64,
-                        host.as_str(),
-                        env!("CARGO_PKG_VERSION"),
-                        new_uid()
-                    ],
-                )?
-                .remove(0)
-                .get(0)?;
+        in_transaction(self.db.get_mut().as_mut(), |db| -> DbResult<Option<i64>> {
+            let inserted = db.query(
+                "INSERT INTO experiments (name, file, definition, definition_hash, created_at, status, seed, \
+                 host, versus_version, uid) VALUES (?1, ?2, ?3, ?4, ?5, 'planned', ?6, ?7, ?8, ?9) \
+                 ON CONFLICT (uid) DO NOTHING RETURNING id",
+                params![
+                    &e.name,
+                    e.file.as_deref(),
+                    definition.as_str(),
+                    content_hash(&definition),
+                    now(),
+                    e.seed as i64,
+                    host.as_str(),
+                    env!("CARGO_PKG_VERSION"),
+                    uid
+                ],
+            )?;
+            let Some(row) = inserted.first() else { return Ok(None) };
+            let experiment_id: i64 = row.get(0)?;
             let mut cell_ids = Vec::with_capacity(e.cells.len());
             for c in &e.cells {
                 let options = scrub_json(&c.workload_options).to_string();
@@ -158,7 +183,7 @@ impl Store {
                     params![experiment_id, cell_ids[run.cell], run.repetition, order as i64],
                 )?;
             }
-            Ok(experiment_id)
+            Ok(Some(experiment_id))
         })
         .map_err(context)
     }
