@@ -313,17 +313,9 @@ fn ratio_row(
     row
 }
 
-/// The smallest change a plan is made for: [`TARGET_EFFECT`], or 1.5 × the noise band when that is
-/// larger (a change within the band is never called, however many repetitions).
-pub fn target_effect(noise_band: f64) -> f64 {
-    TARGET_EFFECT.max(1.5 * noise_band)
-}
-
-/// The change the "repetitions that would detect it" figure is for, unless the noise band is bigger.
-pub const TARGET_EFFECT: f64 = 0.05;
 
 fn detectable(d: stats::DetectableEffect, b: &[f64], c: &[f64], level: SampleLevel, sel: &Selection) -> Detectable {
-    let target = target_effect(sel.noise_band);
+    let target = stats::power::target_effect(sel.noise_band);
     let cv = |xs: &[f64]| stats::coefficient_of_variation(xs).unwrap_or(0.0);
     let plan = match level {
         SampleLevel::Repetitions => {

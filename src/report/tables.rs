@@ -257,7 +257,7 @@ pub fn ratio_table(r: &CompareReport) -> Table {
         (ci_heading(r), true),
         ("change".to_string(), true),
         ("detectable".to_string(), true),
-        (format!("n for {}", fmt::plus_minus(super::comparison::target_effect(r.noise_band))), true),
+        (format!("n for {}", fmt::plus_minus(crate::stats::power::target_effect(r.noise_band))), true),
         ("verdict".to_string(), false),
         ("note".to_string(), false),
     ]);
@@ -269,7 +269,7 @@ pub fn ratio_table(r: &CompareReport) -> Table {
         if r.metric.higher_is_better { "higher is better" } else { "lower is better" },
         fmt::percent(r.noise_band),
         fmt::percent(crate::stats::DEFAULT_POWER).replace(".0 %", " %"),
-        fmt::plus_minus(super::comparison::target_effect(r.noise_band)),
+        fmt::plus_minus(crate::stats::power::target_effect(r.noise_band)),
     ));
     for x in &r.ratios {
         let mut row = case_cells(r, x.case, true);

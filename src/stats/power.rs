@@ -375,6 +375,15 @@ pub fn repetitions_for(
     Ok(RepetitionsNeeded::PerSide(hi))
 }
 
+/// The smallest change a plan is made for: [`TARGET_EFFECT`], or 1.5 × the noise band when that is
+/// larger (a change within the band is never called, however many repetitions).
+pub fn target_effect(noise_band: f64) -> f64 {
+    TARGET_EFFECT.max(1.5 * noise_band)
+}
+
+/// The change the "repetitions that would detect it" figure is for, unless the noise band is bigger.
+pub const TARGET_EFFECT: f64 = 0.05;
+
 #[cfg(test)]
 #[path = "power_tests.rs"]
 mod tests;
