@@ -313,7 +313,6 @@ fn ratio_row(
     row
 }
 
-
 fn detectable(d: stats::DetectableEffect, b: &[f64], c: &[f64], level: SampleLevel, sel: &Selection) -> Detectable {
     let target = stats::power::target_effect(sel.noise_band);
     let cv = |xs: &[f64]| stats::coefficient_of_variation(xs).unwrap_or(0.0);
