@@ -4,7 +4,8 @@
 //! run`), connects with versus's own protocol code (one connection per OS thread), prepares the test's
 //! statements with versus's workload, and draws each thread's statements ahead of time, encoded as the
 //! very packets versus would send. Then it only replays them: one `send` per statement, `recv` until the
-//! response is complete (walking the packet headers, never decoding a value), and the next statement.
+//! response is complete, walking the packet headers and never decoding a value (over a unix socket a
+//! non-blocking `recv`, and `poll` when nothing is there yet, as versus reads), and the next statement.
 //! No timing per event, no counters shared between threads, no reporter, no histogram. That is the
 //! least CPU any client spends that waits for each answer before the next statement, as sysbench does.
 //!
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime};
 
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{MsgFlags, recv, send};
 use versus::driver::wire::{self, Wire};
 use versus::driver::{Connection, DbError, Endpoint, ErrorKind, Outcome, Param, PsMode, StmtId};
@@ -116,8 +118,10 @@ struct Tally {
 }
 
 /// Reads one response from `fd` into `buf`, walking packet headers only. Returns true for an error
-/// response. Bytes after the response are not expected (one statement in flight).
-fn read_response(fd: RawFd, buf: &mut Vec<u8>) -> Result<bool, String> {
+/// response. Bytes after the response are not expected (one statement in flight). `unix`: the socket is a
+/// unix socket, where a blocked read is also woken when the server drains the request; there it waits
+/// in poll(POLLIN) instead, as versus does.
+fn read_response(fd: RawFd, buf: &mut Vec<u8>, unix: bool) -> Result<bool, String> {
     let (mut have, mut at) = (0usize, 0usize);
     // 0: first packet not seen; 1: in a result set before the column EOF; 2: in the rows.
     let mut phase = 0u8;
@@ -154,10 +158,17 @@ fn read_response(fd: RawFd, buf: &mut Vec<u8>) -> Result<bool, String> {
         if have == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
-        match recv(fd, &mut buf[have..], MsgFlags::empty()) {
+        let flags = if unix { MsgFlags::MSG_DONTWAIT } else { MsgFlags::empty() };
+        match recv(fd, &mut buf[have..], flags) {
             Ok(0) => return Err("the server closed the connection".into()),
             Ok(n) => have += n,
             Err(nix::errno::Errno::EINTR) => {}
+            Err(nix::errno::Errno::EAGAIN) => {
+                // SAFETY: `fd` is the open socket of this thread's connection.
+                let bfd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+                let mut fds = [PollFd::new(bfd, PollFlags::POLLIN)];
+                let _ = poll(&mut fds, PollTimeout::NONE);
+            }
             Err(e) => return Err(format!("recv: {e}")),
         }
     }
@@ -201,7 +212,14 @@ fn setup(test: Test, o: &Options, n: usize, rnd: Random, unique: Arc<Unique>) ->
 }
 
 /// Replays the pool until `stop`; the deadline is checked once per event.
-fn replay(fd: RawFd, pool: &Pool, rollback: &[u8], deadline: Instant, stop: &AtomicBool) -> Result<Tally, String> {
+fn replay(
+    fd: RawFd,
+    unix: bool,
+    pool: &Pool,
+    rollback: &[u8],
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Result<Tally, String> {
     let mut t = Tally::default();
     let mut buf = vec![0u8; 64 * 1024];
     'run: loop {
@@ -213,7 +231,7 @@ fn replay(fd: RawFd, pool: &Pool, rollback: &[u8], deadline: Instant, stop: &Ato
             for &(s, e) in &pool.stmts[a..b] {
                 send_all(fd, &pool.bytes[s..e])?;
                 t.queries += 1;
-                if read_response(fd, &mut buf)? {
+                if read_response(fd, &mut buf, unix)? {
                     failed = true;
                     break;
                 }
@@ -221,7 +239,7 @@ fn replay(fd: RawFd, pool: &Pool, rollback: &[u8], deadline: Instant, stop: &Ato
             if failed {
                 t.errors += 1;
                 send_all(fd, rollback)?;
-                read_response(fd, &mut buf)?;
+                read_response(fd, &mut buf, unix)?;
             } else {
                 t.events += 1;
             }
@@ -273,7 +291,8 @@ fn run(args: &[String]) -> Result<(), String> {
             ready.wait();
             let (mut wire, pool) = set?;
             // Every thread leaves the barrier at once: the deadlines agree.
-            let r = replay(wire.fd(), &pool, &rollback, Instant::now() + Duration::from_secs(o.time), &stop);
+            let unix = matches!(o.connect.endpoint(n), Endpoint::Socket(_));
+            let r = replay(wire.fd(), unix, &pool, &rollback, Instant::now() + Duration::from_secs(o.time), &stop);
             wire.quit();
             r
         }));

@@ -94,6 +94,10 @@ def is_worker(tid, pid):
     return tid != pid
 
 
+class NoCounts(Exception):
+    """perf attached but reported nothing (seen once on a heavily loaded machine)."""
+
+
 def measure(cmd, srv, settle, window):
     """Runs cmd and measures the window [settle, settle + window] from outside; returns the raw figures.
 
@@ -136,7 +140,7 @@ def measure(cmd, srv, settle, window):
     if not alive:
         raise SystemExit(f"{' '.join(cmd)} ended inside the measured window: give a longer --time")
     if not counts:
-        raise SystemExit(f"perf stat gave no counts:\n{perf.stderr.read().decode(errors='replace')[-2000:]}")
+        raise NoCounts(f"perf stat gave no counts ({perf.stderr.read().decode(errors='replace').strip()[-300:]})")
     threads = {}
     for tid, a in t1.items():
         b = t0.get(tid, dict(user=0, sys=0, vol=0, invol=0))
@@ -213,7 +217,12 @@ def main():
                         cmd = command(client) + [test] + transports[tr] + common + [
                             f"--threads={th}", f"--time={a.time}", "--rand-type=uniform", "run"]
                         load = open("/proc/loadavg").read().split()[0]
-                        r = summarize(client, test, measure(cmd, srv, 2, a.time - 4))
+                        try:
+                            raw = measure(cmd, srv, 2, a.time - 4)
+                        except NoCounts as e:
+                            print(f"{test} {th} {tr} {client}: {e}; measuring again", flush=True)
+                            raw = measure(cmd, srv, 2, a.time - 4)
+                        r = summarize(client, test, raw)
                         r.update(threads=th, transport=tr, load=load)
                         rows.append(r)
                         ps = r["per_stmt"]
