@@ -460,3 +460,123 @@ proptest! {
         }
     }
 }
+
+// ---------- managed options in every spelling the server accepts ----------
+
+/// Forms the server accepts in front of an option name.
+const NAME_FORMS: &[&str] = &["", "loose-", "loose_", "skip-", "skip_", "disable-", "enable-", "maximum-", "maximum_"];
+
+/// A spelling of a managed option: a prefix of its name (the server takes unique prefixes), `-` or `_`
+/// at each separator, any letter case, and up to two of the forms above in front.
+fn managed_spelling() -> impl Strategy<Value = (String, &'static str)> {
+    use versus::server::managed::MANAGED;
+    (0..MANAGED.len(), 1usize..40, any::<u64>(), prop::collection::vec(0..NAME_FORMS.len(), 0..3)).prop_map(
+        |(i, cut, bits, forms)| {
+            let name = MANAGED[i].0;
+            let mut s: String = name
+                .chars()
+                .take(cut.min(name.len()))
+                .enumerate()
+                .map(|(k, c)| match (c, bits >> (k % 64) & 1) {
+                    ('-', 1) => '_',
+                    (c, 1) => c.to_ascii_uppercase(),
+                    (c, _) => c,
+                })
+                .collect();
+            for f in forms {
+                s = format!("{}{s}", NAME_FORMS[f]);
+            }
+            (s, name)
+        },
+    )
+}
+
+proptest! {
+    #[test]
+    fn no_spelling_of_a_managed_option_gets_through_set(spelling in managed_spelling()) {
+        let (s, name) = spelling;
+        for text in [format!("{s}=0.0.0.0"), s.clone()] {
+            let e = versus::server::config::parse_override(&text);
+            prop_assert!(e.is_err(), "--set {} (a spelling of {}) was accepted", text, name);
+            let msg = e.unwrap_err().to_string();
+            prop_assert!(msg.starts_with("--set: ") && msg.contains("managed by versus"), "{}", msg);
+        }
+    }
+}
+
+/// The values the real server ends up with for a sandbox's option file (`mariadbd --help --verbose`),
+/// or `None` when it rejects the file (an ambiguous prefix, an option without a value).
+fn server_values(cnf: &Path) -> Option<std::collections::HashMap<String, String>> {
+    let out = Command::new("/usr/sbin/mariadbd")
+        .arg(format!("--defaults-file={}", cnf.display()))
+        .args(["--help", "--verbose"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(
+        text.lines()
+            .filter_map(|l| l.split_once(char::is_whitespace))
+            .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+            .collect(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A base config (`--config`) may spell the options the sandbox sets in any way: the server still
+    /// ends up on 127.0.0.1, the sandbox's port, socket and datadir (checked with the server itself).
+    #[test]
+    fn no_spelling_in_a_config_file_moves_the_sandbox(spelling in managed_spelling()) {
+        let (s, name) = spelling;
+        let hostile = match name {
+            "bind-address" => "0.0.0.0",
+            "port" => "3306",
+            "datadir" | "socket" | "tmpdir" | "pid-file" | "secure-file-priv" | "basedir" => "/var/lib/mysql",
+            _ => return Ok(()),
+        };
+        let t = tempfile::tempdir().unwrap();
+        let base = write(t.path(), "base.cnf", &format!("[mysqld]\n{s}={hostile}\n[mariadb]\n{s}={hostile}\n"));
+        let sb = t.path().join("sb");
+        let required: Vec<(String, Option<String>)> = vec![
+            ("datadir".into(), Some(sb.join("data").display().to_string())),
+            ("tmpdir".into(), Some(sb.join("tmp").display().to_string())),
+            ("bind-address".into(), Some("127.0.0.1".into())),
+            ("port".into(), Some("3999".into())),
+            ("socket".into(), Some(sb.join("mysqld.sock").display().to_string())),
+            ("pid-file".into(), Some(sb.join("mysqld.pid").display().to_string())),
+            ("secure-file-priv".into(), Some(sb.join("files").display().to_string())),
+        ];
+        let text = versus::server::config::render("p", "system", Some(&base), &required, &[]).unwrap();
+        let cnf = write(t.path(), "my.cnf", &text);
+        if let Some(v) = server_values(&cnf) {
+            prop_assert_eq!(v.get("bind-address").map(String::as_str), Some("127.0.0.1"), "{}", text);
+            prop_assert_eq!(v.get("port").map(String::as_str), Some("3999"), "{}", text);
+            let data = format!("{}/", sb.join("data").display());
+            prop_assert_eq!(v.get("datadir").map(String::as_str), Some(data.as_str()), "{}", text);
+            let sock = sb.join("mysqld.sock").display().to_string();
+            prop_assert_eq!(v.get("socket").map(String::as_str), Some(sock.as_str()), "{}", text);
+        }
+    }
+}
+
+#[test]
+fn the_server_reads_unique_prefixes_which_is_why_the_sandbox_comes_last() {
+    let t = tempfile::tempdir().unwrap();
+    let base = write(t.path(), "base.cnf", "[mysqld]\nbind-addr=0.0.0.0\nloose_port=3306\n");
+    let alone = versus::server::config::render("p", "system", Some(&base), &[], &[]).unwrap();
+    let v = server_values(&write(t.path(), "alone.cnf", &alone)).expect("mariadbd --help reads the file");
+    assert_eq!((v["bind-address"].as_str(), v["port"].as_str()), ("0.0.0.0", "3306"), "prefixes reach the options");
+    let required = vec![
+        ("bind-address".to_string(), Some("127.0.0.1".to_string())),
+        ("port".to_string(), Some("3999".to_string())),
+    ];
+    let text = versus::server::config::render("p", "system", Some(&base), &required, &[]).unwrap();
+    let v = server_values(&write(t.path(), "my.cnf", &text)).unwrap();
+    assert_eq!((v["bind-address"].as_str(), v["port"].as_str()), ("127.0.0.1", "3999"));
+    let e = versus::server::config::render("p", "system", Some(&base), &required, &["bind-addr=127.0.0.2".into()]);
+    assert!(e.unwrap_err().to_string().contains("read by the server as 'bind-address'"));
+}

@@ -160,3 +160,141 @@ fn a_home_the_user_made_keeps_the_users_files_where_versus_would_write() {
     let out = versus(&home, &["server", "restore", "s", "--no-start"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// A local OS account made for a test and removed when dropped.
+struct LocalUser {
+    name: String,
+    uid: u32,
+    gid: u32,
+}
+
+impl LocalUser {
+    fn create(tag: &str) -> LocalUser {
+        let name = format!("vsp{tag}{}", std::process::id());
+        let out = Command::new("useradd").args(["-M", "-N", "-s", "/usr/sbin/nologin", &name]).output().unwrap();
+        assert!(out.status.success(), "useradd (the test runs as root): {}", stderr(&out));
+        let u = nix::unistd::User::from_name(&name).unwrap().expect("the new user");
+        LocalUser { name, uid: u.uid.as_raw(), gid: u.gid.as_raw() }
+    }
+
+    /// Runs `sh -c script` as this user.
+    fn sh(&self, script: &str) -> std::process::Output {
+        use std::os::unix::process::CommandExt;
+        Command::new("/bin/sh")
+            .args(["-c", script])
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .gid(self.gid)
+            .uid(self.uid)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for LocalUser {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).output();
+    }
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn uid_of(pid: u32) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The lockdown of one sandbox of `build`: the benchmark account cannot reach files or escalate, root is
+/// reachable over the socket with the sandbox's password only, and another local user gets nowhere.
+fn sandbox_is_locked_down(build: versus::server::Build, tag: &str) {
+    use mysql::prelude::Queryable;
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    // Open the way to the sandbox, as a home below /var/lib or /srv would be, so that the server may run
+    // as the unprivileged account.
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = versus::server::SandboxSpec::new("lock", build, t.path().join("sb"));
+    let sb = versus::server::Sandbox::start(spec).unwrap_or_else(|e| panic!("{e}"));
+    let dir = sb.dir().to_path_buf();
+    let files = dir.join("files");
+
+    if let Ok(Some(mysql)) = nix::unistd::User::from_name(versus::server::lockdown::SERVER_ACCOUNT) {
+        assert_eq!(uid_of(sb.pid()), mysql.uid.as_raw(), "the server runs as {}, not root", mysql.name);
+    }
+    for d in [dir.as_path(), sb.datadir(), files.as_path(), sb.socket().parent().unwrap()] {
+        assert_eq!(mode(d), 0o700, "{}", d.display());
+    }
+    for f in ["root.password", "sandbox.json", "my.cnf", "init.sql"] {
+        assert_eq!(mode(&dir.join(f)), 0o600, "{f}");
+    }
+
+    let mut root = sb.connect_root().expect("root over the socket with the generated password");
+    let priv_dir: Option<String> = root.query_first("SELECT @@secure_file_priv").unwrap();
+    assert_eq!(priv_dir.map(|p| p.trim_end_matches('/').to_string()), Some(files.display().to_string()));
+
+    // The benchmark account: its workloads work, files and escalation do not.
+    let mut c = sb.connect().expect("the benchmark account over TCP");
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v INT, KEY k (v))").unwrap();
+    c.query_drop("INSERT INTO t VALUES (1, 1)").unwrap();
+    c.query_drop("UPDATE t SET v = 2").unwrap();
+    c.query_drop("ALTER TABLE t ADD INDEX k2 (v, id)").unwrap();
+    c.query_drop("DELETE FROM t").unwrap();
+    c.query_drop("DROP TABLE t").unwrap();
+    for path in ["/etc/shadow", "/etc/passwd", &sb.root_password_file().display().to_string()] {
+        let got: Option<Option<Vec<u8>>> = c.query_first(format!("SELECT LOAD_FILE('{path}')")).unwrap_or(None);
+        assert!(got.flatten().is_none(), "LOAD_FILE('{path}') read a file");
+    }
+    let outfile = files.join("out.txt");
+    for stmt in [
+        format!("SELECT 'x' INTO OUTFILE '{}'", outfile.display()),
+        format!("SELECT 'x' INTO DUMPFILE '{}'", files.join("dump.txt").display()),
+        "GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'%'".into(),
+        "GRANT SELECT ON `sbtest`.* TO 'sbtest'@'localhost' WITH GRANT OPTION".into(),
+        "CREATE USER 'intruder'@'%' IDENTIFIED BY 'x'".into(),
+        "SET GLOBAL general_log_file = '/tmp/versus-general.log'".into(),
+        "SELECT * FROM mysql.user".into(),
+        "CREATE DATABASE other_db".into(),
+    ] {
+        assert!(c.query_drop(&stmt).is_err(), "the benchmark account may not: {stmt}");
+    }
+    assert!(!outfile.exists());
+
+    // root: never over TCP, with or without the password.
+    let password = std::fs::read_to_string(sb.root_password_file()).unwrap().trim().to_string();
+    assert!(versus::server::admin::connect_tcp(sb.port(), "root", None, None).is_err(), "root over TCP, no password");
+    assert!(
+        versus::server::admin::connect_tcp(sb.port(), "root", Some(&password), None).is_err(),
+        "root over TCP with the password"
+    );
+    assert!(versus::server::admin::connect_socket(sb.socket(), "root", None).is_err(), "root without the password");
+
+    // Another local user: no way through the socket, nothing to read in the sandbox.
+    let other = LocalUser::create(tag);
+    let client = "/usr/bin/mariadb";
+    for user in ["-uroot", "-usbtest -psbpass"] {
+        let out = other.sh(&format!("{client} --no-defaults -S '{}' {user} -e 'SELECT 1'", sb.socket().display()));
+        let err = stderr(&out);
+        assert!(!out.status.success() && err.contains("(13)"), "{user} through the socket: {err}");
+    }
+    for path in
+        [sb.datadir().to_path_buf(), dir.join("root.password"), dir.join("my.cnf"), sb.datadir().join("ibdata1")]
+    {
+        let out = other.sh(&format!("cat '{0}' >/dev/null 2>&1 || ls '{0}' >/dev/null 2>&1", path.display()));
+        assert!(!out.status.success(), "another user read {}", path.display());
+    }
+    drop(root);
+}
+
+#[test]
+fn a_mariadb_sandbox_gives_nothing_away() {
+    sandbox_is_locked_down(common::system_build(), "m");
+}
+
+#[test]
+fn a_mysql_9_7_sandbox_gives_nothing_away() {
+    sandbox_is_locked_down(common::fetched_build("mysql-9.7"), "y");
+}

@@ -116,8 +116,11 @@ fn mysql_9_7_with_caching_sha2_over_tcp_and_a_quick_restart_from_snapshot() {
     let build = common::fetched_build("mysql-9.7");
     let mut sb = common::start(build, &["skip-log-bin"]);
     let mut c = sb.connect().expect("caching_sha2_password user over plain TCP");
-    let plugin: Option<String> =
-        c.query_first("SELECT plugin FROM mysql.user WHERE user = 'sbtest' AND host = '%'").unwrap();
+    let plugin: Option<String> = sb
+        .connect_root()
+        .expect("root over the socket with the sandbox's password")
+        .query_first("SELECT plugin FROM mysql.user WHERE user = 'sbtest' AND host = '%'")
+        .unwrap();
     assert_eq!(plugin.as_deref(), Some("caching_sha2_password"));
     let priv_dir: Option<String> = c.query_first("SELECT @@secure_file_priv").unwrap();
     assert!(priv_dir.as_deref().unwrap().ends_with("/files/"), "{priv_dir:?}");

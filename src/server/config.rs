@@ -4,30 +4,17 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::server::managed;
 use crate::server::mycnf::{self, Directive, DirectiveKind, Line, MyCnf};
 
-/// Options that versus manages itself; `--set` may not change them.
-const MANAGED: &[(&str, &str)] = &[
-    ("port", "--port"),
-    ("socket", "the sandbox directory"),
-    ("datadir", "--datadir"),
-    ("bind_address", "nothing: sandboxes listen on 127.0.0.1 only"),
-    ("pid_file", "the sandbox directory"),
-    ("log_error", "the sandbox directory"),
-    ("basedir", "the build"),
-];
-
 /// Splits one `--set` value into a name and an optional value, rejecting malformed ones and options
-/// that versus manages itself.
+/// that versus manages itself, in any spelling the server accepts (see [`managed`]).
 pub fn parse_override(text: &str) -> Result<(String, Option<String>)> {
     let (name, value) = mycnf::parse_override(text)?;
     if name.contains(char::is_whitespace) {
         return Err(Error::option("--set", format!("'{text}' is not of the form name=value (or a bare flag name)")));
     }
-    let key = mycnf::normalize_key(&name);
-    if let Some((_, instead)) = MANAGED.iter().find(|(k, _)| *k == key) {
-        return Err(Error::option("--set", format!("'{name}' is managed by versus; set it with {instead}")));
-    }
+    managed::check_override("--set", &name)?;
     Ok((name, value))
 }
 
@@ -45,6 +32,7 @@ pub fn render(
     }
     let mut cnf = match base {
         Some(path) => {
+            managed::check_config_file(path)?;
             let mut cnf = MyCnf::read(path)?;
             absolutize_directives(&mut cnf, path.parent().unwrap_or(Path::new("/")));
             cnf.preamble_mut().insert(0, Line::comment(&format!("--- base config: {} ---", path.display())));
@@ -104,6 +92,7 @@ mod tests {
         assert!(parse_override("=2").unwrap_err().to_string().starts_with("--set: '=2' has no option name"));
         assert!(parse_override("bind-address=0.0.0.0").unwrap_err().to_string().contains("managed by versus"));
         assert!(parse_override("port=3306").unwrap_err().to_string().ends_with("set it with --port"));
+        assert!(parse_override("bind-addr=127.0.0.2").unwrap_err().to_string().contains("as 'bind-address'"));
     }
 
     #[test]

@@ -8,6 +8,8 @@ pub mod effective;
 pub mod fetch;
 pub mod flavor;
 pub mod home;
+pub mod lockdown;
+pub mod managed;
 pub mod mycnf;
 pub mod process;
 pub mod sandbox;

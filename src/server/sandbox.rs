@@ -20,6 +20,7 @@ use crate::server::build::{Build, Flavor};
 use crate::server::config;
 use crate::server::effective;
 use crate::server::flavor::{self, InstancePaths};
+use crate::server::lockdown::{self, Account};
 use crate::server::process::{self, StopOutcome};
 use crate::server::snapshot;
 
@@ -118,6 +119,9 @@ pub struct SandboxInfo {
     pub database: String,
     /// When the server became ready, in seconds since the Unix epoch.
     pub started_at: u64,
+    /// The OS account the server switches to (`user=`), when versus started it as root.
+    #[serde(default)]
+    pub server_user: Option<String>,
 }
 
 /// A running (or stopped) sandboxed server.
@@ -137,6 +141,8 @@ pub struct Sandbox {
     spec: Option<SandboxSpec>,
     /// Requested values the server runs with differently, found when it started.
     adjusted: Vec<effective::Adjusted>,
+    account: Account,
+    root_password: Option<String>,
 }
 
 impl Sandbox {
@@ -144,6 +150,9 @@ impl Sandbox {
     /// accepts queries and creates the benchmark user and database.
     pub fn start(spec: SandboxSpec) -> Result<Sandbox> {
         owned::check_name("--name", &spec.name)?;
+        if spec.user == "root" || spec.user.is_empty() {
+            return Err(Error::server(&spec.name, "the benchmark account cannot be root or empty"));
+        }
         let dir = absolute(&spec.dir)?;
         owned::create_dir_all(&dir)?;
         let datadir = match &spec.datadir {
@@ -157,11 +166,19 @@ impl Sandbox {
             error_log: dir.join("error.log"),
             tmpdir: dir.join("tmp"),
             files_dir: dir.join("files"),
+            init_file: dir.join("init.sql"),
             datadir,
         };
+        let l = &spec.build.layout;
+        let datadir_parent = paths.datadir.parent().unwrap_or(&dir).to_path_buf();
+        let parent = dir.parent().unwrap_or(&dir).to_path_buf();
+        let account =
+            Account::choose(&l.server, &[&l.plugin_dir, &l.messages_dir, &l.basedir, &parent, &datadir_parent]);
         let socket_dir = paths.socket.parent().unwrap_or(&dir).to_path_buf();
-        for d in [&paths.tmpdir, &paths.files_dir, &socket_dir] {
+        for d in [&dir, &paths.tmpdir, &paths.files_dir, &socket_dir] {
             owned::create_dir_all(d)?;
+            lockdown::private_dir(d)?;
+            account.own(d)?;
         }
         let port = match spec.port {
             Some(p) => {
@@ -175,8 +192,9 @@ impl Sandbox {
             }
             None => free_port()?,
         };
-        let as_root = nix::unistd::geteuid().is_root();
         let fresh_datadir = prepare_datadir(&spec, &paths.datadir)?;
+        let root_password = lockdown::generate_password()?;
+        lockdown::write_private(&lockdown::root_password_file(&dir), &(root_password.clone() + "\n"))?;
         let info = SandboxInfo {
             name: spec.name.clone(),
             build: spec.build.name.clone(),
@@ -193,6 +211,7 @@ impl Sandbox {
             password: spec.password.clone(),
             database: spec.database.clone(),
             started_at: 0,
+            server_user: account.option().map(str::to_string),
         };
         let mut sb = Sandbox {
             info,
@@ -207,17 +226,19 @@ impl Sandbox {
             ready_after: Duration::ZERO,
             spec: Some(spec.clone()),
             adjusted: Vec::new(),
+            account,
+            root_password: Some(root_password),
         };
-        sb.write_config(&spec, as_root)?;
         if fresh_datadir {
-            sb.initialise(as_root)?;
+            // Initialisation runs without the init file: the accounts it sets up do not exist yet.
+            sb.write_config(&spec, false)?;
+            sb.initialise()?;
         }
-        sb.launch(as_root, spec.detached)?;
-        let mut conn = admin::connect_socket(&sb.paths.socket, "root", None)?;
-        for sql in flavor::bootstrap_sql(sb.build.flavor, sb.build.version, &spec.user, &spec.password, &spec.database)
-        {
-            admin::exec(&mut conn, &sql)?;
-        }
+        sb.write_init_file(&spec)?;
+        sb.write_config(&spec, true)?;
+        sb.own_datadir()?;
+        sb.launch(spec.detached)?;
+        let mut conn = sb.connect_root()?;
         sb.info.version = admin::version(&mut conn)?;
         let requested = effective::requested(spec.base_config.as_deref(), &spec.overrides)?;
         if !requested.is_empty() {
@@ -234,6 +255,7 @@ impl Sandbox {
     /// Reopens the sandbox recorded in `dir`, running or not. It is not stopped when dropped.
     pub fn open(dir: &Path, build: Build) -> Result<Sandbox> {
         let info = read_info(dir)?;
+        let account = Account::from_option(info.server_user.as_deref());
         let paths = InstancePaths {
             cnf: info.cnf.clone(),
             datadir: info.datadir.clone(),
@@ -242,6 +264,7 @@ impl Sandbox {
             error_log: info.error_log.clone(),
             tmpdir: dir.join("tmp"),
             files_dir: dir.join("files"),
+            init_file: dir.join("init.sql"),
         };
         let running = is_our_server(&info);
         Ok(Sandbox {
@@ -257,6 +280,8 @@ impl Sandbox {
             ready_after: Duration::ZERO,
             spec: None,
             adjusted: Vec::new(),
+            account,
+            root_password: lockdown::read_root_password(dir),
         })
     }
 
@@ -334,9 +359,15 @@ impl Sandbox {
         ))
     }
 
-    /// A root connection over the unix socket.
+    /// A root connection over the unix socket (root exists at 'localhost' only, with the sandbox's
+    /// generated password).
     pub fn connect_root(&self) -> Result<mysql::Conn> {
-        admin::connect_socket(&self.paths.socket, "root", None)
+        admin::connect_socket(&self.paths.socket, "root", self.root_password.as_deref())
+    }
+
+    /// The file holding root's password (0600 in the sandbox directory).
+    pub fn root_password_file(&self) -> PathBuf {
+        lockdown::root_password_file(&self.info.dir)
     }
 
     /// A connection as the benchmark user over TCP, in the benchmark database.
@@ -347,8 +378,12 @@ impl Sandbox {
     /// Shell commands that connect to this sandbox with the build's client.
     pub fn connect_hint(&self) -> String {
         let client = self.build.client().map(|p| p.display().to_string()).unwrap_or_else(|| "mysql".into());
+        let root_password = match &self.root_password {
+            Some(_) => format!(" -p\"$(cat {})\"", self.root_password_file().display()),
+            None => String::new(),
+        };
         format!(
-            "{client} --no-defaults -h127.0.0.1 -P{} -u{} -p{} {}\n{client} --no-defaults -S {} -uroot",
+            "{client} --no-defaults -h127.0.0.1 -P{} -u{} -p{} {}\n{client} --no-defaults -S {} -uroot{root_password}",
             self.info.port,
             self.info.user,
             self.info.password,
@@ -377,8 +412,8 @@ impl Sandbox {
         if self.is_running() {
             return Err(Error::server(&self.info.name, "already running; stop it first"));
         }
-        let as_root = nix::unistd::geteuid().is_root();
-        self.launch(as_root, !self.owned)?;
+        self.own_datadir()?;
+        self.launch(!self.owned)?;
         if !self.owned {
             interrupt::unguard_pid(self.info.pid);
         }
@@ -411,16 +446,43 @@ impl Sandbox {
         self.info.clone()
     }
 
-    fn write_config(&self, spec: &SandboxSpec, as_root: bool) -> Result<()> {
-        let required = flavor::sandbox_options(&self.build, &self.paths, self.info.port, as_root);
+    fn write_config(&self, spec: &SandboxSpec, with_init_file: bool) -> Result<()> {
+        let mut required = flavor::sandbox_options(&self.build, &self.paths, self.info.port, self.account.option());
+        if with_init_file {
+            required.push(("init-file".into(), Some(self.paths.init_file.display().to_string())));
+        }
         let text =
             config::render(&spec.name, &spec.build.name, spec.base_config.as_deref(), &required, &spec.overrides)?;
         let text = flavor::options::adapt(&self.build, &text, &self.paths.cnf).map_err(Error::Other)?;
-        std::fs::write(&self.paths.cnf, text).map_err(|e| Error::file(&self.paths.cnf, e))
+        lockdown::write_private(&self.paths.cnf, &text)?;
+        self.account.own(&self.paths.cnf)
     }
 
-    fn initialise(&self, as_root: bool) -> Result<()> {
-        let cmd = flavor::init_command(&self.build, &self.paths, as_root);
+    /// The accounts' set-up, run by the server at every start (a restored datadir brings the accounts of
+    /// the sandbox it was copied from).
+    fn write_init_file(&self, spec: &SandboxSpec) -> Result<()> {
+        let accounts = flavor::Accounts {
+            root_password: self.root_password.as_deref().unwrap_or_default(),
+            user: &spec.user,
+            password: &spec.password,
+            database: &spec.database,
+        };
+        let sql = flavor::bootstrap_sql(self.build.flavor, self.build.version, &accounts);
+        lockdown::write_private(&self.paths.init_file, &(sql.join(";\n") + ";\n"))?;
+        self.account.own(&self.paths.init_file)
+    }
+
+    /// The datadir: 0700, and the server's account's (a datadir restored by versus is root's).
+    fn own_datadir(&self) -> Result<()> {
+        if self.paths.datadir.is_dir() {
+            lockdown::private_dir(&self.paths.datadir)?;
+            self.account.own_tree(&self.paths.datadir)?;
+        }
+        Ok(())
+    }
+
+    fn initialise(&self) -> Result<()> {
+        let cmd = flavor::init_command(&self.build, &self.paths, self.account.option());
         let offset = log_len(&self.paths.error_log);
         let out = cmd
             .to_command()
@@ -441,13 +503,13 @@ impl Sandbox {
         owned::mark(&self.paths.datadir)
     }
 
-    fn launch(&mut self, as_root: bool, detached: bool) -> Result<()> {
+    fn launch(&mut self, detached: bool) -> Result<()> {
         const ATTEMPTS: usize = 3;
         for attempt in 1..=ATTEMPTS {
             match (self.launch_once(detached), self.spec.clone()) {
                 (Err(e), Some(spec)) if self.auto_port && attempt < ATTEMPTS && e.to_string().contains("in use") => {
                     self.info.port = free_port()?;
-                    self.write_config(&spec, as_root)?;
+                    self.write_config(&spec, true)?;
                 }
                 (other, _) => return other,
             }
@@ -491,7 +553,7 @@ impl Sandbox {
                 self.stop()?;
                 return Err(e);
             }
-            if self.paths.socket.exists() && admin::connect_socket(&self.paths.socket, "root", None).is_ok() {
+            if self.paths.socket.exists() && self.connect_root().is_ok() {
                 self.ready_after = started.elapsed();
                 self.info.started_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
                 return Ok(());
@@ -515,7 +577,7 @@ impl Sandbox {
     fn save_info(&self) -> Result<()> {
         let path = self.info.dir.join("sandbox.json");
         let text = serde_json::to_string_pretty(&self.info).expect("sandbox info serialises");
-        std::fs::write(&path, text + "\n").map_err(|e| Error::file(&path, e))
+        lockdown::write_private(&path, &(text + "\n"))
     }
 }
 

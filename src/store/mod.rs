@@ -240,6 +240,15 @@ mod tests {
     }
 
     #[test]
+    fn a_new_store_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        drop(Store::open(&path).unwrap());
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
     fn migrates_an_empty_database_to_the_latest_version() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().join("sub/dir/results.db")).unwrap();

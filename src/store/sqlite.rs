@@ -37,7 +37,14 @@ impl Sqlite {
             crate::owned::create_dir_all(parent).map_err(|e| cannot(path, &e))?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let new = !path.exists();
         let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot(path, &e))?;
+        if new {
+            // Results name hosts, servers and command lines: readable by their owner only (SQLite gives
+            // its -wal and -shm files the same mode).
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| cannot(path, &e))?;
+        }
         // SQLite silently falls back to read-only for a write-protected file.
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(|e| cannot(path, &e))? {
             return Err(cannot(path, &"the file is read-only"));

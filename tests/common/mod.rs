@@ -109,6 +109,11 @@ impl TestServer {
         self.sandbox.connect_root().expect("root connection")
     }
 
+    /// root's password (root connects over the socket only).
+    pub fn root_password(&self) -> String {
+        std::fs::read_to_string(self.sandbox.root_password_file()).expect("root.password").trim().to_string()
+    }
+
     /// The server's PID.
     pub fn pid(&self) -> u32 {
         self.sandbox.pid()

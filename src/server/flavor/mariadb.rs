@@ -8,7 +8,7 @@ const AUTH_METHOD_OPTION: Version = Version::new(10, 4, 0);
 /// `--skip-test-db` of the install script.
 const SKIP_TEST_DB: Version = Version::new(10, 5, 0);
 
-pub(super) fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) -> CommandLine {
+pub(super) fn init_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) -> CommandLine {
     let script =
         build.layout.install_db.clone().unwrap_or_else(|| build.layout.basedir.join("scripts/mysql_install_db"));
     let mut args = vec![
@@ -16,8 +16,8 @@ pub(super) fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) 
         format!("--basedir={}", build.layout.basedir.display()),
         format!("--datadir={}", paths.datadir.display()),
     ];
-    if as_root {
-        args.push("--user=root".into());
+    if let Some(user) = run_as {
+        args.push(format!("--user={user}"));
     }
     if build.version >= AUTH_METHOD_OPTION {
         args.push("--auth-root-authentication-method=normal".into());
@@ -32,8 +32,8 @@ pub(super) fn required_options(_version: Version) -> Vec<(String, Option<String>
     Vec::new()
 }
 
-pub(super) fn create_user(_version: Version, user: &str, host: &str, password: &str) -> String {
-    format!("CREATE USER IF NOT EXISTS {user}@'{host}' IDENTIFIED BY {password}")
+pub(super) fn identified_by(_version: Version, password: &str) -> String {
+    format!("IDENTIFIED BY {password}")
 }
 
 #[cfg(test)]
@@ -45,7 +45,7 @@ mod tests {
     #[test]
     fn debian_tree_init_uses_install_db_with_normal_root_auth() {
         let b = build(Flavor::Mariadb, Version::new(10, 11, 19), false);
-        let c = init_command(&b, &paths(), true);
+        let c = init_command(&b, &paths(), Some("root"));
         assert_eq!(
             c.display(),
             "/opt/srv/usr/bin/mariadb-install-db --defaults-file=/sb/x/my.cnf --basedir=/opt/srv/usr \
@@ -56,13 +56,13 @@ mod tests {
     #[test]
     fn old_versions_get_only_the_options_they_know() {
         let b = build(Flavor::Mariadb, Version::new(10, 3, 39), true);
-        let c = init_command(&b, &paths(), false);
+        let c = init_command(&b, &paths(), None);
         assert_eq!(
             c.display(),
             "/opt/srv/scripts/mariadb-install-db --defaults-file=/sb/x/my.cnf --basedir=/opt/srv --datadir=/sb/x/data"
         );
         let b = build(Flavor::Mariadb, Version::new(10, 4, 30), true);
-        let args = init_command(&b, &paths(), true).args;
+        let args = init_command(&b, &paths(), Some("mysql")).args;
         assert!(args.contains(&"--auth-root-authentication-method=normal".to_string()));
         assert!(!args.contains(&"--skip-test-db".to_string()));
     }

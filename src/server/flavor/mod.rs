@@ -25,8 +25,10 @@ pub struct InstancePaths {
     pub error_log: PathBuf,
     /// `tmpdir` of the server.
     pub tmpdir: PathBuf,
-    /// MySQL's `secure_file_priv` directory.
+    /// `secure_file_priv`: the only directory the server reads and writes files in for SQL.
     pub files_dir: PathBuf,
+    /// `init_file`: the accounts' set-up, run before the server accepts connections (0600).
+    pub init_file: PathBuf,
 }
 
 /// A program and its arguments, kept as data so that command lines can be unit-tested.
@@ -56,13 +58,15 @@ impl CommandLine {
 }
 
 /// The options (name, value) that the flavor requires in `[mysqld]` for an isolated sandbox on loopback.
+/// `run_as` is the OS account the server switches to (`user=`), when versus runs as root.
 ///
-/// They come after the user's base config and before `--set` overrides, so a user can still change them.
+/// They come after the user's base config (and so win over it) and before `--set` overrides, which may
+/// not name them (see [`crate::server::managed`]).
 pub fn sandbox_options(
     build: &Build,
     paths: &InstancePaths,
     port: u16,
-    as_root: bool,
+    run_as: Option<&str>,
 ) -> Vec<(String, Option<String>)> {
     let p = |p: &Path| Some(p.display().to_string());
     let l = &build.layout;
@@ -77,9 +81,12 @@ pub fn sandbox_options(
         ("socket".into(), p(&paths.socket)),
         ("pid-file".into(), p(&paths.pid_file)),
         ("log-error".into(), p(&paths.error_log)),
+        ("secure-file-priv".into(), p(&paths.files_dir)),
+        // Accounts at 'localhost' (root) are then reachable over the socket only, not over TCP.
+        ("skip-name-resolve".into(), None),
     ];
-    if as_root {
-        o.push(("user".into(), Some("root".into())));
+    if let Some(user) = run_as {
+        o.push(("user".into(), Some(user.into())));
     }
     match build.flavor {
         Flavor::Mariadb => o.extend(mariadb::required_options(build.version)),
@@ -89,10 +96,10 @@ pub fn sandbox_options(
 }
 
 /// The command that creates a fresh datadir for `build`, reading the sandbox's option file.
-pub fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) -> CommandLine {
+pub fn init_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) -> CommandLine {
     match build.flavor {
-        Flavor::Mariadb => mariadb::init_command(build, paths, as_root),
-        Flavor::Mysql | Flavor::Percona => mysql::init_command(build, paths, as_root),
+        Flavor::Mariadb => mariadb::init_command(build, paths, run_as),
+        Flavor::Mysql | Flavor::Percona => mysql::init_command(build, paths, run_as),
     }
 }
 
@@ -110,20 +117,76 @@ pub fn start_command(build: &Build, paths: &InstancePaths) -> CommandLine {
     CommandLine { program: build.layout.server.clone(), args: vec![format!("--defaults-file={}", paths.cnf.display())] }
 }
 
-/// SQL run as root after the first start: the benchmark user (over TCP and the socket) and its database.
-pub fn bootstrap_sql(flavor: Flavor, version: Version, user: &str, password: &str, database: &str) -> Vec<String> {
-    let user = quote_string(user);
-    let password = quote_string(password);
+/// What the benchmark account may do, on its databases only: everything the workloads run (sysbench's
+/// prepare, run and cleanup; the Insert Benchmark's load, index, write and query steps), nothing that
+/// reaches files, other accounts or the server's settings (no FILE, SUPER, GRANT OPTION, global grants).
+pub const BENCHMARK_PRIVILEGES: &str = "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER";
+
+/// The databases the benchmark account works in besides its own: the Insert Benchmark's.
+pub const EXTRA_DATABASES: &[&str] = &["ib"];
+
+/// The accounts of a sandbox.
+#[derive(Debug, Clone)]
+pub struct Accounts<'a> {
+    /// root's password (root exists at 'localhost' only: the socket).
+    pub root_password: &'a str,
+    /// The benchmark account.
+    pub user: &'a str,
+    /// Its password.
+    pub password: &'a str,
+    /// Its database (created).
+    pub database: &'a str,
+}
+
+/// The init file of a sandbox, one statement a line, run by the server at every start before it accepts
+/// connections: root gets the sandbox's password and no other host; anonymous accounts go; the benchmark
+/// account exists at '%' and 'localhost' with its password and [`BENCHMARK_PRIVILEGES`] on its databases
+/// only (whatever a restored datadir granted it before); its database exists.
+pub fn bootstrap_sql(flavor: Flavor, version: Version, a: &Accounts) -> Vec<String> {
+    let identified = |password: &str| match flavor {
+        Flavor::Mariadb => mariadb::identified_by(version, &quote_string(password)),
+        Flavor::Mysql | Flavor::Percona => mysql::identified_by(version, &quote_string(password)),
+    };
+    // MySQL before 5.7.6 has no IF [NOT] EXISTS and no ALTER USER … IDENTIFIED: the older forms do the same.
+    let modern = match flavor {
+        Flavor::Mariadb => true,
+        Flavor::Mysql | Flavor::Percona => mysql::has_account_if_clauses(version),
+    };
     let mut sql = Vec::new();
-    for host in ["%", "localhost"] {
-        sql.push(match flavor {
-            Flavor::Mariadb => mariadb::create_user(version, &user, host, &password),
-            Flavor::Mysql | Flavor::Percona => mysql::create_user(version, &user, host, &password),
-        });
-        sql.push(format!("GRANT ALL PRIVILEGES ON *.* TO {user}@'{host}' WITH GRANT OPTION"));
+    if modern {
+        sql.push(format!("ALTER USER 'root'@'localhost' {}", identified(a.root_password)));
+        for who in ["'root'@'127.0.0.1'", "'root'@'::1'", "'root'@'%'", "''@'localhost'", "''@'%'"] {
+            sql.push(format!("DROP USER IF EXISTS {who}"));
+        }
+    } else {
+        sql.push(format!("SET PASSWORD FOR 'root'@'localhost' = PASSWORD({})", quote_string(a.root_password)));
+        sql.push("DELETE FROM mysql.user WHERE user = '' OR (user = 'root' AND host <> 'localhost')".into());
+        sql.push("FLUSH PRIVILEGES".into());
     }
-    sql.push(format!("CREATE DATABASE IF NOT EXISTS `{}`", database.replace('`', "``")));
+    let user = quote_string(a.user);
+    let ident = identified(a.password);
+    let databases: Vec<String> =
+        std::iter::once(a.database).chain(EXTRA_DATABASES.iter().copied()).map(quote_ident).collect();
+    for host in ["%", "localhost"] {
+        if modern {
+            sql.push(format!("CREATE USER IF NOT EXISTS {user}@'{host}' {ident}"));
+            sql.push(format!("ALTER USER {user}@'{host}' {ident}"));
+        } else {
+            // GRANT creates a missing account and sets the password of an existing one (before 8.0).
+            sql.push(format!("GRANT USAGE ON *.* TO {user}@'{host}' {ident}"));
+        }
+        sql.push(format!("REVOKE ALL PRIVILEGES, GRANT OPTION FROM {user}@'{host}'"));
+        for db in &databases {
+            sql.push(format!("GRANT {BENCHMARK_PRIVILEGES} ON {db}.* TO {user}@'{host}'"));
+        }
+    }
+    sql.push(format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(a.database)));
     sql
+}
+
+/// A SQL identifier in backquotes.
+fn quote_ident(s: &str) -> String {
+    format!("`{}`", s.replace('`', "``"))
 }
 
 /// The authentication plugin a new user gets by default on this server.
@@ -188,6 +251,7 @@ pub(crate) mod test_support {
             error_log: d.join("error.log"),
             tmpdir: d.join("tmp"),
             files_dir: d.join("files"),
+            init_file: d.join("init.sql"),
         }
     }
 }
@@ -204,13 +268,15 @@ mod tests {
     #[test]
     fn sandbox_options_bind_loopback_and_name_every_path() {
         let b = build(Flavor::Mariadb, Version::new(10, 11, 19), false);
-        let o = sandbox_options(&b, &paths(), 3400, true);
+        let o = sandbox_options(&b, &paths(), 3400, Some("mysql"));
         let get = |k: &str| o.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.clone());
         assert_eq!(get("bind-address").as_deref(), Some("127.0.0.1"));
         assert_eq!(get("port").as_deref(), Some("3400"));
-        assert_eq!(get("user").as_deref(), Some("root"));
+        assert_eq!(get("user").as_deref(), Some("mysql"));
         assert_eq!(get("plugin-dir").as_deref(), Some("/opt/srv/usr/lib/plugin"));
-        assert!(!names(&sandbox_options(&b, &paths(), 3400, false)).contains(&"user"));
+        assert_eq!(get("secure-file-priv").as_deref(), Some("/sb/x/files"));
+        assert!(names(&o).contains(&"skip-name-resolve"));
+        assert!(!names(&sandbox_options(&b, &paths(), 3400, None)).contains(&"user"));
     }
 
     #[test]
@@ -218,31 +284,45 @@ mod tests {
         for (v, mysqlx) in
             [(Version::new(5, 7, 44), false), (Version::new(8, 0, 36), true), (Version::new(9, 7, 4), true)]
         {
-            let o = sandbox_options(&build(Flavor::Mysql, v, true), &paths(), 3401, true);
+            let o = sandbox_options(&build(Flavor::Mysql, v, true), &paths(), 3401, Some("root"));
             assert_eq!(names(&o).contains(&"mysqlx"), mysqlx, "{v}");
             assert!(o.contains(&("secure-file-priv".into(), Some("/sb/x/files".into()))), "{v}");
         }
-        let o = sandbox_options(&build(Flavor::Mariadb, Version::new(11, 8, 9), false), &paths(), 3401, true);
+        let o = sandbox_options(&build(Flavor::Mariadb, Version::new(11, 8, 9), false), &paths(), 3401, None);
         assert!(!names(&o).contains(&"mysqlx"));
     }
 
     #[test]
-    fn bootstrap_sql_creates_user_for_tcp_and_socket_and_the_database() {
-        let sql = bootstrap_sql(Flavor::Mysql, Version::new(9, 7, 4), "sbtest", "pa'ss", "sbtest");
+    fn bootstrap_sql_locks_root_to_the_socket_and_grants_the_benchmark_account_its_databases_only() {
+        let a = Accounts { root_password: "R00t", user: "sbtest", password: "pa'ss", database: "sbtest" };
+        let sql = bootstrap_sql(Flavor::Mysql, Version::new(9, 7, 4), &a);
+        assert_eq!(sql[0], "ALTER USER 'root'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'R00t'");
+        assert!(sql.contains(&"DROP USER IF EXISTS 'root'@'127.0.0.1'".to_string()));
+        assert!(sql.contains(&"DROP USER IF EXISTS ''@'localhost'".to_string()));
+        let grants: Vec<&String> = sql.iter().filter(|s| s.starts_with("GRANT")).collect();
         assert_eq!(
-            sql,
-            vec![
-                "CREATE USER IF NOT EXISTS 'sbtest'@'%' IDENTIFIED WITH caching_sha2_password BY 'pa''ss'",
-                "GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'%' WITH GRANT OPTION",
-                "CREATE USER IF NOT EXISTS 'sbtest'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'pa''ss'",
-                "GRANT ALL PRIVILEGES ON *.* TO 'sbtest'@'localhost' WITH GRANT OPTION",
-                "CREATE DATABASE IF NOT EXISTS `sbtest`",
+            grants,
+            [
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `sbtest`.* TO 'sbtest'@'%'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `ib`.* TO 'sbtest'@'%'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `sbtest`.* TO 'sbtest'@'localhost'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `ib`.* TO 'sbtest'@'localhost'",
             ]
         );
-        let sql = bootstrap_sql(Flavor::Mariadb, Version::new(10, 11, 19), "sbtest", "sbpass", "db");
-        assert_eq!(sql[0], "CREATE USER IF NOT EXISTS 'sbtest'@'%' IDENTIFIED BY 'sbpass'");
-        let sql = bootstrap_sql(Flavor::Mysql, Version::new(5, 7, 44), "u", "p", "d");
-        assert_eq!(sql[0], "CREATE USER IF NOT EXISTS 'u'@'%' IDENTIFIED WITH mysql_native_password BY 'p'");
+        assert!(sql.iter().all(|s| !s.contains("*.*") && !s.contains("WITH GRANT OPTION") && !s.contains('\n')));
+        assert!(sql.contains(&"REVOKE ALL PRIVILEGES, GRANT OPTION FROM 'sbtest'@'%'".to_string()));
+        assert!(sql.contains(
+            &"CREATE USER IF NOT EXISTS 'sbtest'@'%' IDENTIFIED WITH caching_sha2_password BY 'pa''ss'".to_string()
+        ));
+        assert_eq!(sql.last().unwrap(), "CREATE DATABASE IF NOT EXISTS `sbtest`");
+        let sql = bootstrap_sql(Flavor::Mariadb, Version::new(10, 11, 19), &a);
+        assert_eq!(sql[0], "ALTER USER 'root'@'localhost' IDENTIFIED BY 'R00t'");
+        let sql = bootstrap_sql(Flavor::Mysql, Version::new(5, 7, 44), &a);
+        assert!(sql[0].ends_with("IDENTIFIED WITH mysql_native_password BY 'R00t'"), "{}", sql[0]);
+        let sql = bootstrap_sql(Flavor::Mysql, Version::new(5, 6, 51), &a);
+        assert_eq!(sql[0], "SET PASSWORD FOR 'root'@'localhost' = PASSWORD('R00t')");
+        assert!(sql.contains(&"GRANT USAGE ON *.* TO 'sbtest'@'%' IDENTIFIED BY 'pa''ss'".to_string()));
+        assert!(sql.iter().all(|s| !s.contains(" IF EXISTS") && !s.contains("IF NOT EXISTS '")));
     }
 
     #[test]

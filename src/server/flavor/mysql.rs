@@ -20,7 +20,7 @@ pub(super) fn uses_install_script(version: Version) -> bool {
     version < INITIALIZE_INSECURE
 }
 
-pub(super) fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) -> CommandLine {
+pub(super) fn init_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) -> CommandLine {
     if uses_install_script(build.version) {
         let script =
             build.layout.install_db.clone().unwrap_or_else(|| build.layout.basedir.join("scripts/mysql_install_db"));
@@ -30,8 +30,8 @@ pub(super) fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) 
             format!("--basedir={}", build.layout.basedir.display()),
             format!("--datadir={}", paths.datadir.display()),
         ];
-        if as_root {
-            args.push("--user=root".into());
+        if let Some(user) = run_as {
+            args.push(format!("--user={user}"));
         }
         return CommandLine { program: script, args };
     }
@@ -41,9 +41,10 @@ pub(super) fn init_command(build: &Build, paths: &InstancePaths, as_root: bool) 
     }
 }
 
-pub(super) fn required_options(version: Version, paths: &InstancePaths) -> Vec<(String, Option<String>)> {
-    // Debian's and Oracle's builds default secure_file_priv to a system directory and abort without it.
-    let mut o = vec![("secure-file-priv".to_string(), Some(paths.files_dir.display().to_string()))];
+pub(super) fn required_options(version: Version, _paths: &InstancePaths) -> Vec<(String, Option<String>)> {
+    // secure_file_priv (which Debian's and Oracle's builds default to a system directory, aborting without
+    // it) is set for every flavor in `sandbox_options`.
+    let mut o = Vec::new();
     if version >= MYSQLX_BUILT_IN {
         o.push(("mysqlx".into(), Some("OFF".into())));
     }
@@ -54,13 +55,18 @@ pub(super) fn default_auth_plugin(version: Version) -> &'static str {
     if version >= CACHING_SHA2_DEFAULT { "caching_sha2_password" } else { "mysql_native_password" }
 }
 
-pub(super) fn create_user(version: Version, user: &str, host: &str, password: &str) -> String {
+/// `IDENTIFIED …` for a new or changed account: the version's default plugin from 5.7.6, plain
+/// `IDENTIFIED BY` before.
+pub(super) fn identified_by(version: Version, password: &str) -> String {
     if version < CREATE_USER_IF_NOT_EXISTS {
-        // GRANT creates the user when it is missing (until 8.0), so a second bootstrap does not fail.
-        return format!("GRANT USAGE ON *.* TO {user}@'{host}' IDENTIFIED BY {password}");
+        return format!("IDENTIFIED BY {password}");
     }
-    let plugin = default_auth_plugin(version);
-    format!("CREATE USER IF NOT EXISTS {user}@'{host}' IDENTIFIED WITH {plugin} BY {password}")
+    format!("IDENTIFIED WITH {} BY {password}", default_auth_plugin(version))
+}
+
+/// Whether `CREATE USER IF NOT EXISTS`, `ALTER USER … IDENTIFIED` and `DROP USER IF EXISTS` exist (5.7.6+).
+pub(super) fn has_account_if_clauses(version: Version) -> bool {
+    version >= CREATE_USER_IF_NOT_EXISTS
 }
 
 #[cfg(test)]
@@ -77,17 +83,17 @@ mod tests {
             (Flavor::Mysql, Version::new(8, 4, 3)),
             (Flavor::Percona, Version::new(8, 0, 36)),
         ] {
-            let c = super::super::init_command(&build(flavor, v, true), &paths(), true);
+            let c = super::super::init_command(&build(flavor, v, true), &paths(), Some("root"));
             assert_eq!(c.display(), "/opt/srv/bin/mysqld --defaults-file=/sb/x/my.cnf --initialize-insecure", "{v}");
         }
-        let c = super::super::init_command(&build(Flavor::Mysql, Version::new(9, 7, 4), false), &paths(), true);
+        let c = super::super::init_command(&build(Flavor::Mysql, Version::new(9, 7, 4), false), &paths(), None);
         assert_eq!(c.display(), "/opt/srv/usr/sbin/mysqld --defaults-file=/sb/x/my.cnf --initialize-insecure");
     }
 
     #[test]
     fn mysql_5_5_and_5_6_are_initialised_by_mysql_install_db() {
         for v in [Version::new(5, 5, 62), Version::new(5, 6, 44), Version::new(5, 7, 5)] {
-            let c = super::super::init_command(&build(Flavor::Mysql, v, true), &paths(), true);
+            let c = super::super::init_command(&build(Flavor::Mysql, v, true), &paths(), Some("root"));
             assert_eq!(
                 c.display(),
                 "/opt/srv/scripts/mysql_install_db --defaults-file=/sb/x/my.cnf --basedir=/opt/srv \
