@@ -298,3 +298,84 @@ fn a_mariadb_sandbox_gives_nothing_away() {
 fn a_mysql_9_7_sandbox_gives_nothing_away() {
     sandbox_is_locked_down(common::fetched_build("mysql-9.7"), "y");
 }
+
+#[test]
+fn an_external_servers_tables_are_never_dropped_unless_the_target_says_so() {
+    use mysql::prelude::Queryable;
+    let server = common::start_server();
+    server.root_exec(&[
+        "CREATE TABLE sbtest.sbtest1 (id INT PRIMARY KEY, note VARCHAR(40))",
+        "INSERT INTO sbtest.sbtest1 VALUES (1, 'the user''s row'), (2, 'another')",
+    ]);
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    let file = t.path().join("ext.toml");
+    std::fs::write(&file, external_experiment("ext", server.port)).unwrap();
+    let rows = || -> u64 {
+        let mut c = server.root_conn();
+        c.query_first("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE note IS NOT NULL").unwrap().unwrap()
+    };
+
+    let dry = versus(&home, &["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(
+        plan.contains("ext (external 127.0.0.1:")
+            && plan.contains("prepare: CREATE TABLE sbtest.sbtest1; refused if any of them exists"),
+        "{plan}"
+    );
+    assert!(plan.contains("runs: reads only; the tables are left in place"), "{plan}");
+
+    let out = versus(&home, &["run", file.to_str().unwrap()]).env("SAFETY_TEST_PW", &server.password).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let list = versus(&home, &["runs", "ext"]).output().unwrap();
+    let all = format!("{err}{}", String::from_utf8_lossy(&list.stdout));
+    assert!(all.contains("table sbtest.sbtest1 already exists") && all.contains("replace_tables = true"), "{all}");
+    assert_eq!(rows(), 2, "the user's rows survive");
+
+    // With the target's consent, versus replaces its benchmark tables.
+    let consenting = external_experiment("ext2", server.port)
+        .replace("database = \"sbtest\"", "database = \"sbtest\"\nreplace_tables = true");
+    std::fs::write(&file, consenting).unwrap();
+    let dry = versus(&home, &["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("DROP TABLE IF EXISTS and CREATE TABLE sbtest.sbtest1"));
+    let out = versus(&home, &["run", file.to_str().unwrap()]).env("SAFETY_TEST_PW", &server.password).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_second_run_of_the_same_experiment_is_refused_while_the_first_runs() {
+    let server = common::start_server();
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    let file = t.path().join("twice.toml");
+    std::fs::write(&file, external_experiment("twice", server.port).replace("duration = \"1s\"", "duration = \"6s\""))
+        .unwrap();
+    let first = versus(&home, &["run", file.to_str().unwrap()])
+        .env("SAFETY_TEST_PW", &server.password)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = home.join("experiments/twice.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&lock).is_ok_and(|s| s.contains(&format!("pid {}", first.id()))) {
+        assert!(std::time::Instant::now() < deadline, "the first run never took its lock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let second =
+        versus(&home, &["run", file.to_str().unwrap()]).env("SAFETY_TEST_PW", &server.password).output().unwrap();
+    let err = stderr(&second);
+    assert_eq!(second.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("experiment 'twice' is already running (pid ") && err.contains(&first.id().to_string()),
+        "{err}"
+    );
+    let out = first.wait_with_output().unwrap();
+    assert!(out.status.success(), "the first run is not disturbed");
+    let runs = versus(&home, &["runs"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&runs.stdout).lines().filter(|l| l.contains("twice")).count();
+    assert_eq!(listed, 1, "the second stored nothing");
+}

@@ -103,7 +103,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     }
     check_targets(home, &plan, &path)?;
     let mut store = a.db.open(home)?;
-    let mut executor = SandboxExecutor::new(home, &file.name).strict(a.strict);
+    let mut executor = SandboxExecutor::locked(home, &file.name)?.strict(a.strict);
     let mut progress = Progress::stderr();
     let abs = std::path::absolute(&path).unwrap_or(path.clone());
     let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, block: None };

@@ -240,7 +240,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     let (spec, text) = crate::experiment::ExperimentFile::load(&file)?;
     let plan = crate::experiment::Plan::new(&spec, &dir).map_err(|m| Error::file(&file, m))?;
     let mut store = args.db.open(home)?;
-    let mut executor = crate::experiment::sandbox_executor::SandboxExecutor::new(home, &spec.name);
+    let mut executor = crate::experiment::sandbox_executor::SandboxExecutor::locked(home, &spec.name)?;
     let mut progress = crate::experiment::Progress::stderr();
     let opts = crate::experiment::RunOptions::default();
     let outcome =

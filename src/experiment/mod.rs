@@ -3,6 +3,7 @@
 
 pub mod block_run;
 pub mod blocks;
+pub mod external;
 pub mod outcome;
 pub mod plan;
 pub mod progress;

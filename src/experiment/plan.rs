@@ -52,6 +52,8 @@ pub enum TargetKind {
         password_env: Option<String>,
         /// Database.
         database: String,
+        /// Prepare may drop and recreate existing benchmark tables.
+        replace_tables: bool,
     },
 }
 
@@ -213,6 +215,7 @@ impl Plan {
                 }
             }
         }
+        let _ = write!(s, "\nwhat it changes on each server:\n{}", super::external::describe_changes(self));
         let _ = writeln!(s, "\ndata prepared once, then restored before every run:");
         for p in &self.preparations {
             let _ = writeln!(s, "  {} ({} rows)", p.key, p.rows);
@@ -280,6 +283,7 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String
                         user: t.user.clone().unwrap_or_else(|| crate::server::sandbox::DEFAULT_USER.into()),
                         password_env: t.password_env.clone(),
                         database: t.database.clone().unwrap_or_else(|| crate::server::sandbox::DEFAULT_DATABASE.into()),
+                        replace_tables: t.replace_tables,
                     },
                 }),
                 (None, None) => unreachable!("checked when the file was parsed"),

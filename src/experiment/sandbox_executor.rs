@@ -25,6 +25,8 @@ const PREPARE_OVERRIDES: &[&str] = &["skip-log-bin", "innodb_flush_log_at_trx_co
 pub struct SandboxExecutor {
     home: Home,
     work: PathBuf,
+    /// The lock that keeps a second run of the same experiment out of `work` (held while this lives).
+    _lock: Option<nix::fcntl::Flock<std::fs::File>>,
     snapshots: HashMap<usize, PathBuf>,
     server: Option<Running>,
     strict: bool,
@@ -96,11 +98,20 @@ impl SandboxExecutor {
         SandboxExecutor {
             home: home.clone(),
             work,
+            _lock: None,
             snapshots: HashMap::new(),
             server: None,
             strict: false,
             warned: HashSet::new(),
         }
+    }
+
+    /// [`SandboxExecutor::new`] holding the experiment's lock (`experiments/NAME.lock`, beside its work
+    /// directory): one run of an experiment at a time; a second gets an error naming the first.
+    pub fn locked(home: &Home, experiment: &str) -> Result<Self> {
+        let mut ex = SandboxExecutor::new(home, experiment);
+        ex._lock = Some(super::external::lock_experiment(home, experiment)?);
+        Ok(ex)
     }
 
     /// With `strict`, a run whose server clamped or adjusted a requested value at startup fails
@@ -164,7 +175,7 @@ impl SandboxExecutor {
     /// Starts the cell's server from its prepared data (or connects to the external one).
     fn open(&mut self, plan: &Plan, cell: &Cell, w: &dyn Workload, progress: &mut Progress) -> Result<Running> {
         let (endpoint, probe) = match &plan.targets[cell.target].kind {
-            TargetKind::External { address, user, password_env, database } => {
+            TargetKind::External { address, user, password_env, database, .. } => {
                 let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
                 let admin = admin::connect_tcp(endpoint.port, user, Some(&endpoint.password), None)?;
                 (endpoint, ServerProbe { sandbox: None, admin })
@@ -281,13 +292,19 @@ impl Executor for SandboxExecutor {
         let w = plan.workloads[p.workload].as_ref();
         let empty = w.data().empty;
         match &plan.targets[p.target].kind {
-            TargetKind::External { address, user, password_env, database } => {
+            TargetKind::External { address, user, password_env, database, replace_tables } => {
+                let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
+                if !replace_tables {
+                    let mut conn = admin::connect_tcp(endpoint.port, user, Some(&endpoint.password), None)?;
+                    let label = &plan.targets[p.target].label;
+                    super::external::check_no_tables(&mut conn, label, address, database, w)?;
+                }
                 if empty {
                     return Ok(());
                 }
-                let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
                 progress.step(&format!("preparing {} on {address}", p.key));
-                w.prepare(&endpoint, false, &mut |l: &str| progress.step(l))
+                // Without replace_tables nothing of the server's is removed first.
+                w.prepare(&endpoint, !replace_tables, &mut |l: &str| progress.step(l))
             }
             TargetKind::Sandbox { overrides, .. } => {
                 // A server left running by a chain must not hold the port or the files.

@@ -108,6 +108,10 @@ pub struct TargetDef {
     /// External server: database.
     #[serde(default)]
     pub database: Option<String>,
+    /// External server: let prepare drop and recreate benchmark tables that exist already there
+    /// (without it, an existing table is an error and nothing is dropped).
+    #[serde(default)]
+    pub replace_tables: bool,
 }
 
 fn default_threads() -> Vec<u32> {
@@ -224,6 +228,9 @@ impl ExperimentFile {
                 }
                 (None, Some(a)) if t.config.is_some() || !t.set.is_empty() => {
                     return Err(format!("target {what}: the external server {a} cannot take `config` or `set`"));
+                }
+                (Some(_), None) if t.replace_tables => {
+                    return Err(format!("target {what}: `replace_tables` is for external servers (`address`)"));
                 }
                 _ => {}
             }

@@ -207,6 +207,7 @@ pub fn step_experiment(
             user: None,
             password_env: None,
             database: None,
+            replace_tables: false,
         })
     };
     let mut targets = Vec::new();
@@ -452,7 +453,7 @@ pub fn explain(
             b,
             opts,
             description,
-            executor: Reuse { inner: SandboxExecutor::new(home, &opts.name), prepared: HashMap::new() },
+            executor: Reuse { inner: SandboxExecutor::locked(home, &opts.name)?, prepared: HashMap::new() },
             progress,
             experiments: vec![],
             log,

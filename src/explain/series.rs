@@ -281,6 +281,7 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
             user: None,
             password_env: None,
             database: None,
+            replace_tables: false,
         });
     }
     Ok(ExperimentFile {
@@ -317,7 +318,7 @@ pub fn run_series(
     for t in targets {
         home.build(&t.build)?;
     }
-    let mut executor = SandboxExecutor::new(home, &file.name);
+    let mut executor = SandboxExecutor::locked(home, &file.name)?;
     let o = run_experiment(&text, None, &plan, store, &mut executor, &RunOptions::default(), progress);
     let _ = crate::owned::remove(executor.work_dir());
     let o = o?;

@@ -1,0 +1,155 @@
+//! External servers are the user's: versus creates its benchmark tables there only where none exist,
+//! unless the target says `replace_tables = true`, and `--dry-run` lists every change it would make.
+
+use std::fmt::Write;
+
+use mysql::prelude::Queryable;
+
+use crate::error::{Error, Result};
+use crate::experiment::plan::{Plan, TargetKind};
+use crate::workload::Workload;
+
+/// The database the Insert Benchmark works in.
+const IBENCH_DATABASE: &str = "ib";
+
+/// sysbench tests that only read.
+const READ_ONLY_TESTS: &[&str] =
+    &["oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"];
+
+/// The tables a workload's prepare creates (sysbench's `sbtestN`; the Insert Benchmark's `piN` are
+/// matched by pattern), and their database; `None` for a script, whose SQL is the user's own.
+fn tables(w: &dyn Workload, database: &str) -> Option<(String, Vec<String>)> {
+    match w.kind() {
+        "ibench" => Some((IBENCH_DATABASE.into(), Vec::new())),
+        "sysbench" => {
+            let n = w.stored_options().get("tables").and_then(serde_json::Value::as_i64).unwrap_or(1).max(1);
+            Some((database.into(), (1..=n).map(|i| format!("sbtest{i}")).collect()))
+        }
+        _ => None,
+    }
+}
+
+fn writes(w: &dyn Workload) -> bool {
+    let test = w.stored_options().get("test").and_then(|t| t.as_str().map(str::to_string)).unwrap_or_default();
+    w.kind() != "sysbench" || !READ_ONLY_TESTS.contains(&test.as_str())
+}
+
+/// Refuses to prepare `workload` on an external server where one of its tables exists already.
+pub fn check_no_tables(
+    conn: &mut mysql::Conn,
+    target: &str,
+    address: &str,
+    database: &str,
+    w: &dyn Workload,
+) -> Result<()> {
+    let Some((db, names)) = tables(w, database) else { return Ok(()) };
+    let found: Vec<String> = if names.is_empty() {
+        conn.exec(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name REGEXP '^pi[0-9]+$' \
+             ORDER BY table_name",
+            (db.as_str(),),
+        )
+    } else {
+        let list = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        conn.exec(
+            format!(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name IN ({list}) \
+                 ORDER BY table_name"
+            ),
+            (db.as_str(),),
+        )
+    }
+    .map_err(|e| crate::server::admin::sql_error("looking for existing benchmark tables", e))?;
+    match found.first() {
+        None => Ok(()),
+        Some(t) => Err(Error::Other(format!(
+            "target {target}: table {db}.{t} already exists on {address}{}; versus does not drop tables on an \
+             external server: drop it yourself, or set `replace_tables = true` on the target to let versus \
+             drop and recreate its benchmark tables there",
+            if found.len() > 1 { format!(" (and {} more)", found.len() - 1) } else { String::new() }
+        ))),
+    }
+}
+
+/// What an experiment changes on each server, for `--dry-run`: sandboxes are versus's own; on external
+/// servers every table created, dropped or written is named.
+pub fn describe_changes(plan: &Plan) -> String {
+    let mut s = String::new();
+    for (i, t) in plan.targets.iter().enumerate() {
+        let mut workloads: Vec<&dyn Workload> = Vec::new();
+        for c in plan.cells.iter().filter(|c| c.target == i) {
+            let w = plan.workloads[c.workload].as_ref();
+            if !workloads.iter().any(|x| x.label() == w.label()) {
+                workloads.push(w);
+            }
+        }
+        match &t.kind {
+            TargetKind::Sandbox { .. } => {
+                let _ = writeln!(s, "  {}: a sandbox of versus's own; nothing outside the versus home", t.label);
+            }
+            TargetKind::External { address, database, replace_tables, .. } => {
+                let _ = writeln!(s, "  {} (external {address}):", t.label);
+                for w in workloads {
+                    let Some((db, names)) = tables(w, database) else {
+                        let _ = writeln!(s, "    {}: prepare and runs: the script's own statements", w.label());
+                        continue;
+                    };
+                    let what = if names.is_empty() { format!("{db}.pi1…") } else { list(&db, &names) };
+                    let prep = if *replace_tables {
+                        format!("DROP TABLE IF EXISTS and CREATE TABLE {what} (replace_tables = true)")
+                    } else {
+                        format!("CREATE TABLE {what}; refused if any of them exists")
+                    };
+                    let _ = writeln!(s, "    {}: prepare: {prep}", w.label());
+                    let run = if writes(w) { "INSERT, UPDATE and DELETE on them" } else { "reads only" };
+                    let _ = writeln!(s, "    {}: runs: {run}; the tables are left in place", w.label());
+                }
+            }
+        }
+    }
+    s
+}
+
+fn list(db: &str, names: &[String]) -> String {
+    match names {
+        [one] => format!("{db}.{one}"),
+        [first, .., last] => format!("{db}.{first}…{last}"),
+        [] => String::new(),
+    }
+}
+
+/// Takes the lock of experiment `name` (`experiments/NAME.lock` in the versus home, beside its work
+/// directory, never removed): one run of an experiment at a time. A second gets an error naming the
+/// process that holds it.
+pub fn lock_experiment(home: &crate::server::Home, name: &str) -> Result<nix::fcntl::Flock<std::fs::File>> {
+    use std::io::{Read, Seek, Write};
+    let dir = home.root().join("experiments");
+    crate::owned::create_dir_all(&dir)?;
+    let path = dir.join(format!("{}.lock", crate::owned::slug(name)));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::file(&path, e))?;
+    let mut lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => l,
+        Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            let holder = holder.trim();
+            return Err(Error::Other(format!(
+                "experiment '{name}' is already running ({}); wait for it to finish or stop it, or give this one \
+                 another name",
+                if holder.is_empty() { "by another versus".to_string() } else { holder.to_string() }
+            )));
+        }
+        Err((_, e)) => return Err(Error::file(&path, format!("cannot lock: {e}"))),
+    };
+    let me = format!("pid {}: {}", std::process::id(), std::env::args().collect::<Vec<_>>().join(" "));
+    let _ = lock.set_len(0);
+    let _ = lock.rewind();
+    let _ = lock.write_all(me.as_bytes());
+    Ok(lock)
+}
