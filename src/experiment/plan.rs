@@ -215,7 +215,6 @@ impl Plan {
                 }
             }
         }
-        let _ = write!(s, "\nwhat it changes on each server:\n{}", super::external::describe_changes(self));
         let _ = writeln!(s, "\ndata prepared once, then restored before every run:");
         for p in &self.preparations {
             let _ = writeln!(s, "  {} ({} rows)", p.key, p.rows);
