@@ -1,7 +1,15 @@
 //! Fleets: the sbatch script and the Kubernetes manifest as golden files, the manifest's round trip
-//! through the typed Kubernetes API structures, and the command line.
+//! through the typed Kubernetes API structures, the command line, and a real single-node Slurm
+//! cluster running an experiment as a job array into a PostgreSQL store while one task is killed.
+
+#[path = "common/postgres.rs"]
+mod postgres;
+#[path = "common/slurm.rs"]
+mod slurm_cluster;
 
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -123,4 +131,214 @@ fn command_line_writes_the_script_and_warns_about_a_local_store() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--hosts: must be at least 1"));
+}
+
+const SMALL: &str = r#"
+name = "fleet-small"
+builds = ["system"]
+threads = [1]
+duration = "1s"
+warmup = "0s"
+repetitions = 3
+[[configs]]
+name = "sync"
+set = { innodb_flush_log_at_trx_commit = 1 }
+[[configs]]
+name = "nosync"
+set = { innodb_flush_log_at_trx_commit = 0 }
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 200 }
+"#;
+
+/// `versus ARGS` in `home`; returns (exit code, stdout, stderr).
+fn versus(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_versus"))
+        .args(args)
+        .env("VERSUS_HOME", home)
+        .env_remove("VERSUS_DB")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+fn ok(r: (i32, String, String), what: &str) -> String {
+    assert_eq!(r.0, 0, "{what} failed: {}{}", r.1, r.2);
+    r.1
+}
+
+/// What must be the same in a fleet's comparison and a local run's: sides (targets, runs done, failed,
+/// unfinished), cases, and each cell's number of values and missing ones.
+fn shape(json: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let sides: Vec<serde_json::Value> = v["sides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| serde_json::json!([s["label"], s["targets"], s["runs_done"], s["runs_failed"], s["runs_unfinished"]]))
+        .collect();
+    let cells: Vec<serde_json::Value> = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::json!([c["case"], c["side"], c["n"], c["missing"]]))
+        .collect();
+    serde_json::json!({ "vs": v["vs"], "sides": sides, "cases": v["cases"], "cells": cells })
+}
+
+/// Processes whose command line mentions `needle` (servers or tasks left behind).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if e.file_name().to_string_lossy().parse::<u32>().is_err() {
+            continue;
+        }
+        if let Ok(raw) = std::fs::read(e.path().join("cmdline")) {
+            let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+            if line.contains(needle) {
+                found.push(format!("{} {line}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// A running child process, killed (by its PID) and reaped when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+#[test]
+fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
+    let Some(cluster) = slurm_cluster::TempSlurm::start_if_installed() else { return };
+    let pg = postgres::TempPostgres::start();
+    let url = pg.url("fleet");
+    let home = tempfile::Builder::new().prefix("versus-fleet-").tempdir().unwrap();
+    let h = home.path();
+    ok(versus(h, &["server", "fetch", "system"]), "server fetch");
+    let file = h.join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let file = file.to_str().unwrap();
+
+    // `versus fleet slurm --submit`: writes the script, submits it, follows it, requeues what died.
+    let log = |name: &str| std::fs::File::create(h.join(name)).unwrap();
+    let mut submit = Child(
+        Command::new(env!("CARGO_BIN_EXE_versus"))
+            .args(["fleet", "slurm", file, "--hosts", "1", "--submit", "--db", &url])
+            .env("VERSUS_HOME", h)
+            .env("SLURM_CONF", cluster.conf())
+            .env_remove("VERSUS_DB")
+            .stdin(Stdio::null())
+            .stdout(log("submit.out"))
+            .stderr(log("submit.err"))
+            .spawn()
+            .unwrap(),
+    );
+    let outputs = || {
+        let mut s = String::new();
+        for e in std::fs::read_dir(h).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".out") || name.ends_with(".err") {
+                s += &format!("--- {name}\n{}\n", std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        s + &cluster.logs()
+    };
+
+    // Wait until block `k`'s first attempt is half way: one of its runs stored, the next one running.
+    let mid_block = |k: u32| {
+        let sql = format!(
+            "SELECT count(*) FROM runs r JOIN block_attempts a ON a.id = r.attempt_id \
+             WHERE a.block = {k} AND a.attempt = 1 AND a.status = 'running' AND r.status = 'done'"
+        );
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let tables = pg.sql("fleet", "SELECT count(*) FROM pg_tables WHERE tablename = 'block_attempts'");
+            if tables == "1" && pg.sql("fleet", &sql) != "0" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "block {k} did not get half way in 300 s\n{}", outputs());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let running = cluster.command("squeue").args(["-h", "-r", "-t", "running", "-o", "%i"]).output().unwrap();
+        let running = String::from_utf8_lossy(&running.stdout).trim().to_string();
+        assert!(running.ends_with(&format!("_{k}")) && !running.contains('\n'), "running tasks: {running:?}");
+        running
+    };
+
+    // Block 0: `scancel --signal=KILL` of its task. Slurm cancels the task (SIGTERM first, then SIGKILL
+    // after KillWait): versus stops cleanly, the attempt is recorded as interrupted, and the follower
+    // requeues the task because the rest of the job goes on.
+    let task0 = mid_block(0);
+    let killed = cluster.command("scancel").args(["--signal=KILL", &task0]).output().unwrap();
+    assert!(killed.status.success(), "scancel: {}", String::from_utf8_lossy(&killed.stderr));
+    // Block 1: SIGKILL straight to the task's versus process (what a lost node or the OOM killer does):
+    // no chance to clean up, the attempt stays `running`, its server dies with it.
+    let task1 = mid_block(1);
+    let pids: Vec<i32> = processes_mentioning(file)
+        .iter()
+        .filter(|l| l.contains(" run ") && l.contains(" --block 1 "))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 1, "{:?}", processes_mentioning(file));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0]), nix::sys::signal::Signal::SIGKILL).unwrap();
+
+    let deadline = Instant::now() + Duration::from_secs(480);
+    let status = loop {
+        if let Some(status) = submit.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the job did not end in 480 s\n{}", outputs());
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let out = std::fs::read_to_string(h.join("submit.out")).unwrap();
+    let err = std::fs::read_to_string(h.join("submit.err")).unwrap();
+    assert!(status.success(), "the submitter failed\n{}", outputs());
+    assert!(out.contains("ended: 3 of 3 block(s) complete (2 requeue(s))"), "{}", outputs());
+    let requeued =
+        |k: u32, why: &str, task: &str| format!("block {k}: {why} during attempt 1; requeued task {task} (1 of 3)");
+    assert!(err.contains(&requeued(0, "its task was stopped (CANCELLED)", &task0)), "{err}");
+    assert!(err.contains(&requeued(1, "its task died", &task1)), "{err}");
+
+    // The store: the stopped attempt failed, the killed one abandoned, one canonical attempt per block,
+    // every cell measured once per block (0 lost, 0 duplicated), each run by the attempt that finished
+    // its block.
+    let attempts = "SELECT string_agg(block || ':' || attempt || ':' || status, ' ' ORDER BY block, attempt) \
+                    FROM block_attempts";
+    assert_eq!(pg.sql("fleet", attempts), "0:1:failed 0:2:done 1:1:abandoned 1:2:done 2:1:done");
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM runs"), "6");
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM runs WHERE status = 'done'"), "6");
+    assert_eq!(pg.sql("fleet", "SELECT count(DISTINCT (cell_id, repetition)) FROM runs"), "6");
+    assert_eq!(
+        pg.sql(
+            "fleet",
+            "SELECT count(*) FROM runs r JOIN block_attempts a ON a.id = r.attempt_id \
+             WHERE a.status = 'done' AND a.block = r.repetition - 1"
+        ),
+        "6"
+    );
+    // Nothing the killed task started lives on.
+    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
+
+    // The same kind of comparison as the same experiment run locally.
+    let fleet = ok(versus(h, &["report", "fleet-small", "--db", &url, "--format", "json"]), "compare (fleet)");
+    let table = ok(versus(h, &["compare", "fleet-small", "--db", &url, "--color", "never"]), "compare (fleet)");
+    assert!(table.contains("nosync") && table.contains("95 % CI"), "{table}");
+    let local_db = h.join("local.db");
+    let local_db = local_db.to_str().unwrap();
+    ok(versus(h, &["run", file, "--db", local_db]), "local run");
+    let local = ok(versus(h, &["report", "fleet-small", "--db", local_db, "--format", "json"]), "compare (local)");
+    assert_eq!(shape(&fleet), shape(&local));
+    let local_table = ok(versus(h, &["compare", "fleet-small", "--db", local_db, "--color", "never"]), "compare");
+    let header = |t: &str| t.lines().find(|l| l.starts_with("workload ")).map(str::to_string);
+    assert_eq!(header(&table), header(&local_table));
 }

@@ -1,5 +1,6 @@
 //! `versus fleet slurm|k8s FILE`: the experiment as a scheduler job, one task per block.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -8,10 +9,11 @@ use clap::{Args, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::experiment::{ExperimentFile, Plan};
+use crate::fleet::follow::{self, TaskEnd, Verdict};
 use crate::fleet::k8s::{self, K8sOptions};
 use crate::fleet::{FleetJob, slurm};
 use crate::server::Home;
-use crate::store::Location;
+use crate::store::{Location, Store};
 
 use super::DbArg;
 
@@ -76,7 +78,8 @@ pub(super) fn run(home: &Home, cmd: FleetCommand) -> Result<i32> {
                 let Some(path) = path else {
                     return Err(Error::option("--submit", "needs the script in a file; leave out `-o -`"));
                 };
-                return submit(&path, &job);
+                let store = a.common.db.open(home)?;
+                return submit(&path, &job, &store);
             }
             Ok(0)
         }
@@ -121,8 +124,11 @@ fn write(a: &CommonArgs, ext: &str, text: &str) -> Result<Option<PathBuf>> {
     Ok(Some(path))
 }
 
-/// `sbatch --parsable SCRIPT`, then `squeue` every 2 s until no task of the job is left.
-fn submit(script: &Path, job: &FleetJob) -> Result<i32> {
+/// `sbatch --parsable SCRIPT`, then follows the job with `squeue` every 2 s until every block has
+/// ended. A task that left the queue without finishing its block (killed, its node lost, cancelled
+/// alone) is put back with `scontrol requeue` (at most [`follow::MAX_REQUEUES`] times per block; see
+/// `fleet::follow`); the store says which blocks are complete. Exit code 0 only when every block is.
+fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
     let out = Command::new("sbatch")
         .arg("--parsable")
         .arg(script)
@@ -140,27 +146,136 @@ fn submit(script: &Path, job: &FleetJob) -> Result<i32> {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let start = Instant::now();
+    let blocks = u32::try_from(job.blocks).unwrap_or(u32::MAX);
+    let mut settled: BTreeMap<u32, Verdict> = BTreeMap::new();
+    let mut requeued: BTreeMap<u32, u32> = BTreeMap::new();
+    // Blocks requeued and not yet seen back in the queue, with when.
+    let mut returning: BTreeMap<u32, Instant> = BTreeMap::new();
+    // A task cancelled before it started means the job was cancelled as a whole.
+    let mut job_cancelled = false;
     loop {
-        let q = Command::new("squeue")
-            .args(["-h", "-r", "-j", &id, "-o", "%i %T"])
-            .output()
-            .map_err(|e| Error::Other(format!("squeue: {e}")))?;
-        let text = String::from_utf8_lossy(&q.stdout);
-        let states: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(1)).collect();
-        if !q.status.success() && !states.is_empty() {
-            return Err(Error::Other(format!("squeue -j {id}: {}", String::from_utf8_lossy(&q.stderr).trim())));
+        let queue = squeue(&id)?;
+        let mut attempts = None;
+        let mut ended: Vec<(u32, String, TaskEnd)> = Vec::new();
+        for k in 0..blocks {
+            if queue.contains_key(&k) {
+                returning.remove(&k);
+                continue;
+            }
+            if settled.contains_key(&k) || returning.get(&k).is_some_and(|t| t.elapsed() < Duration::from_secs(60)) {
+                continue;
+            }
+            if attempts.is_none() {
+                attempts = Some(match store.experiment_by_uid(&job.plan_id)? {
+                    Some(e) => store.block_attempts(e)?,
+                    None => Vec::new(),
+                });
+            }
+            let task = format!("{id}_{k}");
+            let end = task_end(&task);
+            let started = attempts.as_deref().unwrap_or_default().iter().any(|a| a.block == k);
+            job_cancelled |= !started && end.state.as_deref() == Some("CANCELLED");
+            ended.push((k, task, end));
         }
-        let running = states.iter().filter(|s| **s == "RUNNING").count();
-        let pending = states.len() - running;
-        bar.set_position(job.blocks.saturating_sub(states.len()) as u64);
-        bar.set_message(format!("{running} running, {pending} waiting, {:.0?}", start.elapsed()));
-        if states.is_empty() {
+        let job_goes_on = !job_cancelled && !queue.is_empty();
+        for (k, task, end) in ended {
+            let n = requeued.get(&k).copied().unwrap_or(0);
+            match follow::judge(k, attempts.as_deref().unwrap_or_default(), &end, n, job_goes_on) {
+                Verdict::Requeue(why) => match requeue(&task) {
+                    Ok(()) => {
+                        let line =
+                            format!("block {k}: {why}; requeued task {task} ({} of {})", n + 1, follow::MAX_REQUEUES);
+                        bar.suspend(|| eprintln!("{line}"));
+                        requeued.insert(k, n + 1);
+                        returning.insert(k, Instant::now());
+                    }
+                    Err(e) => {
+                        settled.insert(k, Verdict::Incomplete(format!("{why}; {e}")));
+                    }
+                },
+                v => {
+                    settled.insert(k, v);
+                }
+            }
+        }
+        let running = queue.values().filter(|s| s.as_str() == "RUNNING").count();
+        bar.set_position(settled.len() as u64);
+        bar.set_message(format!("{running} running, {} waiting, {:.0?}", queue.len() - running, start.elapsed()));
+        if settled.len() >= job.blocks {
             break;
         }
         crate::interrupt::check()?;
         std::thread::sleep(Duration::from_secs(2));
     }
     bar.finish();
-    println!("job {id} ended; `versus compare {}` shows the results", job.name);
-    Ok(0)
+    let incomplete: Vec<(u32, String)> = settled
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            Verdict::Incomplete(why) => Some((k, why)),
+            _ => None,
+        })
+        .collect();
+    let again: u32 = requeued.values().sum();
+    if incomplete.is_empty() {
+        println!(
+            "job {id} ended: {} of {} block(s) complete ({again} requeue(s)); `versus compare {}` shows the results",
+            job.blocks, job.blocks, job.name
+        );
+        return Ok(0);
+    }
+    for (k, why) in &incomplete {
+        eprintln!("block {k} is incomplete: {why}");
+    }
+    let list: Vec<String> = incomplete.iter().map(|(k, _)| k.to_string()).collect();
+    eprintln!(
+        "job {id} ended with {} of {} block(s) incomplete ({}); run them again with `versus run {} --block K`",
+        incomplete.len(),
+        job.blocks,
+        list.join(" "),
+        job.file.display()
+    );
+    Ok(1)
+}
+
+/// The job's tasks still in the queue (pending, running, completing …): block index -> state.
+fn squeue(id: &str) -> Result<BTreeMap<u32, String>> {
+    let q = Command::new("squeue")
+        .args(["-h", "-r", "-j", id, "-o", "%i %T"])
+        .output()
+        .map_err(|e| Error::Other(format!("squeue: {e}")))?;
+    let text = String::from_utf8_lossy(&q.stdout);
+    let prefix = format!("{id}_");
+    let tasks: BTreeMap<u32, String> = text
+        .lines()
+        .filter_map(|l| {
+            let (task, state) = l.split_once(' ')?;
+            Some((task.strip_prefix(&prefix)?.parse().ok()?, state.trim().to_string()))
+        })
+        .collect();
+    // squeue fails for a job id the controller has forgotten: that is an empty queue.
+    if !q.status.success() && !String::from_utf8_lossy(&q.stderr).contains("Invalid job id") {
+        return Err(Error::Other(format!("squeue -j {id}: {}", String::from_utf8_lossy(&q.stderr).trim())));
+    }
+    Ok(tasks)
+}
+
+/// How task `task` (`JOB_K`) ended, from `scontrol show job` while the controller still knows it.
+fn task_end(task: &str) -> TaskEnd {
+    Command::new("scontrol")
+        .args(["show", "job", "-o", task])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| follow::parse_scontrol(&String::from_utf8_lossy(&o.stdout)))
+        .unwrap_or_default()
+}
+
+/// `scontrol requeue TASK`, then releases it at once (Slurm delays a requeued job by default).
+fn requeue(task: &str) -> std::result::Result<(), String> {
+    let out = Command::new("scontrol").args(["requeue", task]).output().map_err(|e| format!("scontrol: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("scontrol requeue {task}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let _ = Command::new("scontrol").args(["update", &format!("JobId={task}"), "StartTime=now"]).output();
+    Ok(())
 }

@@ -3,6 +3,7 @@
 //! store. `slurm.rs` writes an sbatch job array, `k8s.rs` a Kubernetes Indexed Job; versus schedules
 //! nothing itself. Both return text; `cli/fleet.rs` writes and submits it.
 
+pub mod follow;
 pub mod k8s;
 pub mod slurm;
 

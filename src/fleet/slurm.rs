@@ -49,6 +49,8 @@ pub fn sbatch(job: &FleetJob) -> String {
         let _ = writeln!(s, "#SBATCH --constraint={c}");
     }
     let _ = writeln!(s, "#SBATCH --output={}", output_pattern(job));
+    // A requeued task appends to the output of the attempt that died.
+    let _ = writeln!(s, "#SBATCH --open-mode=append");
     let _ = writeln!(s, "set -euo pipefail");
     let _ = writeln!(s, "# The shared results store; a password comes from PGPASSWORD in the environment.");
     let _ = writeln!(s, "export VERSUS_DB={}", shell_quote(&job.store));

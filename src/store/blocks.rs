@@ -245,6 +245,16 @@ impl Store {
         .map_err(|e| store_err(&shown, "cannot end a block attempt", e))
     }
 
+    /// The stored experiment whose uid is `uid` (a fleet's plan id), if any.
+    pub fn experiment_by_uid(&self, uid: &str) -> Result<Option<i64>> {
+        let rows = self
+            .db
+            .borrow_mut()
+            .query("SELECT id FROM experiments WHERE uid = ?1", params![uid])
+            .map_err(|e| self.err(e))?;
+        rows.first().map(|r| r.get(0)).transpose().map_err(|e| self.err(e))
+    }
+
     /// Every attempt of an experiment, by block and attempt number.
     pub fn block_attempts(&self, experiment_id: i64) -> Result<Vec<Attempt>> {
         let rows = self

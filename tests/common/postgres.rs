@@ -3,6 +3,7 @@
 //! the test fails. PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres`
 //! user that Debian's package creates.
 
+#![allow(dead_code)]
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;

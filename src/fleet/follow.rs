@@ -1,0 +1,178 @@
+//! Following a fleet job to its end: what to do about a block whose task has left the queue. The
+//! results store, not the scheduler, knows whether a block was measured: a task killed mid-block
+//! (SIGKILL, a lost node) leaves its attempt `running` and its block incomplete, and is run again. A
+//! task cancelled on its own (`scancel JOB_K`, also `--signal=KILL`, which Slurm delivers as SIGTERM
+//! first, so versus stops cleanly and records the attempt as interrupted) is run again while the rest
+//! of its job goes on; when the whole job was cancelled, nothing is. A task that refused its block or
+//! whose runs failed is not run again: a retry would not change that.
+
+use crate::store::{Attempt, AttemptStatus};
+
+use super::EXIT_SPEC_ERROR;
+
+/// Times the follower puts one block's task back in the queue.
+pub const MAX_REQUEUES: u32 = 3;
+
+/// How a task ended, as far as the scheduler still knows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskEnd {
+    /// Its final state (`COMPLETED`, `FAILED`, `CANCELLED`, `NODE_FAIL` …), when still known.
+    pub state: Option<String>,
+    /// Its exit code, when it exited.
+    pub exit_code: Option<i32>,
+}
+
+/// What to do about an ended task's block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// An attempt measured the block to the end.
+    Complete,
+    /// The task died before it finished the block: run it again (why).
+    Requeue(String),
+    /// The block stays incomplete: running the task again would not help, or it ran often enough (why).
+    Incomplete(String),
+}
+
+/// The verdict on `block` from its `attempts` (any order; other blocks' are ignored), how its task
+/// ended, how often the follower has requeued it already, and whether the rest of its job goes on
+/// (other tasks still queued, and none cancelled before it started).
+pub fn judge(block: u32, attempts: &[Attempt], end: &TaskEnd, requeued: u32, job_goes_on: bool) -> Verdict {
+    let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.block == block).collect();
+    if mine.iter().any(|a| a.status == AttemptStatus::Done) {
+        return Verdict::Complete;
+    }
+    let last = mine.iter().max_by_key(|a| (a.attempt, a.started_at, a.id));
+    let retry = match last.map(|a| a.status) {
+        Some(AttemptStatus::Running | AttemptStatus::Abandoned) => {
+            let n = last.map_or(0, |a| a.attempt);
+            format!("its task died during attempt {n}")
+        }
+        Some(AttemptStatus::Rejected) => "its host's canary was an outlier".to_string(),
+        Some(AttemptStatus::Failed) => {
+            let n = last.map_or(0, |a| a.attempt);
+            let why = last.and_then(|a| a.error.clone()).unwrap_or_else(|| "runs failed".into());
+            let stopped = matches!(end.state.as_deref(), Some("CANCELLED" | "PREEMPTED" | "TIMEOUT"));
+            if why != "interrupted" || !stopped {
+                return Verdict::Incomplete(format!("attempt {n} failed: {why}"));
+            }
+            if !job_goes_on {
+                return Verdict::Incomplete(format!("attempt {n} was stopped: its job was cancelled"));
+            }
+            format!("its task was stopped ({}) during attempt {n}", end.state.as_deref().unwrap_or_default())
+        }
+        Some(AttemptStatus::Done) => unreachable!("handled above"),
+        None if end.exit_code == Some(EXIT_SPEC_ERROR) => {
+            return Verdict::Incomplete(format!(
+                "its task refused the block (exit code {EXIT_SPEC_ERROR}: the file changed or is invalid; see the task's output)"
+            ));
+        }
+        None if end.state.as_deref() == Some("CANCELLED") => {
+            return Verdict::Incomplete("its task was cancelled before it started the block".into());
+        }
+        None => match end.exit_code {
+            Some(code) => format!("its task exited with code {code} before it started the block"),
+            None => "its task ended before it started the block".to_string(),
+        },
+    };
+    if requeued >= MAX_REQUEUES {
+        Verdict::Incomplete(format!("{retry}; requeued {requeued} times already"))
+    } else {
+        Verdict::Requeue(retry)
+    }
+}
+
+/// `JobState` and `ExitCode` from one line of `scontrol show job -o`.
+pub fn parse_scontrol(line: &str) -> TaskEnd {
+    let field = |key: &str| line.split_whitespace().find_map(|w| w.strip_prefix(key)).map(str::to_string);
+    TaskEnd {
+        state: field("JobState="),
+        exit_code: field("ExitCode=").and_then(|c| c.split(':').next().and_then(|n| n.parse().ok())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(block: u32, attempt: u32, status: AttemptStatus) -> Attempt {
+        Attempt {
+            id: i64::from(block * 10 + attempt),
+            block,
+            attempt,
+            status,
+            host: Some("n1".into()),
+            host_class: None,
+            canary: None,
+            error: (status == AttemptStatus::Failed).then(|| "interrupted".to_string()),
+            started_at: i64::from(attempt),
+        }
+    }
+
+    fn ended(state: &str, code: i32) -> TaskEnd {
+        TaskEnd { state: Some(state.into()), exit_code: Some(code) }
+    }
+
+    #[test]
+    fn a_block_killed_mid_way_is_requeued_until_the_limit() {
+        let a = [attempt(0, 1, AttemptStatus::Abandoned), attempt(0, 2, AttemptStatus::Running)];
+        let v = judge(0, &a, &ended("FAILED", 0), 0, false);
+        assert_eq!(v, Verdict::Requeue("its task died during attempt 2".into()));
+        let v = judge(0, &a, &ended("FAILED", 0), MAX_REQUEUES, true);
+        assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("requeued 3 times")), "{v:?}");
+    }
+
+    #[test]
+    fn a_done_attempt_completes_the_block_whatever_came_before_or_after() {
+        let a = [
+            attempt(0, 1, AttemptStatus::Abandoned),
+            attempt(0, 2, AttemptStatus::Done),
+            attempt(1, 1, AttemptStatus::Running),
+        ];
+        assert_eq!(judge(0, &a, &TaskEnd::default(), 5, true), Verdict::Complete);
+        assert!(matches!(judge(1, &a, &TaskEnd::default(), 0, true), Verdict::Requeue(_)));
+    }
+
+    #[test]
+    fn a_task_cancelled_alone_is_requeued_but_not_when_its_job_was_cancelled() {
+        let stopped = [attempt(2, 1, AttemptStatus::Failed)];
+        assert_eq!(
+            judge(2, &stopped, &ended("CANCELLED", 0), 0, true),
+            Verdict::Requeue("its task was stopped (CANCELLED) during attempt 1".into())
+        );
+        assert_eq!(
+            judge(2, &stopped, &ended("CANCELLED", 0), 0, false),
+            Verdict::Incomplete("attempt 1 was stopped: its job was cancelled".into())
+        );
+        // Interrupted, but the task exited on its own (e.g. Ctrl-C in an interactive allocation).
+        assert!(matches!(judge(2, &stopped, &ended("FAILED", 1), 0, true), Verdict::Incomplete(_)));
+    }
+
+    #[test]
+    fn refused_failed_or_cancelled_before_starting_is_not_requeued() {
+        let mut failed = attempt(2, 1, AttemptStatus::Failed);
+        failed.error = Some("1 run(s) failed".into());
+        assert_eq!(
+            judge(2, &[failed], &ended("FAILED", 1), 0, true),
+            Verdict::Incomplete("attempt 1 failed: 1 run(s) failed".into())
+        );
+        let v = judge(2, &[], &ended("FAILED", 3), 0, true);
+        assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("exit code 3")), "{v:?}");
+        let v = judge(2, &[], &ended("CANCELLED", 0), 0, true);
+        assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("cancelled")), "{v:?}");
+        // A task that died before its first attempt (no state left: purged) is run again.
+        assert!(matches!(judge(2, &[], &TaskEnd::default(), 0, true), Verdict::Requeue(_)));
+        assert!(matches!(judge(2, &[], &ended("NODE_FAIL", 0), 1, true), Verdict::Requeue(_)));
+        let rejected = [attempt(3, 1, AttemptStatus::Rejected)];
+        let v = judge(3, &rejected, &ended("COMPLETED", 75), 0, true);
+        assert!(matches!(&v, Verdict::Requeue(w) if w.contains("canary")), "{v:?}");
+    }
+
+    #[test]
+    fn scontrol_lines() {
+        let line = "JobId=12 ArrayJobId=11 ArrayTaskId=0 JobName=versus-x UserId=root(0) JobState=CANCELLED \
+                    Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:9";
+        assert_eq!(parse_scontrol(line), TaskEnd { state: Some("CANCELLED".into()), exit_code: Some(0) });
+        assert_eq!(parse_scontrol("JobState=FAILED ExitCode=3:0").exit_code, Some(3));
+        assert_eq!(parse_scontrol(""), TaskEnd::default());
+    }
+}
