@@ -3,6 +3,7 @@
 //!
 //! The library holds everything; `main.rs` only parses the command line and prints errors.
 
+pub mod advise;
 pub mod cli;
 pub mod clock;
 pub mod driver;

@@ -1,0 +1,191 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::advise::facts::{GIB, MIB, ProbeFacts};
+use crate::advise::memory;
+
+/// MySQL 9.7's defaults that the rules read (from `SHOW GLOBAL VARIABLES` of 9.7.4).
+fn mysql97() -> BTreeMap<String, String> {
+    [
+        ("innodb_buffer_pool_size", "134217728"),
+        ("innodb_buffer_pool_instances", "1"),
+        ("innodb_redo_log_capacity", "104857600"),
+        ("innodb_io_capacity", "10000"),
+        ("innodb_flush_method", "O_DIRECT"),
+        ("innodb_flush_neighbors", "0"),
+        ("innodb_thread_concurrency", "0"),
+        ("innodb_log_buffer_size", "67108864"),
+        ("innodb_flush_log_at_trx_commit", "1"),
+        ("innodb_doublewrite", "ON"),
+        ("log_bin", "ON"),
+        ("sync_binlog", "1"),
+        ("table_open_cache", "4000"),
+        ("table_definition_cache", "2000"),
+        ("thread_cache_size", "9"),
+        ("tmp_table_size", "16777216"),
+        ("max_heap_table_size", "16777216"),
+        ("temptable_max_ram", "1073741824"),
+        ("sort_buffer_size", "262144"),
+        ("read_buffer_size", "131072"),
+        ("read_rnd_buffer_size", "262144"),
+        ("join_buffer_size", "262144"),
+        ("thread_stack", "1048576"),
+        ("binlog_cache_size", "32768"),
+        ("key_buffer_size", "8388608"),
+        ("max_connections", "151"),
+        ("general_log", "OFF"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+fn probe(redo_per_s: f64) -> ProbeFacts {
+    let mut p = ProbeFacts { seconds: 20.0, tps: Some(300.0), deltas: BTreeMap::new() };
+    for (k, v) in [
+        ("Innodb_os_log_written", (redo_per_s * 20.0) as i64),
+        ("Table_open_cache_hits", 10_000),
+        ("Table_open_cache_misses", 0),
+        ("Threads_created", 0),
+        ("Connections", 8),
+        ("Created_tmp_tables", 0),
+        ("Created_tmp_disk_tables", 0),
+        ("Innodb_log_waits", 0),
+    ] {
+        p.deltas.insert(k.into(), v);
+    }
+    p
+}
+
+fn facts(flavor: Flavor, version: Version, vars: BTreeMap<String, String>) -> Facts {
+    Facts {
+        flavor,
+        version,
+        memory: 4 * GIB,
+        host_memory: 24 * GIB,
+        memory_given: true,
+        cpus: 2,
+        fs_type: Some("ext4".into()),
+        device: Some("/dev/vda".into()),
+        rotational: Some(false),
+        free_disk: Some(28 * GIB),
+        fsync_us: Some(2000.0),
+        variables: vars,
+        data_bytes: Some(700 * MIB),
+        tables: Some(2),
+        threads: 8,
+        probe: Some(probe(2.0 * MIB as f64)),
+    }
+}
+
+fn find<'a>(c: &'a [Candidate], name: &str, risk: Risk) -> Option<&'a Candidate> {
+    c.iter().find(|x| x.variable == name && x.risk == risk)
+}
+
+#[test]
+fn the_field_case_on_mysql_9_7() {
+    let f = facts(Flavor::Mysql, Version::new(9, 7, 4), mysql97());
+    let (c, considered) = candidates(&f);
+    let bp = find(&c, "innodb_buffer_pool_size", Risk::Memory).expect("a buffer pool");
+    assert_eq!(bp.display, "896M", "{bp:?}");
+    assert_eq!(bp.value, (896 * MIB).to_string());
+    assert_eq!(bp.old.as_deref(), Some("134217728"));
+    // 2 MiB/s for an hour is 7 GiB; a tenth of 28 GiB free caps it.
+    let redo = find(&c, "innodb_redo_log_capacity", Risk::Safe).expect("redo");
+    assert_eq!(redo.display, "2816M", "{redo:?}");
+    // fsync of 2 ms: about 500 writes/s, far below 9.7's default of 10 000.
+    assert_eq!(find(&c, "innodb_io_capacity", Risk::Safe).unwrap().value, "500");
+    assert_eq!(find(&c, "innodb_thread_concurrency", Risk::Safe).unwrap().value, "5");
+    for d in ["innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innodb_doublewrite", "innodb_flush_method"] {
+        let x = find(&c, d, Risk::Durability).unwrap_or_else(|| panic!("{d} in {c:?}"));
+        assert!(x.loses.as_deref().is_some_and(|l| !l.is_empty()), "{d} says what a crash can lose");
+    }
+    // Nothing the probe did not call for, and nothing already set.
+    for name in
+        ["table_open_cache", "tmp_table_size", "join_buffer_size", "innodb_log_buffer_size", "thread_cache_size"]
+    {
+        assert!(c.iter().all(|x| x.variable != name), "{name} proposed: {c:?}");
+        assert!(considered.iter().any(|x| x.variable == name), "{name} listed as considered");
+    }
+    assert!(considered.iter().any(|x| x.variable == "innodb_buffer_pool_instances" && x.outcome == "already 1"));
+    assert!(considered.iter().any(|x| x.variable == "innodb_flush_method" && x.risk == Risk::Safe));
+    assert!(c.iter().all(|x| x.variable != "innodb_log_file_size"), "8.0.30+ sizes the redo by capacity");
+}
+
+#[test]
+fn mariadb_gets_its_own_rows() {
+    let mut vars = mysql97();
+    vars.remove("innodb_redo_log_capacity");
+    vars.remove("innodb_thread_concurrency");
+    vars.remove("temptable_max_ram");
+    vars.insert("innodb_log_file_size".into(), (96 * MIB).to_string());
+    vars.insert("innodb_io_capacity".into(), "200".into());
+    vars.insert("innodb_flush_neighbors".into(), "1".into());
+    vars.insert("log_bin".into(), "OFF".into());
+    vars.insert("sync_binlog".into(), "0".into());
+    vars.insert("query_cache_type".into(), "OFF".into());
+    vars.insert("query_cache_size".into(), "1048576".into());
+    let f = facts(Flavor::Mariadb, Version::new(10, 11, 19), vars);
+    let (c, considered) = candidates(&f);
+    assert!(find(&c, "innodb_log_file_size", Risk::Safe).is_some(), "{c:?}");
+    assert!(c.iter().all(|x| x.variable != "innodb_redo_log_capacity" && x.variable != "innodb_buffer_pool_instances"));
+    assert!(c.iter().all(|x| x.variable != "innodb_thread_concurrency"), "removed in 10.6");
+    assert_eq!(find(&c, "innodb_flush_neighbors", Risk::Safe).unwrap().value, "0");
+    assert_eq!(find(&c, "innodb_io_capacity", Risk::Safe).unwrap().value, "500");
+    assert!(find(&c, "sync_binlog", Risk::Durability).is_none() && find(&c, "log_bin", Risk::Durability).is_none());
+    assert!(considered.iter().any(|x| x.variable == "sync_binlog" && x.outcome.contains("binary log is off")));
+}
+
+#[test]
+fn without_a_probe_the_probe_rules_wait_for_it() {
+    let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), mysql97());
+    f.probe = None;
+    f.data_bytes = None;
+    let (c, considered) = candidates(&f);
+    assert!(c.iter().all(|x| x.area != Area::Redo && x.area != Area::BufferPool), "{c:?}");
+    let redo = considered.iter().find(|x| x.variable == "innodb_redo_log_capacity").unwrap();
+    assert!(redo.outcome.contains("probe run"), "{redo:?}");
+}
+
+#[test]
+fn the_buffer_pool_never_breaks_the_memory_bound() {
+    for gib in [1u64, 2, 3, 4, 6, 8, 16, 64] {
+        for data_mib in [10u64, 700, 3000, 20_000, 200_000] {
+            for conns in ["151", "1000"] {
+                let mut vars = mysql97();
+                vars.insert("max_connections".into(), conns.into());
+                let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), vars);
+                f.memory = gib * GIB;
+                f.data_bytes = Some(data_mib * MIB);
+                let (c, _) = candidates(&f);
+                let mut with = f.variables.clone();
+                for x in c.iter().filter(|x| x.risk != Risk::Durability) {
+                    with.insert(x.variable.clone(), x.value.clone());
+                }
+                let m = memory::worst_case(f.flavor, f.version, &|n| with.get(n).cloned(), f.memory);
+                let without_pool = m.total - m.part("innodb_buffer_pool_size");
+                assert!(
+                    m.fits() || without_pool + 128 * MIB > m.limit,
+                    "{gib} GiB, {data_mib} MiB, {conns} connections: {m:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_row_names_its_rule_source_and_risk() {
+    for r in RULES {
+        assert!(!r.rule.is_empty() && !r.source.is_empty(), "{}", r.variable);
+        assert_eq!(
+            r.risk == Risk::Durability,
+            !r.loses.is_empty(),
+            "{}: durability rows say what a crash loses",
+            r.variable
+        );
+        assert_eq!(r.risk == Risk::Durability, r.area == Area::Durability, "{}", r.variable);
+        assert!(!r.applies.is_empty(), "{}", r.variable);
+    }
+    assert!(rule_for("innodb_flush_method", Risk::Durability).is_some_and(|r| r.rule.contains("NO_FSYNC")));
+    assert!(rule_for("innodb_flush_method", Risk::Safe).is_some_and(|r| r.rule.starts_with("O_DIRECT instead")));
+}

@@ -1,0 +1,621 @@
+//! The proof of the advice, independent of servers: it asks a [`Bench`] to measure steps (small
+//! experiments of a few configs, each the current config with some candidates on top) and decides from
+//! the per-repetition samples with [`crate::stats`].
+//!
+//! 1. **Screening**: the current config, all safe candidates, and each group of candidates (by area)
+//!    on top of the current config, in short runs. A group that is slower, or whose change is within
+//!    the noise band, is dropped (its members: "no effect measured on this workload").
+//! 2. **Successive halving** while the survivors are more than the attribution can afford: the
+//!    current config and each surviving group again with twice the repetitions; the better half (by the
+//!    lower end of its interval) goes on, the rest is "not proven within the budget".
+//! 3. **Attribution** by leaving one out: explain's config bisection ([`crate::explain::bisect`]) with
+//!    A = the current config with every surviving candidate and B = the current config. A value whose
+//!    absence costs the advised set significantly is recommended, with that cost as its measured
+//!    contribution (points of the advised config's mean, an interval that excludes zero); a value
+//!    whose absence costs nothing is "no effect measured on this workload". With
+//!    `--allow-durability-trade` the durability trades are attributed the same way on top of the safe
+//!    advice (B = the safe advice), a tier of their own.
+//! 4. **Confirmation**: the current config, the innodb_dedicated_server baseline, the advice and the
+//!    advice with the durability trades, at every thread count with at least 5 shuffled repetitions.
+//!    The advice stands only if it is faster than the current config somewhere and slower nowhere.
+//!
+//! The budget is a hard limit: the confirmation's cost is reserved from the start, and a step runs only
+//! if its estimated cost fits in what is left; a budget too small for the screening recommends nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::rules::{Area, Candidate, Risk};
+use crate::error::Result;
+use crate::explain::bisect::{self, Conclusion as BisectConclusion, Effect, SearchConfig, SearchOutcome};
+use crate::stats::{self, CompareConfig, Comparison, Direction, SampleLevel, Verdict};
+
+/// Which tier a value belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Safe and memory values.
+    Safe,
+    /// Durability trades (only with `--allow-durability-trade`).
+    Durability,
+}
+
+/// Why a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "phase", content = "n")]
+pub enum Phase {
+    /// Groups against the current config.
+    Screen,
+    /// A rung of successive halving (1, 2, …).
+    Rung(usize),
+    /// Leave-one-out attribution of a tier.
+    Attribution(Tier),
+    /// The confirmation.
+    Confirm,
+}
+
+/// One config of a step: the current config with candidates on top, or the dedicated baseline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// Its label in the stored experiment.
+    pub label: String,
+    /// Candidates on top of the current config (indices, ascending).
+    pub set: Vec<usize>,
+    /// The innodb_dedicated_server baseline instead (`set` is empty).
+    pub dedicated: bool,
+}
+
+impl Config {
+    fn on_top(label: impl Into<String>, set: Vec<usize>) -> Config {
+        Config { label: label.into(), set, dedicated: false }
+    }
+}
+
+/// One small experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// 1, 2, … in the order run.
+    pub number: usize,
+    /// Why.
+    pub phase: Phase,
+    /// What it measures, the reference first.
+    pub configs: Vec<Config>,
+    /// Repetitions of every config at every thread count.
+    pub repetitions: u32,
+}
+
+/// The samples of one config: per thread count one value per repetition, and per repetition the
+/// geometric mean over the thread counts (what the search decides on).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Samples {
+    /// Thread count → values.
+    pub per_threads: BTreeMap<u32, Vec<f64>>,
+    /// Geometric means over the thread counts, one per complete repetition.
+    pub combined: Vec<f64>,
+}
+
+/// The samples of a config, or why it could not be measured.
+pub type ConfigResult = std::result::Result<Samples, String>;
+
+/// Measures steps and knows what they cost.
+pub trait Bench {
+    /// Runs `step` (its configs at every thread count, shuffled) and returns one result per config.
+    /// An `Err` stops the search (the store failed, Ctrl-C).
+    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ConfigResult>>;
+    /// Estimated wall time of a step of `configs` configs at `repetitions` repetitions.
+    fn cost(&self, configs: usize, repetitions: u32) -> Duration;
+    /// Time spent since advise started (inspection included).
+    fn elapsed(&self) -> Duration;
+}
+
+/// Settings of [`search`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchSettings {
+    /// The hard limit on [`Bench::elapsed`].
+    pub budget: Duration,
+    /// Direction, noise band and interval settings of every comparison.
+    pub compare: CompareConfig,
+    /// Thread counts of every step.
+    pub threads: Vec<u32>,
+    /// Repetitions of the screening (rung k has twice those of rung k − 1).
+    pub screen_repetitions: u32,
+    /// Repetitions of the attribution steps.
+    pub attribution_repetitions: u32,
+    /// Repetitions of the confirmation (at least 5).
+    pub confirm_repetitions: u32,
+    /// Whether durability trades may be tried.
+    pub allow_durability: bool,
+    /// Whether there is a dedicated baseline to confirm against.
+    pub dedicated: bool,
+    /// Groups up to this size are attributed one value at a time (explain's `--singles-max`).
+    pub singles_max: usize,
+    /// Extra rounds of unclear attribution steps (explain's `--extra-rounds`).
+    pub extra_rounds: usize,
+    /// The memory bound in bytes (90 % of the memory advised for).
+    pub memory_limit: u64,
+}
+
+/// What became of a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "fate", content = "detail")]
+pub enum Fate {
+    /// Recommended, in this tier.
+    Recommended(Tier),
+    /// Measured, and no effect found.
+    NoEffect(String),
+    /// Measured slower.
+    Slower(String),
+    /// Measured, but not proven within the budget.
+    NotProven(String),
+    /// The server or the workload failed with it.
+    Failed(String),
+    /// Never measured.
+    NotTried(String),
+    /// Proven, then withdrawn (the confirmation did not hold, or the memory bound).
+    Withdrawn(String),
+}
+
+impl Fate {
+    /// Whether the value is recommended.
+    pub fn recommended(&self) -> Option<Tier> {
+        match self {
+            Fate::Recommended(t) => Some(*t),
+            _ => None,
+        }
+    }
+}
+
+/// A recommended value's measured contribution: what the advised set (of its tier) loses without it,
+/// in points of the advised set's mean (positive: it helps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contribution {
+    /// Points of the advised config's mean.
+    pub points: f64,
+    /// Interval, low end.
+    pub lo: f64,
+    /// Interval, high end.
+    pub hi: f64,
+    /// The other values of a group that only acts together (empty for a single value).
+    pub together_with: Vec<String>,
+}
+
+/// A group's screening.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Screened {
+    /// The area.
+    pub area: Area,
+    /// Its candidates.
+    pub members: Vec<usize>,
+    /// Current against current + group, if measured.
+    pub comparison: Option<Comparison>,
+    /// What was decided.
+    pub decision: String,
+}
+
+/// The confirmation at one thread count (or over all of them: `threads` is `None`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfirmRow {
+    /// The thread count; `None` for the geometric mean over them.
+    pub threads: Option<u32>,
+    /// Mean of each config (in the order of [`Confirmation::labels`]).
+    pub means: Vec<Option<f64>>,
+    /// Each config against the current config (the first is `None`).
+    pub vs_current: Vec<Option<Comparison>>,
+    /// The advice against the dedicated baseline.
+    pub advised_vs_dedicated: Option<Comparison>,
+    /// The durability tier against the safe advice.
+    pub durability_vs_advised: Option<Comparison>,
+    /// The smallest change of the advice against the current config these repetitions could detect
+    /// (80 % power, either way).
+    pub detectable: Option<f64>,
+}
+
+/// The confirmation experiment's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// The configs: `current`, `dedicated`, `advised`, `advised+durability` (those that were run).
+    pub labels: Vec<String>,
+    /// Per thread count, then the geometric mean.
+    pub rows: Vec<ConfirmRow>,
+    /// Repetitions.
+    pub repetitions: u32,
+    /// Whether the safe advice is faster than the current config at one thread count or more and slower
+    /// at none.
+    pub holds: bool,
+    /// The same for the durability tier against the safe advice.
+    pub durability_holds: Option<bool>,
+}
+
+impl Confirmation {
+    /// The index of a config.
+    pub fn index(&self, label: &str) -> Option<usize> {
+        self.labels.iter().position(|l| l == label)
+    }
+}
+
+/// How the search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Conclusion {
+    /// Values are recommended, confirmed.
+    Recommended,
+    /// No candidate to try.
+    NothingToTry,
+    /// Nothing was proven.
+    NothingProven,
+    /// The budget did not allow the screening (or the confirmation): nothing is recommended.
+    BudgetTooSmall,
+    /// The confirmation did not hold: nothing is recommended.
+    NotConfirmed,
+    /// The current config could not be measured.
+    Failed,
+}
+
+/// A step as run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The step.
+    pub step: Step,
+    /// Its estimated cost, seconds.
+    pub estimated_s: u64,
+}
+
+/// Everything the search did and found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// Per candidate.
+    pub fates: Vec<Fate>,
+    /// Per candidate, for recommended ones.
+    pub contributions: Vec<Option<Contribution>>,
+    /// The screening of the groups.
+    pub screening: Vec<Screened>,
+    /// Explain's search over the safe survivors.
+    pub attribution: Option<SearchOutcome>,
+    /// Explain's search over the durability trades.
+    pub durability: Option<SearchOutcome>,
+    /// The confirmation.
+    pub confirmation: Option<Confirmation>,
+    /// The steps run.
+    pub steps: Vec<StepRecord>,
+    /// How it ended.
+    pub conclusion: Conclusion,
+    /// Caveats.
+    pub notes: Vec<String>,
+}
+
+impl SearchResult {
+    /// The recommended candidates of a tier.
+    pub fn recommended(&self, tier: Tier) -> Vec<usize> {
+        (0..self.fates.len()).filter(|&i| self.fates[i].recommended() == Some(tier)).collect()
+    }
+}
+
+/// A screened group: its area, its candidates, its comparison with the current config.
+type Group = (Area, Vec<usize>, Comparison);
+
+pub(super) struct Search<'a> {
+    pub(super) s: &'a SearchSettings,
+    pub(super) cands: &'a [Candidate],
+    pub(super) memory: &'a dyn Fn(&[usize]) -> u64,
+    pub(super) out: SearchResult,
+    pub(super) reserve: Duration,
+}
+
+pub(super) fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let set: BTreeSet<usize> = a.iter().chain(b).copied().collect();
+    set.into_iter().collect()
+}
+
+/// The improvement a comparison shows (positive: better), as a fraction.
+pub(super) fn gain(c: &Comparison) -> f64 {
+    if c.direction == Direction::HigherIsBetter { c.change } else { -c.change }
+}
+
+/// The lower end of the improvement's interval.
+fn gain_lo(c: &Comparison) -> f64 {
+    if c.direction == Direction::HigherIsBetter { c.ci.lo - 1.0 } else { 1.0 - c.ci.hi }
+}
+
+pub(super) fn describe(c: &Comparison) -> String {
+    format!(
+        "{:+.1} % (CI {:+.1} to {:+.1} %)",
+        gain(c) * 100.0,
+        gain_lo(c) * 100.0,
+        (if c.direction == Direction::HigherIsBetter { c.ci.hi - 1.0 } else { 1.0 - c.ci.lo }) * 100.0
+    )
+}
+
+impl Search<'_> {
+    /// What is left of the budget for search steps (the confirmation reserved).
+    pub(super) fn left(&self, bench: &dyn Bench) -> Duration {
+        self.s.budget.saturating_sub(bench.elapsed()).saturating_sub(self.reserve)
+    }
+
+    pub(super) fn compare(&self, base: &[f64], with: &[f64]) -> Option<Comparison> {
+        stats::compare(base, with, SampleLevel::Repetitions, &self.s.compare).ok()
+    }
+
+    pub(super) fn run(
+        &mut self,
+        phase: Phase,
+        configs: Vec<Config>,
+        repetitions: u32,
+        bench: &mut dyn Bench,
+    ) -> Result<Vec<ConfigResult>> {
+        let estimated = bench.cost(configs.len(), repetitions);
+        let step = Step { number: self.out.steps.len() + 1, phase, configs, repetitions };
+        let results = bench.measure(&step, self.cands)?;
+        self.out.steps.push(StepRecord { step, estimated_s: estimated.as_secs() });
+        Ok(results)
+    }
+
+    fn set_fates(&mut self, members: &[usize], fate: Fate) {
+        for &i in members {
+            self.out.fates[i] = fate.clone();
+        }
+    }
+
+    /// Step 1: groups against the current config. Returns the surviving groups with their screened
+    /// comparison; `None` when the step could not run.
+    fn screen(&mut self, safe: &[usize], bench: &mut dyn Bench) -> Result<Option<Vec<Group>>> {
+        let mut groups: BTreeMap<Area, Vec<usize>> = BTreeMap::new();
+        for &i in safe {
+            groups.entry(self.cands[i].area).or_default().push(i);
+        }
+        let mut configs = vec![Config::on_top("current", vec![])];
+        if groups.len() > 1 {
+            configs.push(Config::on_top("current+all", safe.to_vec()));
+        }
+        for (area, members) in &groups {
+            configs.push(Config::on_top(format!("current+{}", area.label()), members.clone()));
+        }
+        let reps = self.s.screen_repetitions;
+        if bench.cost(configs.len(), reps) > self.left(bench) {
+            self.out.notes.push(format!(
+                "the budget leaves {} s for searching after the confirmation is reserved; screening {} configs takes \
+                 about {} s",
+                self.left(bench).as_secs(),
+                configs.len(),
+                bench.cost(configs.len(), reps).as_secs()
+            ));
+            return Ok(None);
+        }
+        let results = self.run(Phase::Screen, configs, reps, bench)?;
+        let current = match &results[0] {
+            Ok(s) => s.combined.clone(),
+            Err(e) => {
+                self.out.notes.push(format!("the current config could not be measured: {e}"));
+                self.out.conclusion = Conclusion::Failed;
+                return Ok(None);
+            }
+        };
+        let offset = results.len() - groups.len();
+        let mut survivors = Vec::new();
+        for ((area, members), r) in groups.into_iter().zip(&results[offset..]) {
+            let (comparison, decision, fate) = match r {
+                Err(e) => {
+                    (None, format!("failed: {e}"), Some(Fate::Failed(format!("the run failed with its group: {e}"))))
+                }
+                Ok(x) => match self.compare(&current, &x.combined) {
+                    None => (None, "no interval".into(), Some(Fate::NotProven("screening gave no interval".into()))),
+                    Some(c) if c.verdict != Verdict::NoSignificantChange && gain(&c) < 0.0 => {
+                        let d = describe(&c);
+                        (Some(c), format!("slower: {d}"), Some(Fate::Slower(format!("its group screened slower: {d}"))))
+                    }
+                    Some(c) if c.verdict == Verdict::NoSignificantChange && gain(&c) <= c.noise_band => {
+                        let d = describe(&c);
+                        let fate = Fate::NoEffect(format!(
+                            "no effect measured on this workload (its group in screening: {d})"
+                        ));
+                        (Some(c), format!("no effect: {d}"), Some(fate))
+                    }
+                    Some(c) => {
+                        survivors.push((area, members.clone(), c));
+                        (Some(c), format!("kept: {}", describe(&c)), None)
+                    }
+                },
+            };
+            if let Some(f) = fate {
+                self.set_fates(&members, f);
+            }
+            self.out.screening.push(Screened { area, members, comparison, decision });
+        }
+        Ok(Some(survivors))
+    }
+
+    /// The attribution settings for `left` of budget.
+    pub(super) fn attribution_config(&self, bench: &dyn Bench) -> SearchConfig {
+        let threads = self.s.threads.len().max(1);
+        let per_run = bench.cost(1, 1).as_secs_f64() / threads as f64;
+        let max_runs = if per_run > 0.0 { (self.left(bench).as_secs_f64() / per_run) as usize } else { usize::MAX };
+        SearchConfig {
+            compare: self.s.compare,
+            runs_per_probe: self.s.attribution_repetitions as usize * threads,
+            max_runs,
+            confirm: false,
+            singles_max: self.s.singles_max,
+            extra_rounds: self.s.extra_rounds,
+        }
+    }
+
+    /// Step 2: halve the surviving groups while the attribution cannot afford them all.
+    fn halve(&mut self, mut survivors: Vec<Group>, bench: &mut dyn Bench) -> Result<Vec<Group>> {
+        let mut rung = 0;
+        loop {
+            let n: usize = survivors.iter().map(|s| s.1.len()).sum();
+            let cfg = self.attribution_config(bench);
+            if survivors.len() < 2 || bisect::estimate_runs(n, n.min(2), &cfg) <= cfg.max_runs {
+                return Ok(survivors);
+            }
+            rung += 1;
+            let reps = self.s.screen_repetitions.saturating_mul(1 << rung.min(8));
+            let mut configs = vec![Config::on_top("current", vec![])];
+            configs
+                .extend(survivors.iter().map(|(a, m, _)| Config::on_top(format!("current+{}", a.label()), m.clone())));
+            if bench.cost(configs.len(), reps) > self.left(bench) {
+                self.out.notes.push(format!(
+                    "the budget left no room for halving rung {rung}; all {} groups go on",
+                    survivors.len()
+                ));
+                return Ok(survivors);
+            }
+            let results = self.run(Phase::Rung(rung), configs, reps, bench)?;
+            let Ok(current) = results[0].as_ref().map(|s| s.combined.clone()) else {
+                self.out.notes.push(format!("rung {rung}: the current config could not be measured; all groups go on"));
+                return Ok(survivors);
+            };
+            let mut ranked: Vec<Group> = Vec::new();
+            for ((area, members, _), r) in survivors.into_iter().zip(&results[1..]) {
+                match r
+                    .as_ref()
+                    .map_err(String::clone)
+                    .and_then(|x| self.compare(&current, &x.combined).ok_or_else(|| "no interval".to_string()))
+                {
+                    Ok(c) => ranked.push((area, members, c)),
+                    Err(e) => self.set_fates(&members, Fate::Failed(format!("rung {rung}: {e}"))),
+                }
+            }
+            ranked.sort_by(|x, y| gain_lo(&y.2).total_cmp(&gain_lo(&x.2)));
+            let keep = ranked.len().div_ceil(2);
+            for (area, members, c) in ranked.drain(keep..) {
+                let d = describe(&c);
+                self.set_fates(
+                    &members,
+                    Fate::NotProven(format!(
+                        "ranked in the lower half of halving rung {rung} ({d}): not proven within the budget"
+                    )),
+                );
+                self.out.screening.push(Screened {
+                    area,
+                    members,
+                    comparison: Some(c),
+                    decision: format!("dropped at rung {rung}: {d}"),
+                });
+            }
+            survivors = ranked;
+        }
+    }
+
+    /// Keeps the worst case of `set` within the memory bound by dropping memory values, the one that
+    /// frees the most first; returns the dropped ones.
+    fn fit_memory(&mut self, set: &mut Vec<usize>, fate: impl Fn(String) -> Fate) -> Vec<usize> {
+        let mut dropped = Vec::new();
+        while (self.memory)(set) > self.s.memory_limit {
+            let total = (self.memory)(set);
+            let Some(&worst) = set.iter().filter(|&&i| self.cands[i].risk == Risk::Memory).max_by_key(|&&i| {
+                total.saturating_sub((self.memory)(&set.iter().copied().filter(|&j| j != i).collect::<Vec<_>>()))
+            }) else {
+                break;
+            };
+            set.retain(|&j| j != worst);
+            self.out.fates[worst] = fate(format!(
+                "with it the worst case at max_connections would exceed {:.0} % of the memory",
+                super::memory::LIMIT_SHARE * 100.0
+            ));
+            dropped.push(worst);
+        }
+        dropped
+    }
+}
+
+/// Runs the proof over `cands`. `memory(set)` is the worst case in bytes of the current config with
+/// `set` on top.
+pub fn search(
+    cands: &[Candidate],
+    settings: &SearchSettings,
+    memory: &dyn Fn(&[usize]) -> u64,
+    bench: &mut dyn Bench,
+) -> Result<SearchResult> {
+    let n = cands.len();
+    let mut s = Search {
+        s: settings,
+        cands,
+        memory,
+        out: SearchResult {
+            fates: vec![Fate::NotTried("not reached".into()); n],
+            contributions: vec![None; n],
+            screening: vec![],
+            attribution: None,
+            durability: None,
+            confirmation: None,
+            steps: vec![],
+            conclusion: Conclusion::NothingProven,
+            notes: vec![],
+        },
+        reserve: Duration::ZERO,
+    };
+    let mut safe: Vec<usize> = (0..n).filter(|&i| cands[i].risk != Risk::Durability).collect();
+    let mut trades: Vec<usize> = (0..n).filter(|&i| cands[i].risk == Risk::Durability).collect();
+    if !settings.allow_durability {
+        for &i in &trades {
+            s.out.fates[i] = Fate::NotTried("a durability trade: tried only with --allow-durability-trade".into());
+        }
+        trades.clear();
+    }
+    if memory(&[]) > settings.memory_limit {
+        s.out.notes.push("the current config's worst case at max_connections already exceeds the memory bound".into());
+    }
+    s.fit_memory(&mut safe, Fate::NotTried);
+    if safe.is_empty() && trades.is_empty() {
+        s.out.conclusion = Conclusion::NothingToTry;
+        s.out.notes.push("no rule proposed a value that could be tried".into());
+        return Ok(s.out);
+    }
+    let confirm_configs = 2 + usize::from(settings.dedicated) + usize::from(!trades.is_empty());
+    s.reserve = bench.cost(confirm_configs, settings.confirm_repetitions);
+    let mut advised: Vec<usize> = Vec::new();
+    if !safe.is_empty() {
+        let Some(survivors) = s.screen(&safe, bench)? else {
+            if s.out.conclusion != Conclusion::Failed {
+                s.out.conclusion = Conclusion::BudgetTooSmall;
+                for i in safe.iter().chain(&trades) {
+                    s.out.fates[*i] = Fate::NotTried("the budget was too small to screen it".into());
+                }
+            }
+            return Ok(s.out);
+        };
+        let survivors = s.halve(survivors, bench)?;
+        let live: Vec<usize> =
+            survivors.into_iter().flat_map(|(_, m, _)| m).collect::<BTreeSet<_>>().into_iter().collect();
+        if !live.is_empty() {
+            let outcome = s.attribute(Tier::Safe, &[], &live, bench)?;
+            s.out.attribution = Some(outcome);
+        }
+        advised = s.out.recommended(Tier::Safe);
+        s.fit_memory(&mut advised, Fate::Withdrawn);
+    }
+    let mut traded: Vec<usize> = Vec::new();
+    if !trades.is_empty() {
+        let outcome = s.attribute(Tier::Durability, &advised, &trades, bench)?;
+        s.out.durability = Some(outcome);
+        traded = s.out.recommended(Tier::Durability);
+    }
+    if advised.is_empty() && traded.is_empty() {
+        s.out.conclusion = Conclusion::NothingProven;
+        s.out.notes.push("no value was proven to help: nothing is recommended and there is nothing to confirm".into());
+        return Ok(s.out);
+    }
+    s.reserve = Duration::ZERO;
+    s.confirm(&advised, &traded, bench)?;
+    Ok(s.out)
+}
+
+/// The contribution of an attribution effect.
+pub(super) fn contribution(e: &Effect, together_with: Vec<String>) -> Option<Contribution> {
+    Some(Contribution { points: e.points?, lo: e.points_lo?, hi: e.points_hi?, together_with })
+}
+
+/// Whether explain's search ended with the whole set making no difference.
+pub(super) fn no_difference(o: &SearchOutcome) -> bool {
+    matches!(o.conclusion, BisectConclusion::NoGap | BisectConclusion::NotConfig)
+}
+
+#[path = "search_steps.rs"]
+mod steps;
+pub use steps::step_cost;
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod tests;

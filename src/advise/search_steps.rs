@@ -1,0 +1,247 @@
+//! The attribution (explain's search, leaving one out) and the confirmation steps of [`super::search`].
+
+use std::time::Duration;
+
+use super::{
+    Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Phase, Search, Tier, contribution,
+    no_difference, union,
+};
+use crate::error::Result;
+use crate::explain::bisect::{self, Measure, Probe, ProbeResult, SearchOutcome, Step as BisectStep};
+use crate::stats::{self, SampleLevel, Verdict};
+
+/// Runs explain's steps as advise steps: B is the tier's base, A the base with every live value.
+struct Adapter<'a, 'b> {
+    search: &'a mut Search<'b>,
+    bench: &'a mut dyn Bench,
+    base: &'a [usize],
+    live: &'a [usize],
+    tier: Tier,
+}
+
+impl Adapter<'_, '_> {
+    fn names(&self) -> (&'static str, &'static str) {
+        match self.tier {
+            Tier::Safe => ("current", "advised"),
+            Tier::Durability => ("advised", "advised+durability"),
+        }
+    }
+}
+
+impl Measure for Adapter<'_, '_> {
+    fn measure(&mut self, step: &BisectStep, candidates: &[bisect::Candidate]) -> Result<Vec<ProbeResult>> {
+        let (b_name, a_name) = self.names();
+        let sets: Vec<(Vec<usize>, String)> = step
+            .probes
+            .iter()
+            .map(|p| match p {
+                Probe::B => (self.base.to_vec(), b_name.to_string()),
+                Probe::A => (union(self.base, self.live), a_name.to_string()),
+                Probe::Set(s) => {
+                    let on: Vec<usize> = s.iter().map(|&j| self.live[j]).collect();
+                    let label = bisect::probe_label(p, candidates);
+                    (union(self.base, &on), format!("{b_name}{}", label.trim_start_matches('B')))
+                }
+            })
+            .collect();
+        // The same config twice in one step (A and B+all) is measured once.
+        let mut configs: Vec<Config> = Vec::new();
+        let mut index = Vec::with_capacity(sets.len());
+        for (set, label) in sets {
+            match configs.iter().position(|c| c.set == set) {
+                Some(i) => index.push(i),
+                None => {
+                    index.push(configs.len());
+                    configs.push(Config { label, set, dedicated: false });
+                }
+            }
+        }
+        let reps = self.search.s.attribution_repetitions;
+        if self.bench.cost(configs.len(), reps) > self.search.left(self.bench) {
+            let why = "not run: the budget ran out".to_string();
+            return Ok(vec![Err(why); index.len()]);
+        }
+        let results = self.search.run(Phase::Attribution(self.tier), configs, reps, self.bench)?;
+        Ok(index.iter().map(|&i| results[i].as_ref().map(|s| s.combined.clone()).map_err(String::clone)).collect())
+    }
+}
+
+impl Search<'_> {
+    /// Leave-one-out attribution of `live` on top of `base`; sets the fates of `live`.
+    pub(super) fn attribute(
+        &mut self,
+        tier: Tier,
+        base: &[usize],
+        live: &[usize],
+        bench: &mut dyn Bench,
+    ) -> Result<SearchOutcome> {
+        let cands: Vec<bisect::Candidate> = live
+            .iter()
+            .map(|&i| {
+                let c = &self.cands[i];
+                bisect::Candidate {
+                    name: c.variable.clone(),
+                    a: c.display.clone(),
+                    b: c.old.clone().unwrap_or_default(),
+                }
+            })
+            .collect();
+        let cfg = self.attribution_config(bench);
+        let outcome = {
+            let mut m = Adapter { search: self, bench, base, live, tier };
+            bisect::search(&cands, &cfg, &mut m)?
+        };
+        let against = if tier == Tier::Safe { "the current config" } else { "the safe advice" };
+        for (j, &i) in live.iter().enumerate() {
+            let fate = if let Some(f) = outcome.findings.iter().find(|f| f.set.contains(&j)) {
+                let e = f.attributed();
+                if e.toward_a {
+                    let others = f.set.iter().filter(|&&k| k != j).map(|&k| cands[k].name.clone()).collect();
+                    self.out.contributions[i] = contribution(e, others);
+                    Fate::Recommended(tier)
+                } else {
+                    Fate::NotProven(match (e.points, e.points_lo, e.points_hi) {
+                        (Some(p), Some(lo), Some(hi)) => {
+                            format!("its contribution was not significant: {p:+.1} points (CI {lo:+.1} to {hi:+.1})")
+                        }
+                        _ => format!("its contribution could not be measured: {}", e.error.clone().unwrap_or_default()),
+                    })
+                }
+            } else if outcome.unresolved.iter().any(|u| u.contains(&j)) {
+                Fate::NotProven("not resolved within the budget".into())
+            } else if outcome.cleared.contains(&j) {
+                Fate::NoEffect(
+                    "no effect measured on this workload (leaving it out of the advised set cost nothing significant)"
+                        .into(),
+                )
+            } else if no_difference(&outcome) {
+                let gap = outcome
+                    .gap
+                    .map(|g| format!(" ({:+.1} points, CI {:+.1} to {:+.1})", -g.points, -g.points_hi, -g.points_lo))
+                    .unwrap_or_default();
+                Fate::NoEffect(format!(
+                    "no effect measured on this workload: the values together did not beat {against}{gap}"
+                ))
+            } else {
+                Fate::NotProven(format!("not resolved: {}", outcome.notes.join("; ")))
+            };
+            self.out.fates[i] = fate;
+        }
+        Ok(outcome)
+    }
+
+    /// The confirmation of the advice (`advised`) and the durability tier (`traded`).
+    pub(super) fn confirm(&mut self, advised: &[usize], traded: &[usize], bench: &mut dyn Bench) -> Result<()> {
+        let mut configs = vec![Config { label: "current".into(), set: vec![], dedicated: false }];
+        if self.s.dedicated {
+            configs.push(Config { label: "dedicated".into(), set: vec![], dedicated: true });
+        }
+        if !advised.is_empty() {
+            configs.push(Config { label: "advised".into(), set: advised.to_vec(), dedicated: false });
+        }
+        if !traded.is_empty() {
+            configs.push(Config { label: "advised+durability".into(), set: union(advised, traded), dedicated: false });
+        }
+        let reps = self.s.confirm_repetitions;
+        let all: Vec<usize> = union(advised, traded);
+        let cost = bench.cost(configs.len(), reps);
+        if cost > self.s.budget.saturating_sub(bench.elapsed()) {
+            for &i in &all {
+                self.out.fates[i] = Fate::Withdrawn("the budget left no room for the confirmation".into());
+                self.out.contributions[i] = None;
+            }
+            self.out.notes.push(format!(
+                "the confirmation needs about {} s and {} s of the budget are left: nothing is recommended",
+                cost.as_secs(),
+                self.s.budget.saturating_sub(bench.elapsed()).as_secs()
+            ));
+            self.out.conclusion = Conclusion::BudgetTooSmall;
+            return Ok(());
+        }
+        let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+        let results = self.run(Phase::Confirm, configs, reps, bench)?;
+        let c = self.confirmation(labels, &results, reps);
+        let withdraw = |s: &mut Self, set: &[usize], why: &str| {
+            for &i in set {
+                s.out.fates[i] = Fate::Withdrawn(why.to_string());
+                s.out.contributions[i] = None;
+            }
+        };
+        if !advised.is_empty() && !c.holds {
+            let why = "the confirmation did not show the advice faster than the current config (and nowhere slower)";
+            withdraw(self, &all, why);
+        } else if !traded.is_empty() && c.durability_holds == Some(false) {
+            let why =
+                "the confirmation did not show the durability trades faster than the safe advice (and nowhere slower)";
+            withdraw(self, traded, why);
+        }
+        self.out.conclusion = if self.out.fates.iter().any(|f| f.recommended().is_some()) {
+            Conclusion::Recommended
+        } else {
+            Conclusion::NotConfirmed
+        };
+        self.out.confirmation = Some(c);
+        Ok(())
+    }
+
+    fn confirmation(&self, labels: Vec<String>, results: &[ConfigResult], reps: u32) -> Confirmation {
+        let idx = |l: &str| labels.iter().position(|x| x == l);
+        let (dedicated, advised, traded) = (idx("dedicated"), idx("advised"), idx("advised+durability"));
+        let pick = |r: &ConfigResult, t: Option<u32>| -> Option<Vec<f64>> {
+            let s = r.as_ref().ok()?;
+            let v = match t {
+                Some(t) => s.per_threads.get(&t)?.clone(),
+                None => s.combined.clone(),
+            };
+            (v.len() >= 2).then_some(v)
+        };
+        let mut rows = Vec::new();
+        let threads: Vec<Option<u32>> = self.s.threads.iter().map(|&t| Some(t)).chain([None]).collect();
+        for t in threads {
+            if t.is_none() && self.s.threads.len() < 2 {
+                continue;
+            }
+            let samples: Vec<Option<Vec<f64>>> = results.iter().map(|r| pick(r, t)).collect();
+            let cmp = |a: Option<usize>, b: Option<usize>| -> Option<stats::Comparison> {
+                let (x, y) = (samples.get(a?)?.as_ref()?, samples.get(b?)?.as_ref()?);
+                self.compare(x, y)
+            };
+            let means = samples.iter().map(|s| s.as_ref().and_then(|v| stats::mean(v))).collect();
+            let vs_current = (0..labels.len()).map(|i| if i == 0 { None } else { cmp(Some(0), Some(i)) }).collect();
+            let detectable = advised.or(traded).and_then(|i| {
+                let (x, y) = (samples[0].as_ref()?, samples[i].as_ref()?);
+                let cc = &self.s.compare;
+                stats::detectable_effect_of(
+                    x,
+                    y,
+                    SampleLevel::Repetitions,
+                    cc.bootstrap.confidence,
+                    cc.noise_band,
+                    stats::DEFAULT_POWER,
+                )
+                .ok()
+                .map(|d| d.either_way())
+            });
+            rows.push(ConfirmRow {
+                threads: t,
+                means,
+                vs_current,
+                advised_vs_dedicated: cmp(dedicated, advised),
+                durability_vs_advised: cmp(advised.or(Some(0)), traded),
+                detectable,
+            });
+        }
+        let holds_for = |get: &dyn Fn(&ConfirmRow) -> Option<stats::Comparison>| -> bool {
+            let v: Vec<Verdict> = rows.iter().filter_map(get).map(|c| c.verdict).collect();
+            v.contains(&Verdict::Faster) && !v.contains(&Verdict::Slower)
+        };
+        let holds = advised.is_some_and(|i| holds_for(&|r: &ConfirmRow| r.vs_current[i]));
+        let durability_holds = traded.map(|_| holds_for(&|r: &ConfirmRow| r.durability_vs_advised));
+        Confirmation { labels, rows, repetitions: reps, holds, durability_holds }
+    }
+}
+
+/// The time a step of `configs` configs takes at `repetitions` × `threads` runs of `per_run` each.
+pub fn step_cost(configs: usize, repetitions: u32, threads: usize, per_run: Duration) -> Duration {
+    per_run.mul_f64((configs * repetitions as usize * threads) as f64)
+}

@@ -1,0 +1,296 @@
+//! The search with a mock measurement: every config's true value is the product of its candidates'
+//! effects, measured with normal noise; time advances by the cost of each step.
+
+use std::time::Duration;
+
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::*;
+use crate::advise::rules::{Area, Candidate, Risk};
+use crate::stats::testutil::normal;
+
+/// A candidate with its true effect at 2 and at 8 threads (fractions) and the memory it adds.
+struct Truth {
+    variable: &'static str,
+    area: Area,
+    risk: Risk,
+    effect: (f64, f64),
+    memory: u64,
+}
+
+const fn t(variable: &'static str, area: Area, risk: Risk, effect: f64) -> Truth {
+    Truth { variable, area, risk, effect: (effect, effect), memory: 0 }
+}
+
+struct Mock {
+    truths: Vec<Truth>,
+    dedicated: f64,
+    cv: f64,
+    per_run: Duration,
+    threads: Vec<u32>,
+    clock: Duration,
+    rng: Xoshiro256PlusPlus,
+    measured: Vec<(Phase, Config)>,
+}
+
+impl Mock {
+    fn new(truths: Vec<Truth>, seed: u64) -> Mock {
+        Mock {
+            truths,
+            dedicated: 0.05,
+            cv: 0.02,
+            per_run: Duration::from_secs(30),
+            threads: vec![2, 8],
+            clock: Duration::from_secs(120),
+            rng: crate::stats::seeded_rng(seed),
+            measured: vec![],
+        }
+    }
+
+    fn candidates(&self) -> Vec<Candidate> {
+        self.truths
+            .iter()
+            .map(|x| Candidate {
+                variable: x.variable.into(),
+                value: "1".into(),
+                display: "1".into(),
+                old: Some("0".into()),
+                area: x.area,
+                risk: x.risk,
+                rule: "a rule".into(),
+                source: "a source".into(),
+                loses: (x.risk == Risk::Durability).then(|| "a second of commits".into()),
+                why: "because".into(),
+            })
+            .collect()
+    }
+
+    fn memory(&self, set: &[usize]) -> u64 {
+        (300u64 << 20) + set.iter().map(|&i| self.truths[i].memory).sum::<u64>()
+    }
+
+    fn truth(&self, c: &Config, threads: u32) -> f64 {
+        let pick = |e: (f64, f64)| if threads <= 2 { e.0 } else { e.1 };
+        let mut v = 1000.0 * if c.dedicated { 1.0 + self.dedicated } else { 1.0 };
+        for &i in &c.set {
+            v *= 1.0 + pick(self.truths[i].effect);
+        }
+        v
+    }
+}
+
+impl Bench for Mock {
+    fn measure(&mut self, step: &Step, _candidates: &[Candidate]) -> Result<Vec<ConfigResult>> {
+        let mut out = Vec::new();
+        for c in &step.configs {
+            self.measured.push((step.phase, c.clone()));
+            let mut s = Samples::default();
+            for _ in 0..step.repetitions {
+                let mut log = 0.0;
+                for &th in &self.threads.clone() {
+                    let v = self.truth(c, th) * (1.0 + self.cv * normal(&mut self.rng));
+                    s.per_threads.entry(th).or_default().push(v);
+                    log += v.ln();
+                }
+                s.combined.push((log / self.threads.len() as f64).exp());
+            }
+            out.push(Ok(s));
+        }
+        self.clock += self.cost(step.configs.len(), step.repetitions);
+        Ok(out)
+    }
+
+    fn cost(&self, configs: usize, repetitions: u32) -> Duration {
+        steps::step_cost(configs, repetitions, self.threads.len(), self.per_run)
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.clock
+    }
+}
+
+fn settings(budget_min: u64, allow: bool) -> SearchSettings {
+    SearchSettings {
+        budget: Duration::from_secs(budget_min * 60),
+        compare: CompareConfig::default(),
+        threads: vec![2, 8],
+        screen_repetitions: 2,
+        attribution_repetitions: 3,
+        confirm_repetitions: 5,
+        allow_durability: allow,
+        dedicated: true,
+        singles_max: 4,
+        extra_rounds: 1,
+        memory_limit: (4u64 << 30) / 10 * 9,
+    }
+}
+
+fn field_case() -> Vec<Truth> {
+    vec![
+        Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.30) },
+        t("innodb_redo_log_capacity", Area::Redo, Risk::Safe, 0.10),
+        t("innodb_io_capacity", Area::Io, Risk::Safe, 0.0),
+        t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
+        t("thread_cache_size", Area::Caches, Risk::Safe, 0.0),
+        Truth { memory: 240 << 20, ..t("tmp_table_size", Area::TempTables, Risk::Memory, 0.0) },
+        t("innodb_flush_log_at_trx_commit", Area::Durability, Risk::Durability, 0.40),
+    ]
+}
+
+fn run(mock: &mut Mock, s: &SearchSettings) -> SearchResult {
+    let cands = mock.candidates();
+    let mem: Vec<u64> = mock.truths.iter().map(|x| x.memory).collect();
+    let memory = move |set: &[usize]| (300u64 << 20) + set.iter().map(|&i| mem[i]).sum::<u64>();
+    search(&cands, s, &memory, mock).unwrap()
+}
+
+#[test]
+fn a_value_without_effect_is_never_recommended() {
+    let (mut bp, mut redo) = (0, 0);
+    for seed in 0..12 {
+        let mut mock = Mock::new(field_case(), seed);
+        let r = run(&mut mock, &settings(120, false));
+        for (i, truth) in mock.truths.iter().enumerate() {
+            if truth.effect == (0.0, 0.0) {
+                assert!(
+                    r.fates[i].recommended().is_none(),
+                    "seed {seed}: {} recommended: {:?}",
+                    truth.variable,
+                    r.fates[i]
+                );
+            }
+            if let Some(c) = &r.contributions[i] {
+                assert!(c.lo > 0.0, "seed {seed}: {} recommended with an interval reaching 0: {c:?}", truth.variable);
+            }
+        }
+        bp += usize::from(r.fates[0].recommended().is_some());
+        redo += usize::from(r.fates[1].recommended().is_some());
+        assert!(mock.clock <= Duration::from_secs(120 * 60), "seed {seed}: {:?}", mock.clock);
+        if r.conclusion == Conclusion::Recommended {
+            let c = r.confirmation.as_ref().unwrap();
+            assert!(c.holds && c.repetitions >= 5, "{c:?}");
+            assert_eq!(c.labels, ["current", "dedicated", "advised"]);
+            assert_eq!(c.rows.len(), 3, "2 and 8 threads and their geometric mean");
+        }
+        // A null group can screen slower by chance (a 5 % false alarm): it is dropped all the same.
+        assert!(
+            r.fates[2..6].iter().all(|f| matches!(f, Fate::NoEffect(_) | Fate::NotProven(_) | Fate::Slower(_))),
+            "seed {seed}: {:?}",
+            r.fates
+        );
+    }
+    assert!(bp >= 11, "a +30 % buffer pool is found ({bp} of 12)");
+    assert!(redo >= 8, "a +10 % redo log is found ({redo} of 12)");
+}
+
+#[test]
+fn a_durability_trade_never_appears_without_the_flag() {
+    for seed in 0..4 {
+        let mut mock = Mock::new(field_case(), seed);
+        let r = run(&mut mock, &settings(120, false));
+        assert!(matches!(&r.fates[6], Fate::NotTried(w) if w.contains("--allow-durability-trade")), "{:?}", r.fates[6]);
+        assert!(mock.measured.iter().all(|(_, c)| !c.set.contains(&6)), "the trade was measured without the flag");
+        assert!(r.durability.is_none());
+        assert!(r.confirmation.iter().all(|c| !c.labels.iter().any(|l| l.contains("durability"))));
+    }
+    let mut mock = Mock::new(field_case(), 7);
+    let r = run(&mut mock, &settings(120, true));
+    assert_eq!(r.fates[6], Fate::Recommended(Tier::Durability), "{:?}", r.fates);
+    for (phase, c) in &mock.measured {
+        if c.set.contains(&6) {
+            assert!(
+                matches!(phase, Phase::Attribution(Tier::Durability)) || c.label == "advised+durability",
+                "the trade in a safe config: {phase:?} {c:?}"
+            );
+        }
+    }
+    let c = r.confirmation.as_ref().unwrap();
+    assert_eq!(c.labels, ["current", "dedicated", "advised", "advised+durability"]);
+    assert_eq!(c.durability_holds, Some(true));
+    assert_eq!(r.recommended(Tier::Safe), [0, 1], "the safe tier is the same with the flag");
+}
+
+#[test]
+fn the_memory_bound_is_never_exceeded() {
+    let mut truths = field_case();
+    truths[0].memory = 3 << 30;
+    truths[5].memory = 1 << 30;
+    truths[5].effect = (0.05, 0.05);
+    for seed in 0..4 {
+        let mut mock = Mock::new(std::mem::take(&mut truths), seed);
+        let s = settings(120, true);
+        let r = run(&mut mock, &s);
+        for (_, c) in mock.measured.iter().filter(|(_, c)| !c.dedicated) {
+            assert!(mock.memory(&c.set) <= s.memory_limit, "measured over the bound: {c:?}");
+        }
+        let all: Vec<usize> = (0..r.fates.len()).filter(|&i| r.fates[i].recommended().is_some()).collect();
+        assert!(mock.memory(&all) <= s.memory_limit, "recommended over the bound: {all:?}");
+        assert!(matches!(&r.fates[0], Fate::NotTried(w) if w.contains("90 %")), "{:?}", r.fates[0]);
+        truths = std::mem::take(&mut mock.truths);
+    }
+}
+
+#[test]
+fn the_budget_is_never_exceeded() {
+    for minutes in [5u64, 15, 20, 25, 30, 40, 45, 60, 90] {
+        for allow in [false, true] {
+            let mut mock = Mock::new(field_case(), minutes);
+            let s = settings(minutes, allow);
+            let r = run(&mut mock, &s);
+            assert!(mock.clock <= s.budget, "{minutes} min: used {:?}", mock.clock);
+            let estimated: u64 = r.steps.iter().map(|x| x.estimated_s).sum();
+            assert!(Duration::from_secs(120 + estimated) <= s.budget, "{minutes} min: estimates {estimated} s");
+            if r.conclusion == Conclusion::BudgetTooSmall {
+                assert!(r.fates.iter().all(|f| f.recommended().is_none()));
+                assert!(r.confirmation.is_none(), "{minutes} min");
+                assert!(r.notes.iter().any(|n| n.contains("budget")), "{:?}", r.notes);
+            }
+        }
+    }
+    // 5 minutes after 2 of inspection cannot hold the confirmation and a screening.
+    let mut mock = Mock::new(field_case(), 1);
+    assert_eq!(run(&mut mock, &settings(5, false)).conclusion, Conclusion::BudgetTooSmall);
+}
+
+#[test]
+fn many_groups_are_halved_within_a_tight_budget() {
+    let truths = vec![
+        t("a", Area::BufferPool, Risk::Safe, 0.25),
+        t("b", Area::Redo, Risk::Safe, 0.0),
+        t("c", Area::Io, Risk::Safe, 0.0),
+        t("d", Area::Concurrency, Risk::Safe, 0.0),
+        t("e", Area::Caches, Risk::Safe, 0.03),
+        t("e2", Area::Caches, Risk::Safe, 0.03),
+        t("f", Area::TempTables, Risk::Safe, 0.0),
+        t("g", Area::Logging, Risk::Safe, 0.04),
+    ];
+    let mut mock = Mock::new(truths, 3);
+    mock.cv = 0.06;
+    mock.per_run = Duration::from_secs(20);
+    let s = SearchSettings { screen_repetitions: 2, ..settings(45, false) };
+    let r = run(&mut mock, &s);
+    assert!(mock.clock <= s.budget);
+    for i in [1, 2, 3, 6] {
+        assert!(r.fates[i].recommended().is_none(), "{i}: {:?}", r.fates[i]);
+    }
+    let rungs = r.steps.iter().filter(|x| matches!(x.step.phase, Phase::Rung(_))).count();
+    let screened = r.screening.iter().filter(|x| x.decision.starts_with("kept")).count();
+    assert!(screened < 3 || rungs > 0 || r.attribution.is_some(), "{:?}", r.screening);
+}
+
+#[test]
+fn advice_that_is_slower_at_one_thread_count_is_withdrawn() {
+    let truths = vec![
+        Truth { effect: (-0.12, 0.30), ..t("innodb_thread_concurrency", Area::Concurrency, Risk::Safe, 0.0) },
+        t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
+    ];
+    let mut mock = Mock::new(truths, 11);
+    mock.cv = 0.01;
+    let r = run(&mut mock, &settings(120, false));
+    let c = r.confirmation.as_ref().expect("a confirmation");
+    let advised = c.index("advised").unwrap();
+    assert_eq!(c.rows[0].vs_current[advised].unwrap().verdict, Verdict::Slower, "{c:?}");
+    assert!(!c.holds);
+    assert!(matches!(&r.fates[0], Fate::Withdrawn(w) if w.contains("confirmation")), "{:?}", r.fates[0]);
+    assert_eq!(r.conclusion, Conclusion::NotConfirmed);
+}
