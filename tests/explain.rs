@@ -281,7 +281,7 @@ fn series_of_stored_releases_finds_the_injected_step() {
     validate(&r);
     let md = report::render(&r, Format::Markdown).unwrap();
     assert!(md.contains("## Version series") && md.contains("at 10.11.13 tps stepped −"), "{md}");
-    assert!(md.contains("Changed defaults and settings: 10.11.13 against 10.11.10"), "{md}");
+    assert!(md.contains("## Changed defaults and settings") && md.contains("10.11.13 against 10.11.10: "), "{md}");
     let html = report::render(&r, Format::Html).unwrap();
     assert!(html.contains("id=\"series\"") && html.contains("stroke-dasharray"), "the chart marks the step");
 

@@ -51,7 +51,7 @@ pub fn run_blocks(
     progress: &mut Progress,
     dir: &Path,
 ) -> Result<BlocksOutcome> {
-    let experiment_id = store.ensure_experiment(&new_experiment(text, path, plan), plan_id)?;
+    let experiment_id = store.ensure_experiment(&new_experiment(text, path, plan, Some(dir)), plan_id)?;
     let facts = HostFacts::collect(Some(dir));
     let fingerprint = Fingerprint::of(&facts);
     let class = fingerprint.class();

@@ -29,6 +29,12 @@ pub trait Executor {
         started: &mut dyn FnMut(StartRun) -> Result<()>,
         progress: &mut Progress,
     ) -> RunOutcome;
+
+    /// Where the servers' datadirs live, so that the experiment records the filesystem they are on
+    /// (`None`: not known, e.g. external servers).
+    fn datadir_root(&self) -> Option<&Path> {
+        None
+    }
 }
 
 /// How `versus run` was invoked.
@@ -57,7 +63,7 @@ pub fn run_experiment(
     let experiment_id = match opts.block {
         Some((id, _)) => id,
         None if opts.resume => find_resumable(file, opts.experiment_id, store)?,
-        None => store.create_experiment(&new_experiment(text, path, plan))?,
+        None => store.create_experiment(&new_experiment(text, path, plan, executor.datadir_root()))?,
     };
     let in_block = |r: &crate::store::RunRow| opts.block.is_none_or(|(_, rep)| r.repetition == rep);
     let stored: Vec<_> = store.runs(experiment_id)?.into_iter().filter(in_block).collect();
@@ -131,8 +137,9 @@ pub fn run_experiment(
     Ok(outcome)
 }
 
-/// The experiment to store for `plan`, defined by `text` from `path`.
-pub fn new_experiment(text: &str, path: Option<&Path>, plan: &Plan) -> NewExperiment {
+/// The experiment to store for `plan`, defined by `text` from `path`, with the facts of this host and of
+/// the filesystem that holds `datadir`.
+pub fn new_experiment(text: &str, path: Option<&Path>, plan: &Plan, datadir: Option<&Path>) -> NewExperiment {
     let file = &plan.file;
     let cells = plan
         .cells
@@ -161,7 +168,7 @@ pub fn new_experiment(text: &str, path: Option<&Path>, plan: &Plan) -> NewExperi
         file: path.map(|p| p.display().to_string()),
         definition: text.to_string(),
         seed: plan.seed,
-        host: HostFacts::collect(None),
+        host: HostFacts::collect(datadir),
         cells,
         runs,
     }
@@ -295,6 +302,15 @@ test = "oltp_point_select"
             &RunOptions { resume, experiment_id: None, block: None },
             &mut Progress::quiet(),
         )
+    }
+
+    #[test]
+    fn the_experiment_records_the_filesystem_of_the_datadirs() {
+        let (dir, _store, _file, plan) = setup();
+        let e = new_experiment(FILE, None, &plan, Some(&dir.path().join("experiments/sched")));
+        let d = e.host.datadir.expect("the temp dir is on some mount");
+        assert!(!d.fs_type.is_empty(), "{d:?}");
+        assert!(new_experiment(FILE, None, &plan, None).host.datadir.is_none());
     }
 
     #[test]

@@ -287,6 +287,10 @@ impl SandboxExecutor {
 }
 
 impl Executor for SandboxExecutor {
+    fn datadir_root(&self) -> Option<&Path> {
+        Some(&self.work)
+    }
+
     fn prepare(&mut self, plan: &Plan, index: usize, progress: &mut Progress) -> Result<()> {
         let p = &plan.preparations[index];
         let w = plan.workloads[p.workload].as_ref();

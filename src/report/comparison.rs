@@ -2,13 +2,14 @@
 //! to the baseline with its interval and verdict, stability per run, efficiency, latency percentiles,
 //! the variables that differ, and the experiment definitions.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{
     CellStats, CiKind, CompareReport, Detectable, ExperimentInfo, MetricInfo, MetricValue, REPORT_FORMAT_VERSION,
     RatioRow, RunInfo, RunStability, ValuesRow, VariableDiff, VariableRow, Verdict,
 };
 use super::select::{LoadedRun, Selected, Selection, select};
+use super::variables::{TargetFacts, classify, flavor_of};
 use crate::error::{Error, Result};
 use crate::metric::{Metric, RunValues};
 use crate::stats::{
@@ -22,9 +23,11 @@ use crate::store::Store;
 /// without `force`) and a metric that no selected run recorded.
 pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let selected = select(store, sel)?;
-    let changes = super::explain::variable_changes(&selected);
+    let explicit = super::explain::explicit_variables(&selected);
+    let changes = super::explain::variable_changes(&selected, &explicit);
     let explain = super::explain::explain_sections(store, &selected, sel)?;
-    let mut r = from_selected(selected, sel)?;
+    let findings = super::explain::findings(&explain);
+    let mut r = from_selected(selected, sel, &explicit, &findings)?;
     r.variable_changes = changes;
     // The targets of a `versus explain` step are not an ordered series.
     r.series = if explain.is_empty() { super::explain::series_section(&r) } else { None };
@@ -38,7 +41,12 @@ fn values_of(r: &LoadedRun, m: Metric) -> Option<f64> {
 }
 
 /// The report from runs already selected and placed.
-fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
+fn from_selected(
+    s: Selected,
+    sel: &Selection,
+    explicit: &super::explain::Explicit,
+    findings: &BTreeSet<String>,
+) -> Result<CompareReport> {
     let metric = sel.metric;
     let ibench = crate::workload::registry::sections(&super::select::stored_runs(&s, sel)).ibench;
     let mut notes = s.notes.clone();
@@ -109,7 +117,7 @@ fn from_selected(s: Selected, sel: &Selection) -> Result<CompareReport> {
     let latency_metrics = used_metrics(&s, &Metric::LATENCIES, false);
     let efficiency = values_rows(&s, &efficiency_metrics);
     let latency = values_rows(&s, &latency_metrics);
-    let variables = variable_diff(&s);
+    let variables = variable_diff(&s, explicit, findings);
     let experiments = s
         .experiments
         .iter()
@@ -404,8 +412,9 @@ fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
 }
 
 /// The variables that differ between the targets, leaving out noise (sandbox paths, ports, ids,
-/// versions, host-sized and derived values: [`crate::explain::noise`]).
-fn variable_diff(s: &Selected) -> VariableDiff {
+/// versions, host-sized and derived values: [`crate::explain::noise`]), classified for display
+/// ([`super::variables::classify`]).
+fn variable_diff(s: &Selected, explicit: &super::explain::Explicit, findings: &BTreeSet<String>) -> VariableDiff {
     // Targets in side order, then run order; a label used by several experiments is qualified.
     let mut keys: Vec<(usize, String, i64)> = Vec::new();
     let mut runs: Vec<&LoadedRun> = s.runs.iter().collect();
@@ -458,7 +467,26 @@ fn variable_diff(s: &Selected) -> VariableDiff {
             diff.hidden += 1;
             continue;
         }
-        diff.rows.push(VariableRow { name: name.to_string(), values });
+        diff.rows.push(VariableRow { name: name.to_string(), values, component: String::new(), first: None });
     }
+    let facts: Vec<TargetFacts> = keys
+        .iter()
+        .zip(&has_vars)
+        .filter(|(_, h)| **h)
+        .map(|((side, target, experiment), _)| {
+            let run = runs.iter().find(|r| {
+                r.side == *side && &r.detail.run.cell.target == target && r.detail.run.experiment_id == *experiment
+            });
+            let var = |name: &str| {
+                run.and_then(|r| r.detail.variables.iter().find(|(n, _)| n == name)).map(|(_, v)| v.as_str())
+            };
+            TargetFacts {
+                flavor: flavor_of(var("version").unwrap_or_default(), var("version_comment").unwrap_or_default())
+                    .to_string(),
+                explicit: explicit.get(&(*experiment, target.clone())).cloned().unwrap_or_default(),
+            }
+        })
+        .collect();
+    classify(&mut diff, &facts, findings);
     diff
 }

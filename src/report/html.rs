@@ -9,6 +9,7 @@ use super::model::{CompareReport, Verdict};
 use super::svg::{self, BarChart, LineChart, RatioChart, RatioPoint, Series, charts};
 use super::tables::{self, Table, Tone};
 use super::terminal::heading;
+use super::variables;
 
 const CSS: &str = include_str!("templates/report.css");
 
@@ -18,8 +19,11 @@ pub fn escape(s: &str) -> String {
 }
 
 /// Writes `t` as an HTML table with an `h2` (or `h3`) heading.
+/// Without a title, only the table (and its caption).
 pub fn write_table(out: &mut String, t: &Table, level: u8) {
-    let _ = writeln!(out, "<h{level} id=\"{}\">{}</h{level}>", escape(&t.id), escape(&t.title));
+    if !t.title.is_empty() {
+        let _ = writeln!(out, "<h{level} id=\"{}\">{}</h{level}>", escape(&t.id), escape(&t.title));
+    }
     if let Some(c) = &t.caption {
         let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(c));
     }
@@ -197,10 +201,35 @@ fn latency_charts(r: &CompareReport) -> Vec<String> {
     out
 }
 
+/// The differing server variables: what matters first, the rest by component behind `<details>`.
+fn write_variables(out: &mut String, r: &CompareReport) {
+    out.push_str("<section class=\"variables\">\n<h2 id=\"variables\">Server variables that differ</h2>\n");
+    let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(&variables::caption(r)));
+    let (first, groups) = variables::grouped(&r.variables);
+    if r.variables.rows.is_empty() {
+        out.push_str("<p>(nothing to show)</p>\n");
+    }
+    if !first.is_empty() {
+        write_table(out, &variables::wide_table(r, "variables-first", "What matters", &first, true, None), 3);
+    }
+    for (i, (component, rows)) in groups.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<details><summary>{} — {} variable{} differ{}</summary>",
+            escape(component),
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
+            if rows.len() == 1 { "s" } else { "" }
+        );
+        write_table(out, &variables::wide_table(r, &format!("variables-{i}"), "", rows, false, None), 3);
+        out.push_str("</details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
 /// The HTML page of `report`.
 pub fn render(r: &CompareReport) -> String {
-    let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
-    let title = format!("{}: {}", r.metric.name, labels.join(" vs "));
+    let title = tables::short_title(r);
     let mut out = String::new();
     let _ = write!(
         out,
@@ -220,23 +249,7 @@ pub fn render(r: &CompareReport) -> String {
         escape(&tables::ci_heading(r)),
         escape(&super::fmt::percent(r.noise_band))
     );
-    out.push_str("<nav><ol><li><a href=\"#summary\">Summary</a></li>");
-    if !r.explain.is_empty() {
-        out.push_str("<li><a href=\"#explained\">Explained</a></li>");
-    }
-    if r.series.is_some() {
-        out.push_str("<li><a href=\"#series\">Version series</a></li>");
-    }
-    if !r.variable_changes.is_empty() {
-        out.push_str("<li><a href=\"#changes\">Changed defaults</a></li>");
-    }
-    out.push_str(
-        "<li><a href=\"#ratios\">Ratios</a></li>\
-         <li><a href=\"#pivot\">Tables</a></li><li><a href=\"#over-time\">Over time</a></li>\
-         <li><a href=\"#threads\">By threads</a></li><li><a href=\"#latency\">Latency</a></li>\
-         <li><a href=\"#efficiency\">Efficiency</a></li><li><a href=\"#stability\">Stability</a></li>\
-         <li><a href=\"#variables\">Variables</a></li><li><a href=\"#reproduce\">Reproduce</a></li></ol></nav>\n",
-    );
+    let head_end = out.len();
     out.push_str("<h2 id=\"summary\">Summary</h2>\n<ul class=\"summary\">\n");
     for line in tables::summary_lines(r) {
         let _ = writeln!(out, "<li>{}</li>", escape(&line));
@@ -285,9 +298,9 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &eff, 2);
     write_table(&mut out, &eff_rel, 3);
     write_table(&mut out, &tables::stability_table(r), 2);
-    write_table(&mut out, &tables::variables_table(r), 2);
-    for sec in &r.ibench {
-        let _ = writeln!(out, "<h2 class=\"ibench\">{}</h2>", escape(&sec.title));
+    write_variables(&mut out, r);
+    for (i, sec) in r.ibench.iter().enumerate() {
+        let _ = writeln!(out, "<h2 class=\"ibench\" id=\"ibench-{i}\">{}</h2>", escape(&sec.title));
         out.push_str(&crate::workload::ibench::report::comparison_html(&sec.tables));
     }
     super::explain::write_html_changes(&mut out, r);
@@ -301,5 +314,26 @@ pub fn render(r: &CompareReport) -> String {
         );
     }
     let _ = writeln!(out, "<footer>Made by versus {}.</footer>\n</main>\n</body>\n</html>", escape(&r.versus_version));
+    let nav = toc(&out[head_end..]);
+    out.insert_str(head_end, &nav);
     out
+}
+
+/// The table of contents of `body`: a link to every `<h2 id=…>`, in page order.
+fn toc(body: &str) -> String {
+    let mut nav = String::from("<nav><ol>");
+    let mut rest = body;
+    while let Some(i) = rest.find("<h2 ") {
+        rest = &rest[i..];
+        let Some(end) = rest.find("</h2>") else { break };
+        let tag = &rest[..end];
+        if let (Some(id_at), Some(close)) = (tag.find(" id=\""), tag.find('>')) {
+            let id = &tag[id_at + 5..];
+            let id = &id[..id.find('"').unwrap_or(0)];
+            let _ = write!(nav, "<li><a href=\"#{id}\">{}</a></li>", &tag[close + 1..]);
+        }
+        rest = &rest[end..];
+    }
+    nav.push_str("</ol></nav>\n");
+    nav
 }

@@ -7,14 +7,18 @@ use std::fmt::Write as _;
 use super::model::CompareReport;
 use super::tables::{self, Table, Tone};
 use super::terminal::heading;
+use super::variables;
 
 fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
 /// Writes `t` as a GitHub-flavoured markdown table with a level-2 heading.
+/// Without a title, only the table (and its caption).
 pub fn write_table(out: &mut String, t: &Table) {
-    let _ = writeln!(out, "## {}\n", t.title);
+    if !t.title.is_empty() {
+        let _ = writeln!(out, "## {}\n", t.title);
+    }
     if let Some(c) = &t.caption {
         let _ = writeln!(out, "{c}\n");
     }
@@ -52,11 +56,27 @@ pub fn write_table(out: &mut String, t: &Table) {
     out.push('\n');
 }
 
+/// The differing server variables: what matters first, the rest by component in collapsed `<details>`
+/// (GitHub and most blog engines render them).
+fn write_variables(out: &mut String, r: &CompareReport) {
+    let _ = writeln!(out, "## Server variables that differ\n\n{}\n", variables::caption(r));
+    let (first, groups) = variables::grouped(&r.variables);
+    if !first.is_empty() {
+        let mut t = variables::wide_table(r, "variables-first", "", &first, true, None);
+        t.caption = Some("What matters:".into());
+        write_table(out, &t);
+    }
+    for (component, rows) in &groups {
+        let _ = writeln!(out, "<details><summary>{} ({} differ)</summary>\n", component, rows.len());
+        write_table(out, &variables::wide_table(r, "variables", "", rows, false, None));
+        out.push_str("</details>\n\n");
+    }
+}
+
 /// The markdown text of `report`.
 pub fn render(r: &CompareReport) -> String {
     let mut out = String::new();
-    let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
-    let _ = writeln!(out, "# {}: {}\n", r.metric.name, labels.join(" vs "));
+    let _ = writeln!(out, "# {}\n", tables::short_title(r));
     let _ = writeln!(out, "{}.\n", heading(r));
     let _ = writeln!(
         out,
@@ -82,7 +102,7 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &eff);
     write_table(&mut out, &eff_rel);
     write_table(&mut out, &tables::latency_table(r));
-    write_table(&mut out, &tables::variables_table(r));
+    write_variables(&mut out, r);
     for sec in &r.ibench {
         let _ = writeln!(out, "## {}\n", sec.title);
         let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));

@@ -26,6 +26,7 @@ pub mod select;
 pub mod svg;
 pub mod tables;
 pub mod terminal;
+pub mod variables;
 
 use std::fmt as stdfmt;
 use std::str::FromStr;

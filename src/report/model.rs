@@ -299,6 +299,24 @@ pub struct VariableRow {
     /// Its value for each target, in [`VariableDiff::targets`] order; `None` when the server has no
     /// such variable; several values joined by ` | ` when the target's runs disagree.
     pub values: Vec<Option<String>>,
+    /// The server component it belongs to (`InnoDB`, `Binary log` …; see [`super::variables::COMPONENTS`]).
+    #[serde(default)]
+    pub component: String,
+    /// Why it is shown first (`set by a config`, `named by explain`, `key setting; the defaults differ`);
+    /// `None` for the rest, which are grouped by component.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+}
+
+/// Variables that only one flavor's servers have (MariaDB's wsrep_* and aria_* …), counted, not listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlavorOnly {
+    /// `MariaDB`, `MySQL` or `Percona Server`.
+    pub flavor: String,
+    /// How many.
+    pub count: usize,
+    /// The commonest name prefixes (`wsrep_*`), at most four.
+    pub examples: Vec<String>,
 }
 
 /// The variables that differ between the compared targets (every side is one target or more).
@@ -314,6 +332,9 @@ pub struct VariableDiff {
     pub hidden: usize,
     /// Targets without any stored variables.
     pub targets_without_variables: Vec<String>,
+    /// Variables only one flavor has, per flavor (not in `rows`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flavor_only: Vec<FlavorOnly>,
 }
 
 /// An experiment the runs come from: its exact definition and the host it ran on.

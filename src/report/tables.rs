@@ -32,11 +32,13 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn plain(text: impl Into<String>) -> Cell {
+    /// A cell without emphasis.
+    pub fn plain(text: impl Into<String>) -> Cell {
         Cell { text: text.into(), tone: Tone::Plain }
     }
 
-    fn toned(text: impl Into<String>, tone: Tone) -> Cell {
+    /// A cell with `tone`.
+    pub fn toned(text: impl Into<String>, tone: Tone) -> Cell {
         Cell { text: text.into(), tone }
     }
 }
@@ -61,7 +63,8 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(id: &str, title: impl Into<String>, header: Vec<(String, bool)>) -> Table {
+    /// An empty table; `header` is (heading, numeric) per column.
+    pub fn new(id: &str, title: impl Into<String>, header: Vec<(String, bool)>) -> Table {
         let (header, numeric) = header.into_iter().unzip();
         Table {
             id: id.into(),
@@ -84,6 +87,17 @@ impl Table {
             }
         };
         format!("[{}]", i + 1)
+    }
+}
+
+/// The report's title: the metric and the sides (`tps: 10.11 vs 11.8`); with more than three sides,
+/// their number and the baseline (the sides are listed in the report).
+pub fn short_title(r: &CompareReport) -> String {
+    if r.sides.len() <= 3 {
+        let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
+        format!("{}: {}", r.metric.name, labels.join(" vs "))
+    } else {
+        format!("{}: {} {}s against {}", r.metric.name, r.sides.len(), r.vs.name(), r.baseline)
     }
 }
 
@@ -521,31 +535,6 @@ pub fn latency_table(r: &CompareReport) -> Table {
     t.caption = Some(
         "Means over the runs of each run's value; p50, p90 and p99.9 come from the stored latency histograms.".into(),
     );
-    t
-}
-
-/// The server variables that differ between the compared targets.
-pub fn variables_table(r: &CompareReport) -> Table {
-    let mut h = vec![("variable".to_string(), false)];
-    h.extend(r.variables.targets.iter().map(|t| (t.clone(), false)));
-    let mut t = Table::new("variables", "Server variables that differ", h);
-    let mut caption = format!(
-        "From SHOW GLOBAL VARIABLES of each run, per target; {} variable(s) whose differences are noise (sandbox \
-         paths, ports, ids, versions, host-sized or derived values) are not shown.",
-        r.variables.hidden
-    );
-    if !r.variables.targets_without_variables.is_empty() {
-        caption.push_str(&format!(" No variables stored for: {}.", r.variables.targets_without_variables.join(", ")));
-    }
-    t.caption = Some(caption);
-    for v in &r.variables.rows {
-        let mut row = vec![Cell::plain(&v.name)];
-        row.extend(v.values.iter().map(|x| match x {
-            Some(s) => Cell::plain(s),
-            None => Cell::toned("(none)", Tone::Muted),
-        }));
-        t.rows.push(row);
-    }
     t
 }
 

@@ -7,6 +7,7 @@ use anstyle::{AnsiColor, Style};
 
 use super::model::CompareReport;
 use super::tables::{self, Table, Tone};
+use super::variables;
 
 /// What to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,6 +96,37 @@ pub fn heading(r: &CompareReport) -> String {
     )
 }
 
+/// Values longer than this are cut in the terminal.
+const VALUE_WIDTH: usize = 40;
+
+/// Up to this many targets, the variables get one column per target; with more, one line per value.
+const WIDE_UP_TO: usize = 4;
+
+/// The variables that matter (with more than [`WIDE_UP_TO`] targets one line per distinct value with
+/// its targets, narrow with any number of targets), and a count per component of the rest.
+fn write_variables(out: &mut String, r: &CompareReport, color: bool) {
+    if r.variables.rows.is_empty() && r.variables.flavor_only.is_empty() {
+        return;
+    }
+    let (first, groups) = variables::grouped(&r.variables);
+    let title = "Server variables that differ";
+    let mut t = if r.variables.targets.len() <= WIDE_UP_TO {
+        variables::wide_table(r, "variables", title, &first, false, Some(VALUE_WIDTH))
+    } else {
+        variables::long_table(r, "variables", title, &first, VALUE_WIDTH)
+    };
+    t.caption = Some(variables::caption(r));
+    write_table(out, &t, color);
+    if !groups.is_empty() {
+        let counts: Vec<String> = groups.iter().map(|(c, rows)| format!("{c} {}", rows.len())).collect();
+        let _ = writeln!(
+            out,
+            "Also differ, by component: {} (all of them: versus report --format html or json).\n",
+            counts.join(", ")
+        );
+    }
+}
+
 /// The full terminal report (`color`: with ANSI colours).
 pub fn render(r: &CompareReport, color: bool) -> String {
     render_with(r, &Options { color, brief: false })
@@ -118,9 +150,7 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
         if r.sides.len() > 1 {
             write_table(&mut out, &eff_rel, opts.color);
         }
-        if !r.variables.rows.is_empty() {
-            write_table(&mut out, &tables::variables_table(r), opts.color);
-        }
+        write_variables(&mut out, r, opts.color);
         for sec in &r.ibench {
             let _ = writeln!(out, "{}\n", sec.title);
             let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod mirror;
+pub mod reports;
 
 use std::path::{Path, PathBuf};
 

@@ -29,11 +29,13 @@ use crate::explain::targets::stored_specs;
 use crate::metric::Metric;
 use crate::store::Store;
 
-/// Each candidate side's variables against the baseline side's: one target per side (the first with
-/// stored variables, the baseline's in the same group where there is one); pairs that differ only by
-/// noise are left out.
-pub fn variable_changes(s: &Selected) -> Vec<VarChanges> {
-    let mut explicit: BTreeMap<(i64, String), BTreeSet<String>> = BTreeMap::new();
+/// The variables (lower case) each target's config and overrides set, by (experiment id, target label).
+pub type Explicit = BTreeMap<(i64, String), BTreeSet<String>>;
+
+/// What the stored definitions of the selected experiments set on each target (a base config file that
+/// no longer exists counts as setting nothing).
+pub fn explicit_variables(s: &Selected) -> Explicit {
+    let mut explicit = Explicit::new();
     for e in &s.experiments {
         if let Ok(specs) = stored_specs(e) {
             for (label, mut spec) in specs {
@@ -44,6 +46,22 @@ pub fn variable_changes(s: &Selected) -> Vec<VarChanges> {
             }
         }
     }
+    explicit
+}
+
+/// The variables (lower case, `_` for `-`) that stored attributions of `versus explain` name.
+pub fn findings(sections: &[ExplainSection]) -> BTreeSet<String> {
+    sections
+        .iter()
+        .flat_map(|e| e.effects.iter().flat_map(|a| a.names.iter()))
+        .map(|n| n.to_ascii_lowercase().replace('-', "_"))
+        .collect()
+}
+
+/// Each candidate side's variables against the baseline side's: one target per side (the first with
+/// stored variables, the baseline's in the same group where there is one); pairs that differ only by
+/// noise are left out.
+pub fn variable_changes(s: &Selected, explicit: &Explicit) -> Vec<VarChanges> {
     let mut runs: Vec<&LoadedRun> = s.runs.iter().filter(|r| !r.detail.variables.is_empty()).collect();
     runs.sort_by_key(|r| (r.side, r.detail.run.cell.id, r.detail.run.repetition));
     let snapshot = |r: &LoadedRun| {
@@ -80,7 +98,7 @@ pub fn variable_changes(s: &Selected) -> Vec<VarChanges> {
 /// The version series of a report with three sides or more: sides in order, one case per case (the
 /// report leaves it out for experiments of `versus explain`, whose targets are not a series).
 pub fn series_section(r: &CompareReport) -> Option<SeriesReport> {
-    if r.sides.len() < 3 {
+    if r.sides.len() < 3 || !ordered_by_version(r) {
         return None;
     }
     let labels: Vec<String> = r.sides.iter().map(|s| s.label.clone()).collect();
@@ -108,6 +126,18 @@ pub fn series_section(r: &CompareReport) -> Option<SeriesReport> {
         labels,
         cases,
     })
+}
+
+/// Whether the sides are an ordered axis: each one build of one flavor (one version string), and the
+/// versions ascending in side order. A matrix of configs, or builds out of order, is not a series.
+fn ordered_by_version(r: &CompareReport) -> bool {
+    let mut versions = Vec::new();
+    for side in &r.sides {
+        let [one] = side.server_versions.as_slice() else { return false };
+        let Some(v) = crate::server::Version::find_in(one) else { return false };
+        versions.push((one.to_ascii_lowercase().contains("mariadb"), v));
+    }
+    versions.windows(2).all(|w| w[0].0 == w[1].0 && w[0].1 < w[1].1)
 }
 
 /// The attribution of every selected experiment that `versus explain` stored (with A and B).
@@ -208,9 +238,31 @@ pub fn write_markdown(out: &mut String, r: &CompareReport) {
 
 /// Writes the changed defaults and settings in markdown (after the variables table).
 pub fn write_markdown_changes(out: &mut String, r: &CompareReport) {
-    for (i, c) in r.variable_changes.iter().enumerate() {
-        markdown::write_table(out, &changes_table(c, &format!("changes-{i}"), &changes_title(c)));
+    if r.variable_changes.is_empty() {
+        return;
     }
+    out.push_str("## Changed defaults and settings\n\n");
+    for (i, c) in r.variable_changes.iter().enumerate() {
+        let _ = writeln!(out, "<details><summary>{} against {}: {}</summary>\n", c.b, c.a, changes_counts(c));
+        let mut t = changes_table(c, &format!("changes-{i}"), &changes_title(c));
+        t.title.clear();
+        markdown::write_table(out, &t);
+        out.push_str("</details>\n\n");
+    }
+}
+
+/// `15 changed defaults, 1 set by a config, 44 new, 16 removed` (the kinds there are).
+fn changes_counts(c: &VarChanges) -> String {
+    use crate::explain::diffvars::{Change, Origin};
+    let count = |f: &dyn Fn(&diffvars::VarRow) -> bool| c.rows.iter().filter(|r| f(r)).count();
+    let parts = [
+        (count(&|r| r.change == Change::Changed && r.origin == Origin::Default), "changed default(s)"),
+        (count(&|r| r.origin != Origin::Default), "set by a config"),
+        (count(&|r| r.change == Change::New && r.origin == Origin::Default), "new"),
+        (count(&|r| r.change == Change::Removed && r.origin == Origin::Default), "removed"),
+    ];
+    let shown: Vec<String> = parts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+    if shown.is_empty() { "no differences but noise".into() } else { shown.join(", ") }
 }
 
 fn changes_title(c: &VarChanges) -> String {
@@ -250,8 +302,23 @@ pub fn write_html(out: &mut String, r: &CompareReport) {
 pub fn write_html_changes(out: &mut String, r: &CompareReport) {
     if !r.variable_changes.is_empty() {
         out.push_str("<h2 id=\"changes\">Changed defaults and settings</h2>\n");
+        let _ = writeln!(
+            out,
+            "<p class=\"caption\">Each candidate's server variables against the baseline's: changed defaults, \
+             settings of a config, new and removed variables (noise left out). One list per candidate, collapsed.</p>"
+        );
         for (i, c) in r.variable_changes.iter().enumerate() {
-            html::write_table(out, &changes_table(c, &format!("changes-{i}"), &changes_title(c)), 3);
+            let _ = writeln!(
+                out,
+                "<details class=\"changes\"><summary>{} against {}: {}</summary>",
+                html::escape(&c.b),
+                html::escape(&c.a),
+                html::escape(&changes_counts(c))
+            );
+            let mut t = changes_table(c, &format!("changes-{i}"), &changes_title(c));
+            t.title.clear();
+            html::write_table(out, &t, 3);
+            out.push_str("</details>\n");
         }
     }
 }
