@@ -55,6 +55,14 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Your own SQL as a workload, pgbench-style: `versus script FILE.sql [FILE2.sql@WEIGHT …] [options]
+    /// prepare|run`, with weighted transactions, `\set` variables and per-statement latencies.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Script {
+        /// The files, sysbench-style options and the command.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// The Insert Benchmark against a running server: load, index, write and query steps with
     /// rate-limited background writes and an SLA; `versus ibench compare` tabulates saved results.
     Ibench(ibench::IbenchArgs),
@@ -82,6 +90,9 @@ pub fn run(args: Vec<String>) -> Result<i32> {
     if args.get(1).map(String::as_str) == Some("sysbench") {
         return crate::workload::sysbench::main(args[2..].to_vec());
     }
+    if args.get(1).map(String::as_str) == Some("script") {
+        return crate::workload::script::main(args[2..].to_vec());
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -98,6 +109,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Runs(args) => experiment::runs(&home, args),
         Command::Show(args) => experiment::show(&home, args),
         Command::Sysbench { args } => crate::workload::sysbench::main(args),
+        Command::Script { args } => crate::workload::script::main(args),
         Command::Ibench(args) => ibench::run(args),
         Command::Compare(args) => compare::compare(&home, args),
         Command::Report(args) => compare::report(&home, args),

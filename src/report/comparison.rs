@@ -48,7 +48,8 @@ fn from_selected(
     findings: &BTreeSet<String>,
 ) -> Result<CompareReport> {
     let metric = sel.metric;
-    let ibench = crate::workload::registry::sections(&super::select::stored_runs(&s, sel)).ibench;
+    let crate::workload::Sections { ibench, statements } =
+        crate::workload::registry::sections(&super::select::stored_runs(&s, sel));
     let mut notes = s.notes.clone();
     let present = s.runs.iter().filter(|r| values_of(r, metric).is_some()).count();
     if present == 0 {
@@ -157,6 +158,7 @@ fn from_selected(
         experiments,
         notes,
         ibench,
+        statements,
         variable_changes: Vec::new(),
         series: None,
         explain: Vec::new(),

@@ -303,6 +303,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "<h2 class=\"ibench\" id=\"ibench-{i}\">{}</h2>", escape(&sec.title));
         out.push_str(&crate::workload::ibench::report::comparison_html(&sec.tables));
     }
+    super::statements::write_html(&mut out, r);
     super::explain::write_html_changes(&mut out, r);
     out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");
     for e in &r.experiments {

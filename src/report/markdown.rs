@@ -107,6 +107,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "## {}\n", sec.title);
         let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
     }
+    super::statements::write_markdown(&mut out, r);
     super::explain::write_markdown_changes(&mut out, r);
     if !r.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");

@@ -23,6 +23,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod select;
+pub mod statements;
 pub mod svg;
 pub mod tables;
 pub mod terminal;

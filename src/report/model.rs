@@ -411,6 +411,10 @@ pub struct CompareReport {
     /// Insert Benchmark runs: the Small Datum tables per step (absent when there are none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ibench: Vec<crate::workload::ibench::stored::Section>,
+    /// Script workloads: per statement the mean latency per side, each candidate's ratio with its
+    /// interval and verdict, and whether the server's plan changed (absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<crate::workload::script::stored::Section>,
     /// Each candidate side's server variables against the baseline's, classified (changed default,
     /// set by a config, new, removed; noise left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

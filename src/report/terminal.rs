@@ -155,6 +155,7 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
             let _ = writeln!(out, "{}\n", sec.title);
             let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));
         }
+        super::statements::write_terminal(&mut out, r, opts.color);
     }
     for n in &r.notes {
         let _ = writeln!(out, "Note: {n}");

@@ -11,11 +11,13 @@
 //! - [`sysbench`]: sysbench 1.0's OLTP tests (`test = "oltp_read_write"`).
 //! - [`ibench`]: the Insert Benchmark (`test = "ibench"`), one cell per step, steps chained on one
 //!   server.
+//! - [`script`]: the user's own SQL file (`script = "app.sql"`), pgbench-style.
 
 pub mod def;
 pub mod ibench;
 pub mod probe;
 pub mod registry;
+pub mod script;
 pub mod sections;
 pub mod sysbench;
 

@@ -53,4 +53,6 @@ pub struct StoredRuns<'a> {
 pub struct Sections {
     /// The Insert Benchmark's Small Datum tables.
     pub ibench: Vec<super::ibench::stored::Section>,
+    /// Per-statement figures of script workloads.
+    pub statements: Vec<super::script::stored::Section>,
 }

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::options::{self, Command, Test};
+use super::options::{self, Command, Options, Test};
+use super::runner::Source;
 use super::{Interval as SysbenchInterval, Observer as SysbenchObserver};
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -152,62 +153,6 @@ impl SysbenchWorkload {
     fn int(&self, name: &str, default: i64) -> i64 {
         self.def.option(name).and_then(toml::Value::as_integer).unwrap_or(default)
     }
-
-    fn measure(
-        &self,
-        server: &Endpoint,
-        variables: &[(String, String)],
-        settings: &RunSettings<'_>,
-        observer: &mut dyn crate::workload::Observer,
-        collector: &mut Collector<'_>,
-    ) -> Result<RunResult> {
-        let pairs = self.pairs(settings.threads, server, Command::Run, Some(settings));
-        let o = self.options(&pairs, Command::Run)?;
-        let version = collector.probe.server_version().unwrap_or_default();
-        let scrubbed: Vec<String> =
-            self.command_line(&pairs, Command::Run).iter().map(|a| store::scrub_arg(a)).collect();
-        observer.started(StartRun {
-            server_version: version.clone(),
-            command: serde_json::json!({ "sysbench": scrubbed }),
-        })?;
-        observer.note(&format!("measuring {} s", settings.duration.as_secs()));
-        collector.server_pid = collector.probe.server_pid();
-        collector.warmup_s = settings.warmup.as_secs_f64();
-        // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
-        let driver = super::driver_for(&o);
-        let outcome = super::run(self.test, &o, driver, interrupt::flag(), collector);
-        let after_status = collector.probe.global_status();
-        let server_after = collector.server_pid.map(ProcessSample::read).transpose();
-        let client_after = ProcessSample::read_self();
-        collector.probe.check_alive().map_err(Error::Other)?;
-        let r = outcome?;
-        if r.interrupted {
-            return Err(Error::Interrupted);
-        }
-        let status = match (&collector.status_before, after_status) {
-            (Some(b), Some(a)) => status_deltas(b, &a),
-            _ => Vec::new(),
-        };
-        let server = match (&collector.server_before, server_after?) {
-            (Some(b), Some(a)) => Some(b.delta_to(&a)),
-            _ => None,
-        };
-        let client = collector.client_before.as_ref().zip(client_after.ok()).map(|(b, a)| b.delta_to(&a));
-        let line = ServerLine::from_version_string(&version, variables);
-        let efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
-        Ok(RunResult {
-            summary: summary(&r),
-            intervals: std::mem::take(&mut collector.intervals),
-            histograms: vec![StoredHistogram {
-                kind: "total".into(),
-                t_s: None,
-                data: store::encode_histogram(&r.histogram)?,
-            }],
-            variables: Vec::new(),
-            status_deltas: status,
-            efficiency,
-        })
-    }
 }
 
 impl Workload for SysbenchWorkload {
@@ -262,14 +207,94 @@ impl Workload for SysbenchWorkload {
     }
 
     fn run(&self, ctx: RunContext<'_>) -> RunOutcome {
-        let RunContext { server, variables, settings, probe, observer, .. } = ctx;
-        let mut collector = Collector::new(probe);
-        match self.measure(server, variables, &settings, observer, &mut collector) {
-            Ok(r) => RunOutcome::Done(Box::new(r)),
-            Err(Error::Interrupted) => RunOutcome::Interrupted { intervals: collector.intervals },
-            Err(e) => RunOutcome::Failed { error: e.to_string(), intervals: collector.intervals },
-        }
+        let settings = ctx.settings;
+        let pairs = self.pairs(settings.threads, ctx.server, Command::Run, Some(&settings));
+        let o = match self.options(&pairs, Command::Run) {
+            Ok(o) => o,
+            Err(e) => return RunOutcome::Failed { error: e.to_string(), intervals: Vec::new() },
+        };
+        let scrubbed: Vec<String> =
+            self.command_line(&pairs, Command::Run).iter().map(|a| store::scrub_arg(a)).collect();
+        let command = serde_json::json!({ "sysbench": scrubbed });
+        outcome(measure(Source::Test(self.test), &o, command, ctx))
     }
+}
+
+/// A run measured as an experiment stores it: sysbench's result and the stored run, or why it stopped
+/// and the intervals measured before.
+pub type Measured = std::result::Result<(super::RunResult, RunResult), (Error, Vec<Interval>)>;
+
+/// Runs `source` with `o` (sysbench's loop, limits, warm-up and 1-s intervals) as an experiment run:
+/// marks the run started with `command`, samples the server and versus when measuring starts and
+/// ends, and makes the stored run (summary, intervals, the latency histogram, status deltas, cost per
+/// transaction).
+pub fn measure(source: Source, o: &Options, command: serde_json::Value, ctx: RunContext<'_>) -> Measured {
+    let RunContext { variables, settings, probe, observer, .. } = ctx;
+    let mut collector = Collector::new(probe);
+    match measure_with(source, o, command, variables, &settings, observer, &mut collector) {
+        Ok(r) => Ok(r),
+        Err(e) => Err((e, collector.intervals)),
+    }
+}
+
+/// The outcome of a measured run.
+pub fn outcome(m: Measured) -> RunOutcome {
+    match m {
+        Ok((_, r)) => RunOutcome::Done(Box::new(r)),
+        Err((Error::Interrupted, intervals)) => RunOutcome::Interrupted { intervals },
+        Err((e, intervals)) => RunOutcome::Failed { error: e.to_string(), intervals },
+    }
+}
+
+fn measure_with(
+    source: Source,
+    o: &Options,
+    command: serde_json::Value,
+    variables: &[(String, String)],
+    settings: &RunSettings<'_>,
+    observer: &mut dyn crate::workload::Observer,
+    collector: &mut Collector<'_>,
+) -> Result<(super::RunResult, RunResult)> {
+    let version = collector.probe.server_version().unwrap_or_default();
+    observer.started(StartRun { server_version: version.clone(), command })?;
+    observer.note(&format!("measuring {} s", settings.duration.as_secs()));
+    collector.server_pid = collector.probe.server_pid();
+    collector.warmup_s = settings.warmup.as_secs_f64();
+    // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
+    let driver = super::driver_for(o);
+    let outcome = super::runner::run_source(source, o, driver, interrupt::flag(), collector);
+    let after_status = collector.probe.global_status();
+    let server_after = collector.server_pid.map(ProcessSample::read).transpose();
+    let client_after = ProcessSample::read_self();
+    collector.probe.check_alive().map_err(Error::Other)?;
+    let r = outcome?;
+    if r.interrupted {
+        return Err(Error::Interrupted);
+    }
+    let status = match (&collector.status_before, after_status) {
+        (Some(b), Some(a)) => status_deltas(b, &a),
+        _ => Vec::new(),
+    };
+    let server = match (&collector.server_before, server_after?) {
+        (Some(b), Some(a)) => Some(b.delta_to(&a)),
+        _ => None,
+    };
+    let client = collector.client_before.as_ref().zip(client_after.ok()).map(|(b, a)| b.delta_to(&a));
+    let line = ServerLine::from_version_string(&version, variables);
+    let efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
+    let stored = RunResult {
+        summary: summary(&r),
+        intervals: std::mem::take(&mut collector.intervals),
+        histograms: vec![StoredHistogram {
+            kind: "total".into(),
+            t_s: None,
+            data: store::encode_histogram(&r.histogram)?,
+        }],
+        variables: Vec::new(),
+        status_deltas: status,
+        efficiency,
+    };
+    Ok((r, stored))
 }
 
 /// Watches the run: keeps the measured intervals and samples the server and versus when measuring starts.

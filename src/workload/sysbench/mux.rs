@@ -268,7 +268,11 @@ pub(super) fn worker(
     let mut slots = Vec::with_capacity(tids.len());
     let mut init: Result<(), Error> = Ok(());
     for (tid, rnd) in tids.iter().zip(rnds) {
-        let mut wl = Workload::new(sh.test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), *tid as u32, o.threads);
+        let Some(test) = sh.source.test() else {
+            init = Err(Error::option("--client-threads", "applies to sysbench's tests only; leave it at 0"));
+            break;
+        };
+        let mut wl = Workload::new(test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), *tid as u32, o.threads);
         let r = driver.connect().map_err(|e| super::prepare::sql_error("connect", e)).and_then(|mut c| {
             wl.prepare(c.as_mut()).map_err(|e| fatal("prepare statements", e))?;
             if c.multiplexed().is_none() {

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 
 pub use super::shared::QUEUE_SIZE;
 use super::shared::{Acc, InFlight, Schedule, Shared};
+pub use super::shared::{EventFactory, Events, Source};
 
 /// Progress callbacks of a run. All methods have empty defaults.
 pub trait Observer {
@@ -50,13 +51,27 @@ pub fn run(
     stop: Arc<AtomicBool>,
     obs: &mut dyn Observer,
 ) -> Result<RunResult> {
+    run_source(Source::Test(test), opts, driver, stop, obs)
+}
+
+/// Runs the events of `source` with sysbench's loop, limits, rate, warm-up, intervals and error rules.
+pub fn run_source(
+    source: Source,
+    opts: &Options,
+    driver: Arc<dyn Driver>,
+    stop: Arc<AtomicBool>,
+    obs: &mut dyn Observer,
+) -> Result<RunResult> {
+    if matches!(source, Source::Custom(_)) && opts.client_threads > 0 {
+        return Err(Error::option("--client-threads", "applies to sysbench's tests only; leave it at 0"));
+    }
     let threads = opts.threads as usize;
     let seed = if opts.rand.seed != 0 { opts.rand.seed } else { clock_seed() };
     let mut seeder = Xoroshiro::seeded(seed);
     let unique = Arc::new(Unique::new(seeder.next_u64() as u32, seeder.next_u64() as u32));
     let shared = Arc::new(Shared {
         opts: opts.clone(),
-        test,
+        source,
         stop,
         failed: AtomicBool::new(false),
         fatal: Mutex::new(None),
@@ -89,11 +104,11 @@ pub fn run(
         for tid in 0..threads {
             let (shared, driver, ready, go, start_cell, done_tx) =
                 (shared.clone(), driver.clone(), ready.clone(), go.clone(), start_cell.clone(), done_tx.clone());
-            let rnd = Random::new(&opts.rand, seeder.next_u64());
+            let seed = seeder.next_u64();
             let h = std::thread::Builder::new()
                 .name(format!("sysbench-{tid}"))
                 .spawn(move || {
-                    worker(tid, &shared, driver.as_ref(), rnd, &ready, &go, &start_cell);
+                    worker(tid, &shared, driver.as_ref(), seed, &ready, &go, &start_cell);
                     let _ = done_tx.send(tid);
                 })
                 .map_err(|e| Error::Other(format!("cannot start worker thread: {e}")))?;
@@ -151,13 +166,19 @@ fn worker(
     tid: usize,
     sh: &Shared,
     driver: &dyn Driver,
-    rnd: Random,
+    seed: u64,
     ready: &Barrier,
     go: &Barrier,
     start_cell: &Mutex<Option<Instant>>,
 ) {
     let o = &sh.opts;
-    let mut wl = Workload::new(sh.test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), tid as u32, o.threads);
+    let mut wl: Box<dyn Events> = match &sh.source {
+        Source::Test(test) => {
+            let rnd = Random::new(&o.rand, seed);
+            Box::new(Workload::new(*test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), tid as u32, o.threads))
+        }
+        Source::Custom(make) => make(tid, seed),
+    };
     let init = driver.connect().map_err(|e| super::prepare::sql_error("connect", e)).and_then(|mut c| {
         wl.prepare(c.as_mut()).map_err(|e| super::session::fatal("prepare statements", e))?;
         Ok(c)
@@ -219,7 +240,8 @@ fn worker(
                 Err(Abort::Restart) => {
                     // The failed attempt's statements and error count now, as sysbench counts them.
                     sh.record(tid, warm, &s.take_counts(), None);
-                    if sh.stopping() {
+                    // An event that fails every time must not outlast the time limit.
+                    if sh.stopping() || deadline.is_some_and(|d| Instant::now() >= d) {
                         break Err(None);
                     }
                 }
@@ -228,6 +250,7 @@ fn worker(
             }
         };
         sh.end_event(tid);
+        wl.end_event(!warm);
         let end = Instant::now();
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
@@ -310,7 +333,7 @@ fn report_loop(
     // Workers stop on their own at the time limit, some a little before the reporter wakes for the interval
     // that ends with it; that interval still counts them.
     let time_limit = (o.time > 0).then(|| start + Duration::from_secs(o.warmup_time + o.time));
-    let mut total = RunResult::empty(sh.test, threads);
+    let mut total = RunResult::empty_for(sh.source.test(), threads);
     let mut measure_start = start;
     // The start of the measured run: after the warm-up, as sysbench master's total time.
     let mut bench_start = start;
@@ -358,7 +381,7 @@ fn report_loop(
         if !finished && warmup_end.is_some_and(|w| now >= w) {
             warmup_end = None;
             end_warmup(sh);
-            total = RunResult::empty(sh.test, threads);
+            total = RunResult::empty_for(sh.source.test(), threads);
             measure_start = now;
             bench_start = now;
             obs.warmup_done();
@@ -404,7 +427,7 @@ fn report_loop(
             total.time_interval = now.duration_since(measure_start);
             obs.checkpoint(&total);
             let intervals = std::mem::take(&mut total.intervals);
-            total = RunResult::empty(sh.test, threads);
+            total = RunResult::empty_for(sh.source.test(), threads);
             total.intervals = intervals;
             measure_start = now;
         }

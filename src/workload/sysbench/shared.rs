@@ -1,5 +1,6 @@
 //! What the workers and the reporter of a run share: the options, the stop and failure flags, the
-//! per-worker in-flight marks and accumulators, and the `--rate` arrival schedule.
+//! per-worker in-flight marks and accumulators, the `--rate` arrival schedule, and where the workers'
+//! events come from ([`Source`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,10 +9,12 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::oltp::{Abort, Exec, Workload};
 use super::options::{Options, Test};
 use super::rng::{Unique, Xoroshiro};
 use super::session::Counts;
 use super::stats::{Latency, ThreadFigures, new_histogram};
+use crate::driver::{Connection, DbError};
 use crate::error::Error;
 
 /// sysbench's event queue size under `--rate` (the ring holds one fewer).
@@ -74,7 +77,7 @@ pub(super) struct InFlight(pub(super) AtomicU64);
 
 pub(super) struct Shared {
     pub(super) opts: Options,
-    pub(super) test: Test,
+    pub(super) source: Source,
     pub(super) stop: Arc<AtomicBool>,
     pub(super) failed: AtomicBool,
     pub(super) fatal: Mutex<Option<Error>>,
@@ -144,6 +147,56 @@ impl Shared {
             if self.opts.percentile > 0 {
                 let _ = acc.hist.record((ns / 1000).max(1));
             }
+        }
+    }
+}
+
+/// What one worker runs: the statements of its events on its connection.
+pub trait Events: Send {
+    /// Prepares the worker's statements on `conn` (sysbench's `thread_init`).
+    fn prepare(&mut self, conn: &mut dyn Connection) -> Result<(), DbError>;
+    /// Runs one event.
+    fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort>;
+    /// The event ended (finished, failed or given up); `measured` when it began after the warm-up, so
+    /// that it counts.
+    fn end_event(&mut self, _measured: bool) {}
+    /// The end of the run for this worker (sysbench's `thread_done`).
+    fn done(&mut self, _x: &mut dyn Exec) -> Result<(), Abort> {
+        Ok(())
+    }
+}
+
+impl Events for Workload {
+    fn prepare(&mut self, conn: &mut dyn Connection) -> Result<(), DbError> {
+        Workload::prepare(self, conn)
+    }
+    #[inline]
+    fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
+        Workload::event(self, x)
+    }
+    fn done(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
+        Workload::done(self, x)
+    }
+}
+
+/// Makes worker `tid`'s events from its seed.
+pub type EventFactory = dyn Fn(usize, u64) -> Box<dyn Events> + Send + Sync;
+
+/// Where the workers' events come from.
+#[derive(Clone)]
+pub enum Source {
+    /// One of sysbench's tests.
+    Test(Test),
+    /// Another workload's events (thread-per-connection workers only).
+    Custom(Arc<EventFactory>),
+}
+
+impl Source {
+    /// The sysbench test, if it is one.
+    pub fn test(&self) -> Option<Test> {
+        match self {
+            Source::Test(t) => Some(*t),
+            Source::Custom(_) => None,
         }
     }
 }

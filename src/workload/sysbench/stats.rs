@@ -152,8 +152,8 @@ impl Interval {
 /// Everything a run measured.
 #[derive(Debug, Clone)]
 pub struct RunResult {
-    /// The test that ran.
-    pub test: Test,
+    /// The sysbench test that ran (none for another workload's events).
+    pub test: Option<Test>,
     /// Worker threads.
     pub threads: usize,
     /// Time from the start of the run to the report (sysbench's "total time").
@@ -181,6 +181,11 @@ pub struct RunResult {
 impl RunResult {
     /// A result with nothing measured yet.
     pub fn empty(test: Test, threads: usize) -> Self {
+        Self::empty_for(Some(test), threads)
+    }
+
+    /// An empty result of `test` (none for another workload's events).
+    pub fn empty_for(test: Option<Test>, threads: usize) -> Self {
         RunResult {
             test,
             threads,

@@ -1,0 +1,164 @@
+//! The per-statement sections of script workloads: for each statement the mean latency per side and,
+//! per candidate, the ratio to the baseline with its interval and verdict and a mark where the server's
+//! plan changed; the sentences above the table name every statement that got slower or faster or whose
+//! plan changed.
+
+use std::fmt::Write as _;
+
+use super::fmt;
+use super::model::CompareReport;
+use super::tables::{Cell, Table, Tone};
+use super::{html, markdown, terminal};
+use crate::stats::Verdict;
+use crate::workload::script::stored::{Section, short};
+
+fn cell(text: impl Into<String>, tone: Tone) -> Cell {
+    Cell { text: text.into(), tone }
+}
+
+/// The table of one section.
+pub fn table(s: &Section, id: &str) -> Table {
+    let mut header = vec!["#".to_string(), "statement".to_string(), "location".to_string()];
+    let mut numeric = vec![true, false, false];
+    for (i, side) in s.sides.iter().enumerate() {
+        header.push(format!("{side} mean ms"));
+        numeric.push(true);
+        if i > 0 {
+            header.push(format!("ratio {side}"));
+            header.push(format!("{} % CI", (s.confidence * 100.0).round()));
+            header.push("verdict".into());
+            header.push("plan".into());
+            numeric.extend([true, true, false, false]);
+        }
+    }
+    header.push("count".into());
+    numeric.push(true);
+    let mut t = Table {
+        id: id.to_string(),
+        title: s.title.clone(),
+        caption: Some(
+            "Mean latency per statement (the mean of each run's mean); ratio above 1: slower than the baseline. \
+             plan: 'changed' where the server's EXPLAIN shape (access type and index per table) differs from the baseline's."
+                .into(),
+        ),
+        header,
+        numeric,
+        rows: Vec::new(),
+        footnotes: Vec::new(),
+    };
+    for st in &s.statements {
+        let mut row = vec![
+            cell(st.number.to_string(), Tone::Plain),
+            cell(short(&st.text, 48), Tone::Plain),
+            cell(st.location.clone(), Tone::Muted),
+        ];
+        for (i, side) in st.sides.iter().enumerate() {
+            row.push(cell(fmt::opt_num(side.mean_ms), if i == 0 { Tone::Muted } else { Tone::Plain }));
+            if i == 0 {
+                continue;
+            }
+            let c = st.comparisons.iter().find(|c| c.side == i);
+            let tone = match c.and_then(|c| c.verdict) {
+                Some(Verdict::Slower) => Tone::Worse,
+                Some(Verdict::Faster) => Tone::Better,
+                _ => Tone::Plain,
+            };
+            row.push(cell(c.and_then(|c| c.ratio).map(fmt::ratio).unwrap_or_else(|| "—".into()), tone));
+            row.push(cell(
+                match c.map(|c| (c.ci_low, c.ci_high)) {
+                    Some((Some(lo), Some(hi))) => fmt::ci(lo, hi),
+                    _ => "—".into(),
+                },
+                Tone::Plain,
+            ));
+            let verdict = match c.and_then(|c| c.verdict) {
+                Some(Verdict::Slower) => "slower",
+                Some(Verdict::Faster) => "faster",
+                Some(_) => "no significant change",
+                None => "—",
+            };
+            if let Some(note) = c.and_then(|c| c.note.clone())
+                && !t.footnotes.contains(&note)
+            {
+                t.footnotes.push(note);
+            }
+            row.push(cell(verdict, tone));
+            let changed = c.is_some_and(|c| c.plan_changed);
+            row.push(cell(if changed { "changed" } else { "" }, if changed { Tone::Worse } else { Tone::Plain }));
+        }
+        let count: u64 = st.sides.iter().map(|x| x.count).sum();
+        row.push(cell(count.to_string(), Tone::Muted));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The plans that changed, one line each: statement, baseline's shape, candidate's shape.
+fn plan_lines(s: &Section) -> Vec<String> {
+    let mut out = Vec::new();
+    for st in &s.statements {
+        for c in st.comparisons.iter().filter(|c| c.plan_changed) {
+            out.push(format!(
+                "statement {} on {}: {} (on {}: {})",
+                st.number,
+                s.sides[c.side],
+                st.sides[c.side].plan.as_deref().unwrap_or("?"),
+                s.sides[0],
+                st.sides[0].plan.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    out
+}
+
+/// The sections as terminal text.
+pub fn write_terminal(out: &mut String, r: &CompareReport, color: bool) {
+    for (i, s) in r.statements.iter().enumerate() {
+        for l in s.sentences() {
+            let _ = writeln!(out, "{l}");
+        }
+        terminal::write_table(out, &table(s, &format!("statements-{i}")), color);
+        for l in plan_lines(s) {
+            let _ = writeln!(out, "plan changed: {l}");
+        }
+    }
+}
+
+/// The sections in markdown.
+pub fn write_markdown(out: &mut String, r: &CompareReport) {
+    for (i, s) in r.statements.iter().enumerate() {
+        let _ = writeln!(out, "## {}\n", s.title);
+        for l in s.sentences() {
+            let _ = writeln!(out, "- {l}");
+        }
+        out.push('\n');
+        markdown::write_table(out, &table(s, &format!("statements-{i}")));
+        for l in plan_lines(s) {
+            let _ = writeln!(out, "- plan changed: {l}");
+        }
+        out.push('\n');
+    }
+}
+
+/// The sections in HTML.
+pub fn write_html(out: &mut String, r: &CompareReport) {
+    for (i, s) in r.statements.iter().enumerate() {
+        let sentences = s.sentences();
+        if !sentences.is_empty() {
+            out.push_str("<ul class=\"summary\">\n");
+            for l in sentences {
+                let _ = writeln!(out, "<li>{}</li>", html::escape(&l));
+            }
+            out.push_str("</ul>\n");
+        }
+        html::write_table(out, &table(s, &format!("statements-{i}")), 2);
+        let plans = plan_lines(s);
+        if !plans.is_empty() {
+            out.push_str("<ul>\n");
+            for l in plans {
+                let _ = writeln!(out, "<li>plan changed: {}</li>", html::escape(&l));
+            }
+            out.push_str("</ul>\n");
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Running a script: each client (a worker of sysbench's loop, so limits, `--rate`, warm-up, intervals,
+//! reconnects and `--mysql-ignore-errors` work as for sysbench's tests) picks a transaction by weight,
+//! runs its steps, and times every statement. Per-statement figures are kept per client and added up
+//! at the end; an event that began in the warm-up does not count, as in sysbench.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::expr::{self, Value};
+use super::parse::{Script, Statement, Step};
+use super::random::Rng;
+use crate::driver::{Connection, DbError, Param, StmtId};
+use crate::error::Error;
+use crate::workload::sysbench::oltp::{Abort, Exec};
+use crate::workload::sysbench::runner::{EventFactory, Events};
+use crate::workload::sysbench::stats::new_histogram;
+
+/// What one client (or all of them, added up) measured per statement and per transaction.
+#[derive(Debug, Clone)]
+pub struct Figures {
+    /// Per statement (index = number − 1): latencies in µs of successful executions.
+    pub latency: Vec<Histogram<u64>>,
+    /// Per statement: executions that failed with an ignored error or a lost connection.
+    pub errors: Vec<u64>,
+    /// Per transaction: events that finished.
+    pub transactions: Vec<u64>,
+}
+
+impl Figures {
+    /// Empty figures for `script`.
+    pub fn new(script: &Script) -> Figures {
+        Figures {
+            latency: script.statements.iter().map(|_| new_histogram()).collect(),
+            errors: vec![0; script.statements.len()],
+            transactions: vec![0; script.transactions.len()],
+        }
+    }
+
+    /// Adds `o` into `self`.
+    pub fn add(&mut self, o: &Figures) {
+        for (a, b) in self.latency.iter_mut().zip(&o.latency) {
+            let _ = a.add(b);
+        }
+        for (a, b) in self.errors.iter_mut().zip(&o.errors) {
+            *a += b;
+        }
+        for (a, b) in self.transactions.iter_mut().zip(&o.transactions) {
+            *a += b;
+        }
+    }
+}
+
+/// The script's events for sysbench's loop, and the figures its clients keep.
+pub struct ScriptEvents {
+    script: Arc<Script>,
+    weights: Arc<Vec<u64>>,
+    clients: Vec<Arc<Mutex<Figures>>>,
+    stop: Arc<AtomicBool>,
+}
+
+/// The runner's source of events for `script` with `clients` clients (the run's threads), stopped early
+/// by `stop` in a `\sleep`.
+pub fn events(script: Arc<Script>, clients: usize, stop: Arc<AtomicBool>) -> ScriptEvents {
+    let mut total = 0u64;
+    let weights = script
+        .transactions
+        .iter()
+        .map(|t| {
+            total += u64::from(t.weight);
+            total
+        })
+        .collect();
+    let clients = (0..clients).map(|_| Arc::new(Mutex::new(Figures::new(&script)))).collect();
+    ScriptEvents { script, weights: Arc::new(weights), clients, stop }
+}
+
+impl ScriptEvents {
+    /// The factory sysbench's runner calls once per worker.
+    pub fn factory(&self) -> Arc<EventFactory> {
+        let (script, weights, clients, stop) =
+            (self.script.clone(), self.weights.clone(), self.clients.clone(), self.stop.clone());
+        Arc::new(move |tid: usize, seed: u64| -> Box<dyn Events> {
+            let mut vars = vec![Value::Int(0); script.vars.len()];
+            for (slot, v) in &script.defines {
+                vars[*slot] = *v;
+            }
+            vars[0] = Value::Int(tid as i64);
+            Box::new(Client {
+                script: script.clone(),
+                weights: weights.clone(),
+                figures: clients[tid % clients.len()].clone(),
+                stop: stop.clone(),
+                stmts: Vec::new(),
+                vars,
+                rng: Rng::seeded(seed),
+                text: Vec::new(),
+                retry: None,
+                done: None,
+                timings: Vec::new(),
+                failures: Vec::new(),
+            })
+        })
+    }
+
+    /// Every client's figures, added up.
+    pub fn figures(&self) -> Figures {
+        let mut all = Figures::new(&self.script);
+        for c in &self.clients {
+            all.add(&c.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+        all
+    }
+}
+
+/// One client's state.
+struct Client {
+    script: Arc<Script>,
+    weights: Arc<Vec<u64>>,
+    figures: Arc<Mutex<Figures>>,
+    stop: Arc<AtomicBool>,
+    stmts: Vec<StmtId>,
+    vars: Vec<Value>,
+    rng: Rng,
+    /// Double values as text, for the parameters of one statement.
+    text: Vec<String>,
+    /// The transaction to run again after an ignored error.
+    retry: Option<usize>,
+    /// The transaction that finished in this event.
+    done: Option<usize>,
+    /// (statement, µs) of this event's executions.
+    timings: Vec<(usize, u64)>,
+    /// Statements that failed in this event.
+    failures: Vec<usize>,
+}
+
+/// `file:line:col: what` for a step of the script.
+fn at(script: &Script, loc: super::parse::Loc, what: impl std::fmt::Display) -> Error {
+    Error::Other(format!("{}: {what}", script.at(loc)))
+}
+
+impl Client {
+    fn pick(&mut self) -> usize {
+        if let Some(t) = self.retry.take() {
+            return t;
+        }
+        let total = *self.weights.last().unwrap_or(&1);
+        let r = self.rng.below(total);
+        self.weights.iter().position(|w| r < *w).unwrap_or(0)
+    }
+
+    fn exec(&mut self, i: usize, x: &mut dyn Exec) -> Result<(), Abort> {
+        let st: &Statement = &self.script.statements[i];
+        self.text.clear();
+        for slot in &st.params {
+            if let Value::Double(d) = self.vars[*slot] {
+                self.text.push(d.to_string());
+            }
+        }
+        let mut doubles = self.text.iter();
+        let params: Vec<Param<'_>> = st
+            .params
+            .iter()
+            .map(|slot| match self.vars[*slot] {
+                Value::Int(v) => Param::Int(v),
+                Value::Double(_) => Param::Str(doubles.next().map(String::as_str).unwrap_or("0")),
+            })
+            .collect();
+        let t0 = Instant::now();
+        match x.exec(self.stmts[i], &params) {
+            Ok(()) => {
+                self.timings.push((i, (t0.elapsed().as_nanos() as u64 / 1000).max(1)));
+                Ok(())
+            }
+            Err(Abort::Fatal(e)) => {
+                Err(Abort::Fatal(at(&self.script, st.loc, format!("statement {}: {e}", st.number))))
+            }
+            Err(a) => {
+                self.failures.push(i);
+                Err(a)
+            }
+        }
+    }
+
+    fn sleep(&self, us: u64) {
+        let end = Instant::now() + Duration::from_micros(us);
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+        }
+    }
+}
+
+impl Events for Client {
+    fn prepare(&mut self, conn: &mut dyn Connection) -> Result<(), DbError> {
+        self.stmts = Vec::with_capacity(self.script.statements.len());
+        for st in &self.script.statements {
+            let id = conn
+                .prepare(&st.sql)
+                .map_err(|e| DbError { message: format!("{}: {}", self.script.at(st.loc), e.message), ..e })?;
+            self.stmts.push(id);
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
+        let t = self.pick();
+        let script = self.script.clone();
+        for step in &script.transactions[t].steps {
+            match step {
+                Step::Set { slot, expr, loc } => {
+                    let v =
+                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(&script, *loc, m)))?;
+                    self.vars[*slot] = v;
+                }
+                Step::Sleep { expr, unit_us, loc } => {
+                    let v =
+                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(&script, *loc, m)))?;
+                    let us = match v {
+                        Value::Int(i) if i >= 0 => i as u64 * unit_us,
+                        Value::Double(d) if d >= 0.0 => (d * *unit_us as f64) as u64,
+                        other => {
+                            return Err(Abort::Fatal(at(&script, *loc, format!("\\sleep {other}: not a duration"))));
+                        }
+                    };
+                    self.sleep(us);
+                }
+                Step::Sql(i) => {
+                    if let Err(a) = self.exec(*i, x) {
+                        if matches!(a, Abort::Restart) {
+                            self.retry = Some(t);
+                        }
+                        return Err(a);
+                    }
+                }
+            }
+        }
+        self.done = Some(t);
+        Ok(())
+    }
+
+    fn end_event(&mut self, measured: bool) {
+        if measured {
+            let mut f = self.figures.lock().unwrap_or_else(|p| p.into_inner());
+            for &(i, us) in &self.timings {
+                let _ = f.latency[i].record(us);
+            }
+            for &i in &self.failures {
+                f.errors[i] += 1;
+            }
+            if let Some(t) = self.done {
+                f.transactions[t] += 1;
+            }
+        }
+        self.timings.clear();
+        self.failures.clear();
+        self.done = None;
+    }
+}
+
+/// Runs the setup on `conn`: its `\set`s with a generator seeded by `seed`, its statements as text
+/// with the values in place. `log` gets one line per statement.
+pub fn setup(script: &Script, conn: &mut dyn Connection, seed: u64, log: &dyn Fn(&str)) -> Result<(), Error> {
+    let mut vars = vec![Value::Int(0); script.vars.len()];
+    for (slot, v) in &script.defines {
+        vars[*slot] = *v;
+    }
+    let mut rng = Rng::seeded(seed);
+    for step in &script.setup_steps {
+        match step {
+            Step::Set { slot, expr, loc } => {
+                vars[*slot] = expr::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
+            }
+            Step::Sleep { .. } => {}
+            Step::Sql(i) => {
+                let st = &script.setup[*i];
+                let started = Instant::now();
+                conn.query(&st.with_values(&vars))
+                    .map_err(|e| at(script, st.loc, format!("the setup statement failed: {e}")))?;
+                log(&format!(
+                    "setup {}:{}: done in {:.1} s",
+                    script.file,
+                    st.loc.line,
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One value of every variable as a transaction's `\set`s draw them (the first time, from `seed`),
+/// for the statements of that transaction: what `EXPLAIN` is given.
+pub fn sample_values(script: &Script, transaction: usize, seed: u64) -> Result<Vec<Value>, Error> {
+    let mut vars = vec![Value::Int(0); script.vars.len()];
+    for (slot, v) in &script.defines {
+        vars[*slot] = *v;
+    }
+    let mut rng = Rng::seeded(seed);
+    for step in &script.transactions[transaction].steps {
+        if let Step::Set { slot, expr, loc } = step {
+            vars[*slot] = expr::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
+        }
+    }
+    Ok(vars)
+}
