@@ -384,11 +384,16 @@ pub fn eval(e: &Expr, vars: &[Value], rng: &mut dyn Draw) -> Result<Value, Strin
                 }
             }
         }
-        Expr::Call(f, args) => {
-            let mut v = Vec::with_capacity(args.len());
-            for a in args {
-                v.push(eval(a, vars, rng)?);
+        Expr::Call(f, args) if args.len() <= 4 => {
+            // No allocation for the usual calls (random's two or three arguments): this runs per event.
+            let mut v = [Value::Int(0); 4];
+            for (slot, a) in v.iter_mut().zip(args) {
+                *slot = eval(a, vars, rng)?;
             }
+            call(*f, &v[..args.len()], rng)?
+        }
+        Expr::Call(f, args) => {
+            let v = args.iter().map(|a| eval(a, vars, rng)).collect::<Result<Vec<_>, _>>()?;
             call(*f, &v, rng)?
         }
     })

@@ -91,7 +91,8 @@ impl ScriptEvents {
             Box::new(Client {
                 script: script.clone(),
                 weights: weights.clone(),
-                figures: clients[tid % clients.len()].clone(),
+                shared: clients[tid % clients.len()].clone(),
+                figures: Figures::new(&script),
                 stop: stop.clone(),
                 stmts: Vec::new(),
                 vars,
@@ -105,7 +106,8 @@ impl ScriptEvents {
         })
     }
 
-    /// Every client's figures, added up.
+    /// Every client's figures, added up (complete once the run has returned: each client adds its own
+    /// when its worker ends).
     pub fn figures(&self) -> Figures {
         let mut all = Figures::new(&self.script);
         for c in &self.clients {
@@ -119,7 +121,10 @@ impl ScriptEvents {
 struct Client {
     script: Arc<Script>,
     weights: Arc<Vec<u64>>,
-    figures: Arc<Mutex<Figures>>,
+    /// Where this client's figures go when it ends.
+    shared: Arc<Mutex<Figures>>,
+    /// This client's figures.
+    figures: Figures,
     stop: Arc<AtomicBool>,
     stmts: Vec<StmtId>,
     vars: Vec<Value>,
@@ -141,6 +146,9 @@ fn at(script: &Script, loc: super::parse::Loc, what: impl std::fmt::Display) -> 
     Error::Other(format!("{}: {what}", script.at(loc)))
 }
 
+/// Most parameters a statement binds without an allocation.
+const INLINE_PARAMS: usize = 8;
+
 impl Client {
     fn pick(&mut self) -> usize {
         if let Some(t) = self.retry.take() {
@@ -150,50 +158,40 @@ impl Client {
         let r = self.rng.below(total);
         self.weights.iter().position(|w| r < *w).unwrap_or(0)
     }
+}
 
-    fn exec(&mut self, i: usize, x: &mut dyn Exec) -> Result<(), Abort> {
-        let st: &Statement = &self.script.statements[i];
-        self.text.clear();
+/// Executes statement `i` with the client's variables, timing it.
+fn exec(st: &Statement, id: StmtId, vars: &[Value], text: &mut Vec<String>, x: &mut dyn Exec) -> Result<u64, Abort> {
+    fn param<'a>(v: Value, doubles: &mut std::slice::Iter<'a, String>) -> Param<'a> {
+        match v {
+            Value::Int(i) => Param::Int(i),
+            Value::Double(_) => Param::Str(doubles.next().map(String::as_str).unwrap_or("0")),
+        }
+    }
+    let ints = st.params.iter().all(|s| matches!(vars[*s], Value::Int(_)));
+    if !ints {
+        text.clear();
         for slot in &st.params {
-            if let Value::Double(d) = self.vars[*slot] {
-                self.text.push(d.to_string());
-            }
-        }
-        let mut doubles = self.text.iter();
-        let params: Vec<Param<'_>> = st
-            .params
-            .iter()
-            .map(|slot| match self.vars[*slot] {
-                Value::Int(v) => Param::Int(v),
-                Value::Double(_) => Param::Str(doubles.next().map(String::as_str).unwrap_or("0")),
-            })
-            .collect();
-        let t0 = Instant::now();
-        match x.exec(self.stmts[i], &params) {
-            Ok(()) => {
-                self.timings.push((i, (t0.elapsed().as_nanos() as u64 / 1000).max(1)));
-                Ok(())
-            }
-            Err(Abort::Fatal(e)) => {
-                Err(Abort::Fatal(at(&self.script, st.loc, format!("statement {}: {e}", st.number))))
-            }
-            Err(a) => {
-                self.failures.push(i);
-                Err(a)
+            if let Value::Double(d) = vars[*slot] {
+                text.push(d.to_string());
             }
         }
     }
-
-    fn sleep(&self, us: u64) {
-        let end = Instant::now() + Duration::from_micros(us);
-        while !self.stop.load(Ordering::Relaxed) {
-            let now = Instant::now();
-            if now >= end {
-                break;
-            }
-            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    let mut doubles = text.iter();
+    let t0;
+    if st.params.len() <= INLINE_PARAMS {
+        let mut inline = [Param::Int(0); INLINE_PARAMS];
+        for (p, slot) in inline.iter_mut().zip(&st.params) {
+            *p = param(vars[*slot], &mut doubles);
         }
+        t0 = Instant::now();
+        x.exec(id, &inline[..st.params.len()])?;
+    } else {
+        let params: Vec<Param<'_>> = st.params.iter().map(|s| param(vars[*s], &mut doubles)).collect();
+        t0 = Instant::now();
+        x.exec(id, &params)?;
     }
+    Ok((t0.elapsed().as_nanos() as u64 / 1000).max(1))
 }
 
 impl Events for Client {
@@ -210,32 +208,45 @@ impl Events for Client {
 
     fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         let t = self.pick();
-        let script = self.script.clone();
+        let script = &*self.script;
         for step in &script.transactions[t].steps {
             match step {
                 Step::Set { slot, expr, loc } => {
                     let v =
-                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(&script, *loc, m)))?;
+                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     self.vars[*slot] = v;
                 }
                 Step::Sleep { expr, unit_us, loc } => {
                     let v =
-                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(&script, *loc, m)))?;
+                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     let us = match v {
                         Value::Int(i) if i >= 0 => i as u64 * unit_us,
                         Value::Double(d) if d >= 0.0 => (d * *unit_us as f64) as u64,
                         other => {
-                            return Err(Abort::Fatal(at(&script, *loc, format!("\\sleep {other}: not a duration"))));
+                            return Err(Abort::Fatal(at(script, *loc, format!("\\sleep {other}: not a duration"))));
                         }
                     };
-                    self.sleep(us);
+                    let end = Instant::now() + Duration::from_micros(us);
+                    while !self.stop.load(Ordering::Relaxed) && Instant::now() < end {
+                        std::thread::sleep(
+                            end.saturating_duration_since(Instant::now()).min(Duration::from_millis(50)),
+                        );
+                    }
                 }
                 Step::Sql(i) => {
-                    if let Err(a) = self.exec(*i, x) {
-                        if matches!(a, Abort::Restart) {
-                            self.retry = Some(t);
+                    let st = &script.statements[*i];
+                    match exec(st, self.stmts[*i], &self.vars, &mut self.text, x) {
+                        Ok(us) => self.timings.push((*i, us)),
+                        Err(Abort::Fatal(e)) => {
+                            return Err(Abort::Fatal(at(script, st.loc, format!("statement {}: {e}", st.number))));
                         }
-                        return Err(a);
+                        Err(a) => {
+                            self.failures.push(*i);
+                            if matches!(a, Abort::Restart) {
+                                self.retry = Some(t);
+                            }
+                            return Err(a);
+                        }
                     }
                 }
             }
@@ -246,7 +257,7 @@ impl Events for Client {
 
     fn end_event(&mut self, measured: bool) {
         if measured {
-            let mut f = self.figures.lock().unwrap_or_else(|p| p.into_inner());
+            let f = &mut self.figures;
             for &(i, us) in &self.timings {
                 let _ = f.latency[i].record(us);
             }
@@ -260,6 +271,13 @@ impl Events for Client {
         self.timings.clear();
         self.failures.clear();
         self.done = None;
+    }
+}
+
+impl Drop for Client {
+    /// The client's figures join the run's when its worker ends (no lock per event).
+    fn drop(&mut self) {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner()).add(&self.figures);
     }
 }
 
