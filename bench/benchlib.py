@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 CLK = os.sysconf("SC_CLK_TCK")
 
@@ -52,3 +53,18 @@ class Server:
     def stop(self):
         subprocess.run([self.versus, "server", "stop", "--all"], env=self.env, capture_output=True)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def run_client(cmd):
+    """Runs cmd; returns (wall seconds, client CPU seconds from wait4, its output)."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    if code != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{text[-3000:]}")
+    return wall, ru.ru_utime + ru.ru_stime, text

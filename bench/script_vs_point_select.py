@@ -17,26 +17,9 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import tempfile
-import time
 
-from benchlib import Server
-
-
-def run_client(cmd):
-    """Runs cmd; returns (wall seconds, client CPU seconds, output)."""
-    with tempfile.TemporaryFile() as out:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
-        code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    if code != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{text[-3000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, text
+from benchlib import Server, run_client
 
 
 def transactions(text):

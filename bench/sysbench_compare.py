@@ -15,27 +15,10 @@ the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 
-from benchlib import Server
-
-
-def run_client(cmd):
-    """Runs cmd; returns (wall seconds, client CPU seconds, stdout)."""
-    with tempfile.TemporaryFile() as out:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}):\n{text[-3000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, text
+from benchlib import Server, run_client
 
 
 def tps_of(text):

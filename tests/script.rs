@@ -49,22 +49,6 @@ fn run_options(s: &common::TestServer, extra: &[&str]) -> options::Options {
     o
 }
 
-/// Pearson's chi-square of `counts` against `probs` and its critical value at 1 % (Wilson–Hilferty).
-fn chi_square(counts: &[u64], probs: &[f64]) -> (f64, f64) {
-    let total: u64 = counts.iter().sum();
-    let x: f64 = counts
-        .iter()
-        .zip(probs)
-        .map(|(&c, &p)| {
-            let e = p * total as f64;
-            (c as f64 - e).powi(2) / e
-        })
-        .sum();
-    let k = (counts.len() - 1) as f64;
-    let critical = k * (1.0 - 2.0 / (9.0 * k) + 2.326 * (2.0 / (9.0 * k)).sqrt()).powi(3);
-    (x, critical)
-}
-
 const DRAWS: &str = r#"-- @setup
 CREATE TABLE draws (id BIGINT AUTO_INCREMENT PRIMARY KEY, kind INT NOT NULL, v INT NOT NULL);
 -- @transaction gaussian
@@ -131,11 +115,11 @@ fn weights_distributions_and_per_statement_counts() {
             assert!((1..=20).contains(&v), "{name}: {v} is out of range");
             counts[(v - 1) as usize] = n;
         }
-        let (x, critical) = chi_square(&counts, &random::probabilities(name, 1, 20, p));
+        let (x, critical) = random::chi_square(&counts, &random::probabilities(name, 1, 20, p));
         assert!(x < critical, "{name}: chi-square {x:.1} ≥ {critical:.1} at 1 %: {counts:?}");
         // The check can fail: the uniform draws are not Gaussian.
         if name == "uniform" {
-            let (x, critical) = chi_square(&counts, &random::probabilities("gaussian", 1, 20, 2.5));
+            let (x, critical) = random::chi_square(&counts, &random::probabilities("gaussian", 1, 20, 2.5));
             assert!(x > critical, "the uniform draws do not pass as Gaussian");
         }
     }

@@ -122,26 +122,28 @@ pub fn probabilities(f: &str, lb: i64, ub: i64, p: f64) -> Vec<f64> {
     }
 }
 
+/// Pearson's chi-square statistic of `counts` against the probabilities `probs`, and its critical value
+/// at 1 % for `counts.len() − 1` degrees of freedom (the Wilson–Hilferty approximation): a sample of
+/// the distribution stays below it 99 % of the time.
+pub fn chi_square(counts: &[u64], probs: &[f64]) -> (f64, f64) {
+    let total: u64 = counts.iter().sum();
+    let x: f64 = counts
+        .iter()
+        .zip(probs)
+        .map(|(&c, &p)| {
+            let e = p * total as f64;
+            (c as f64 - e).powi(2) / e
+        })
+        .sum();
+    let k = (counts.len() - 1) as f64;
+    let z = 2.326; // the 99th percentile of the standard normal
+    let critical = k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3);
+    (x, critical)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Pearson's chi-square of `counts` against `probs`, and its 1 % critical value (Wilson–Hilferty).
-    fn chi_square(counts: &[u64], probs: &[f64]) -> (f64, f64) {
-        let total: u64 = counts.iter().sum();
-        let x: f64 = counts
-            .iter()
-            .zip(probs)
-            .map(|(&c, &p)| {
-                let e = p * total as f64;
-                (c as f64 - e).powi(2) / e
-            })
-            .sum();
-        let k = (counts.len() - 1) as f64;
-        let z = 2.326; // the 99th percentile of the standard normal
-        let critical = k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3);
-        (x, critical)
-    }
 
     #[test]
     fn the_draws_follow_pgbench_s_distributions() {
