@@ -300,6 +300,9 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
         let words: Vec<&str> = cmd.iter().filter_map(|w| w.as_str()).collect();
         println!("command: versus sysbench {}", words.join(" "));
     }
+    if let Some(cmd) = d.command.as_ref().and_then(|c| c.pointer("/script/command")).and_then(|c| c.as_str()) {
+        println!("command: {cmd}");
+    }
     if let Some(e) = &r.error {
         println!("error: {e}");
     }
@@ -320,6 +323,9 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
                 .map(|h| crate::store::decode_histogram(&h.data))
                 .transpose()?;
             print!("{}", crate::workload::sysbench::report::stored_final_report(s, hist.as_ref()));
+            if let Some(statements) = crate::workload::script::stored::run_report(&d) {
+                print!("\n{statements}");
+            }
         }
         None => println!("(no final figures: the run did not finish)"),
     }

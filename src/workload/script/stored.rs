@@ -161,11 +161,17 @@ pub fn short(text: &str, n: usize) -> String {
 
 /// The script of a stored run, parsed from the text stored with its cell.
 fn script_of(r: &StoredRun<'_>) -> Option<Script> {
-    let file = r.option("script")?.as_str()?;
-    let text = r.option("text")?.as_str()?;
+    stored_script(r.detail)
+}
+
+/// The script of a stored run (from the text stored with its cell), if it is a script run.
+pub fn stored_script(d: &crate::store::RunDetail) -> Option<Script> {
+    let options = &d.run.cell.workload_options;
+    let file = options.get("script")?.as_str()?;
+    let text = options.get("text")?.as_str()?;
     let mut defines = Vec::new();
-    if let Some(d) = r.option("define").and_then(|d| d.as_object()) {
-        for (k, v) in d {
+    if let Some(map) = options.get("define").and_then(|d| d.as_object()) {
+        for (k, v) in map {
             let value = match (v.as_i64(), v.as_f64()) {
                 (Some(i), _) => super::expr::Value::Int(i),
                 (None, Some(f)) => super::expr::Value::Double(f),
@@ -175,6 +181,25 @@ fn script_of(r: &StoredRun<'_>) -> Option<Script> {
         }
     }
     parse::parse(file, text, &defines).ok()
+}
+
+/// The per-statement figures of one stored script run, as `versus script` prints them after a run.
+pub fn run_report(d: &crate::store::RunDetail) -> Option<String> {
+    let script = stored_script(d)?;
+    let mut f = super::run::Figures::new(&script);
+    for (i, st) in script.statements.iter().enumerate() {
+        let kind = histogram_kind(st.number);
+        if let Some(h) = d.histograms.iter().find(|h| h.kind == kind && h.t_s.is_none()) {
+            f.latency[i] = crate::store::decode_histogram(&h.data).ok()?;
+        }
+        let status = |name: &str| d.status_deltas.iter().find(|(k, _)| k == name).map(|(_, v)| (*v).max(0) as u64);
+        f.errors[i] = status(&errors_key(st.number)).unwrap_or(0);
+    }
+    for (t, count) in f.transactions.iter_mut().enumerate() {
+        *count = d.status_deltas.iter().find(|(k, _)| *k == transaction_key(t + 1)).map_or(0, |(_, v)| (*v).max(0) as u64);
+    }
+    let seconds = d.run.summary.as_ref().map_or(0.0, |s| s.duration_s);
+    Some(super::statements_report(&script, &f, seconds))
 }
 
 /// The figures of statement `n` in one run: (count, mean µs, the histogram).
