@@ -16,6 +16,7 @@ Needs: a release build of versus and the distribution's MariaDB. Nothing is left
 import argparse
 import os
 import re
+import shutil
 import statistics
 import tempfile
 
@@ -38,12 +39,12 @@ def main():
     a = ap.parse_args()
 
     srv = Server(a.versus, ["innodb_buffer_pool_size=512M", "innodb_flush_log_at_trx_commit=2", "max_connections=200"])
+    work = tempfile.mkdtemp(prefix="vs-bench-script-", dir="/tmp")
     try:
         conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest",
                 "--mysql-password=sbpass", "--mysql-db=sbtest"]
         run_client([a.versus, "sysbench", "oltp_point_select", "--tables=1", f"--table-size={a.table_size}",
                     *conn, "prepare"])
-        work = tempfile.mkdtemp(prefix="vs-bench-script-", dir="/tmp")
         script = os.path.join(work, "point_select.sql")
         with open(script, "w") as f:
             f.write(f"\\set id random(1, {a.table_size})\nSELECT c FROM sbtest1 WHERE id=:id;\n")
@@ -78,6 +79,7 @@ def main():
                 f.write("\n" + table + "\n")
     finally:
         srv.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -270,6 +270,18 @@ script = "or.sql"
         .unwrap();
     assert!(out.status.success(), "{}", common::output_text(&out));
     let store = Store::open(dir.path().join("results.db")).unwrap();
+    // The plans are stored once per target (cell), by its first repetition.
+    let exp_id = store.latest_experiment_named("script-versions").unwrap().unwrap().id;
+    let with_plans: Vec<(String, u32)> = store
+        .runs(exp_id)
+        .unwrap()
+        .iter()
+        .map(|row| store.run(row.id).unwrap().unwrap())
+        .filter(|d| d.command.as_ref().and_then(|c| c.get("plans")).is_some_and(|p| p.is_array()))
+        .map(|d| (d.run.cell.target.clone(), d.run.repetition))
+        .collect();
+    assert_eq!(with_plans.len(), 2, "{with_plans:?}");
+    assert!(with_plans.iter().all(|(_, rep)| *rep == 1), "{with_plans:?}");
     let r = report::build_report(&store, &Selection { metric: Metric::Tps, ..Selection::default() }).unwrap();
     assert_eq!(r.statements.len(), 1, "one script section");
     let sec = &r.statements[0];
@@ -297,4 +309,151 @@ script = "or.sql"
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// Stores a script experiment of two targets without a server (the figures are made up, the store and
+/// the reports are real): three repetitions each; statement 1 costs the same on both, statement 2 is
+/// ten times slower on "11.8" and its plan's shape differs.
+fn synthetic_script_store(path: &Path) -> Store {
+    use versus::store::{NewCell, NewExperiment, NewRun, RunResult, StartRun, StoredHistogram, Summary};
+    let mut store = Store::open(path).unwrap();
+    let cells: Vec<NewCell> = ["10.11", "11.8"]
+        .iter()
+        .map(|t| NewCell {
+            key: format!("target={t};workload=or.sql;threads=2"),
+            target: t.to_string(),
+            build: Some(t.to_string()),
+            config: Some("default".into()),
+            workload: "or.sql".into(),
+            threads: 2,
+            workload_options: serde_json::json!({ "script": "or.sql", "text": OR_SCRIPT }),
+        })
+        .collect();
+    let runs = (1..=3).flat_map(|rep| (0..2).map(move |cell| NewRun { cell, repetition: rep })).collect();
+    let id = store
+        .create_experiment(&NewExperiment {
+            name: "script-synthetic".into(),
+            file: None,
+            definition: "name = \"script-synthetic\"\n".into(),
+            seed: 1,
+            host: Default::default(),
+            cells,
+            runs,
+        })
+        .unwrap();
+    let plan = |access: &str, key: Option<&str>| {
+        let mut table = serde_json::json!({ "table_name": "t", "access_type": access });
+        if let Some(k) = key {
+            table["key"] = k.into();
+        }
+        serde_json::json!({ "query_block": { "table": table } })
+    };
+    for row in store.runs(id).unwrap() {
+        let slow = row.cell.target == "11.8";
+        let rep = f64::from(row.repetition);
+        let command = if row.repetition == 1 {
+            let either = if slow { plan("ALL", None) } else { plan("index_merge", Some("ka")) };
+            serde_json::json!({ "plans": [
+                { "statement": 1, "plan": plan("const", Some("PRIMARY")) },
+                { "statement": 2, "plan": either },
+            ] })
+        } else {
+            serde_json::json!({})
+        };
+        store.start_run(row.id, &StartRun { server_version: format!("{}-MariaDB", row.cell.target), command }).unwrap();
+        // Per statement: 100 executions around a mean that moves a little with the repetition.
+        let means =
+            [100.0 + 2.0 * (rep - 2.0), if slow { 2000.0 + 40.0 * (rep - 2.0) } else { 200.0 - 3.0 * (rep - 2.0) }];
+        let mut histograms = Vec::new();
+        for (i, mean) in means.iter().enumerate() {
+            let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+            for q in 0..100u64 {
+                h.record((mean * (0.5 + q as f64 / 99.0)) as u64).unwrap();
+            }
+            histograms.push(StoredHistogram {
+                kind: versus::workload::script::stored::histogram_kind(i + 1),
+                t_s: None,
+                data: versus::store::encode_histogram(&h).unwrap(),
+            });
+        }
+        let status_deltas = vec![
+            (versus::workload::script::stored::errors_key(1), 0),
+            (versus::workload::script::stored::errors_key(2), if slow { 1 } else { 0 }),
+            (versus::workload::script::stored::transaction_key(1), 100),
+            (versus::workload::script::stored::transaction_key(2), 100),
+        ];
+        let summary = Summary {
+            events: 200,
+            tps: if slow { 20.0 } else { 60.0 } + rep,
+            qps: 40.0,
+            duration_s: 10.0,
+            ..Summary::default()
+        };
+        let result = RunResult { summary, histograms, status_deltas, ..RunResult::default() };
+        store.finish_run(row.id, &result).unwrap();
+    }
+    store
+}
+
+/// The per-statement section in every format (snapshots), with the same numbers in each: statement 2
+/// is slower on 11.8 with its changed plan flagged, statement 1 is not called a change.
+#[test]
+fn statement_tables_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = synthetic_script_store(&dir.path().join("results.db"));
+    let r = report::build_report(&store, &Selection { metric: Metric::Tps, ..Selection::default() }).unwrap();
+    assert_eq!(r.statements.len(), 1);
+    let sec = &r.statements[0];
+    let slow = &sec.statements[1].comparisons[0];
+    assert_eq!(slow.verdict, Some(Verdict::Slower), "{slow:?}");
+    assert!(slow.plan_changed);
+    let ratio = slow.ratio.unwrap();
+    assert!((ratio - 10.0).abs() < 0.5, "{ratio}");
+    assert_ne!(sec.statements[0].comparisons[0].verdict, Some(Verdict::Slower));
+    assert!(!sec.statements[0].comparisons[0].plan_changed);
+
+    let mut terminal = String::new();
+    report::statements::write_terminal(&mut terminal, &r, false);
+    insta::assert_snapshot!("statements_terminal", terminal);
+    let mut md = String::new();
+    report::statements::write_markdown(&mut md, &r);
+    insta::assert_snapshot!("statements_markdown", md);
+    let mut html = String::new();
+    report::statements::write_html(&mut html, &r);
+    insta::assert_snapshot!("statements_html", html);
+    let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
+    insta::assert_snapshot!("statements_json", serde_json::to_string_pretty(&json["statements"]).unwrap());
+    let csv = report::render(&r, Format::Csv).unwrap();
+    let statement_rows: Vec<&str> = csv.lines().filter(|l| l.contains(",statement ")).collect();
+    insta::assert_snapshot!("statements_csv", statement_rows.join("\n"));
+
+    // The same ratio, interval and verdict in every format.
+    let (lo, hi) = (slow.ci_low.unwrap(), slow.ci_high.unwrap());
+    let csv_row = statement_rows.iter().find(|l| l.contains("statement 2 latency") && l.contains(",11.8,")).unwrap();
+    let fields: Vec<&str> = csv_row.split(',').collect();
+    assert_eq!(fields[13].parse::<f64>().unwrap(), ratio, "{csv_row}");
+    assert_eq!(fields[14].parse::<f64>().unwrap(), lo, "{csv_row}");
+    assert_eq!(fields[15].parse::<f64>().unwrap(), hi, "{csv_row}");
+    assert_eq!(fields[19], "slower", "{csv_row}");
+    assert!(csv_row.contains("plan changed: t:index_merge:ka -> t:ALL:-"), "{csv_row}");
+    assert_eq!(json["statements"][0]["statements"][1]["comparisons"][0]["ratio"].as_f64(), Some(ratio));
+    // `versus show` of a stored script run prints its per-statement figures (pgbench -r's table).
+    let exp = store.latest_experiment_named("script-synthetic").unwrap().unwrap();
+    let run_id = store.runs(exp.id).unwrap().iter().find(|r| r.cell.target == "11.8").unwrap().id;
+    let db = dir.path().join("results.db").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_versus"))
+        .args(["show", &run_id.to_string(), "--db", &db])
+        .env("VERSUS_HOME", dir.path())
+        .output()
+        .unwrap();
+    let text = common::output_text(&out);
+    assert!(out.status.success(), "{text}");
+    let row = text.lines().find(|l| l.contains("or.sql:11")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.split_whitespace().any(|w| w == "100"), "100 executions: {row}");
+    let shown = format!("{ratio:.2}");
+    for text in [&terminal, &md, &html] {
+        let line = text.lines().find(|l| l.contains("statement 2 of or.sql")).unwrap_or_else(|| panic!("{text}"));
+        assert!(line.contains(&format!("{shown}× slower on 11.8")), "{line}");
+        assert!(line.contains("plan changed"), "{line}");
+    }
 }

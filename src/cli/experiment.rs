@@ -296,11 +296,7 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
     if let Some(v) = &r.server_version {
         println!("server: {v}");
     }
-    if let Some(cmd) = d.command.as_ref().and_then(|c| c.get("sysbench")).and_then(|c| c.as_array()) {
-        let words: Vec<&str> = cmd.iter().filter_map(|w| w.as_str()).collect();
-        println!("command: versus sysbench {}", words.join(" "));
-    }
-    if let Some(cmd) = d.command.as_ref().and_then(|c| c.pointer("/script/command")).and_then(|c| c.as_str()) {
+    if let Some(cmd) = crate::workload::registry::stored_command(&d) {
         println!("command: {cmd}");
     }
     if let Some(e) = &r.error {
@@ -323,8 +319,8 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
                 .map(|h| crate::store::decode_histogram(&h.data))
                 .transpose()?;
             print!("{}", crate::workload::sysbench::report::stored_final_report(s, hist.as_ref()));
-            if let Some(statements) = crate::workload::script::stored::run_report(&d) {
-                print!("\n{statements}");
+            for figures in crate::workload::registry::stored_figures(&d) {
+                print!("\n{figures}");
             }
         }
         None => println!("(no final figures: the run did not finish)"),

@@ -1,6 +1,6 @@
 //! The per-statement sections of script workloads: for each statement the mean latency per side and,
 //! per candidate, the ratio to the baseline with its interval and verdict and a mark where the server's
-//! plan changed; the sentences above the table name every statement that got slower or faster or whose
+//! plan changed; the sentences below the table name every statement that got slower or faster or whose
 //! plan changed.
 
 use std::fmt::Write as _;
@@ -114,10 +114,10 @@ fn plan_lines(s: &Section) -> Vec<String> {
 /// The sections as terminal text.
 pub fn write_terminal(out: &mut String, r: &CompareReport, color: bool) {
     for (i, s) in r.statements.iter().enumerate() {
+        terminal::write_table(out, &table(s, &format!("statements-{i}")), color);
         for l in s.sentences() {
             let _ = writeln!(out, "{l}");
         }
-        terminal::write_table(out, &table(s, &format!("statements-{i}")), color);
         for l in plan_lines(s) {
             let _ = writeln!(out, "plan changed: {l}");
         }
@@ -127,12 +127,10 @@ pub fn write_terminal(out: &mut String, r: &CompareReport, color: bool) {
 /// The sections in markdown.
 pub fn write_markdown(out: &mut String, r: &CompareReport) {
     for (i, s) in r.statements.iter().enumerate() {
-        let _ = writeln!(out, "## {}\n", s.title);
+        markdown::write_table(out, &table(s, &format!("statements-{i}")));
         for l in s.sentences() {
             let _ = writeln!(out, "- {l}");
         }
-        out.push('\n');
-        markdown::write_table(out, &table(s, &format!("statements-{i}")));
         for l in plan_lines(s) {
             let _ = writeln!(out, "- plan changed: {l}");
         }
@@ -143,6 +141,7 @@ pub fn write_markdown(out: &mut String, r: &CompareReport) {
 /// The sections in HTML.
 pub fn write_html(out: &mut String, r: &CompareReport) {
     for (i, s) in r.statements.iter().enumerate() {
+        html::write_table(out, &table(s, &format!("statements-{i}")), 2);
         let sentences = s.sentences();
         if !sentences.is_empty() {
             out.push_str("<ul class=\"summary\">\n");
@@ -151,7 +150,6 @@ pub fn write_html(out: &mut String, r: &CompareReport) {
             }
             out.push_str("</ul>\n");
         }
-        html::write_table(out, &table(s, &format!("statements-{i}")), 2);
         let plans = plan_lines(s);
         if !plans.is_empty() {
             out.push_str("<ul>\n");

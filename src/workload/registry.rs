@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Sections, StoredRuns, Workload, WorkloadDef};
+use crate::store::RunDetail;
 
 /// A kind of workload: recognises its `[[workloads]]` entries, turns them into [`Workload`]s, and
 /// makes its own sections of `versus compare` and `versus report` from stored runs.
@@ -25,6 +26,17 @@ pub trait Kind: Sync {
 
     /// Adds this kind's report sections for the selected runs (the default adds none).
     fn sections(&self, _runs: &StoredRuns<'_>, _out: &mut Sections) {}
+
+    /// The command line `versus show` prints for a stored run, when the run is of this kind and
+    /// stored its command (the default: none).
+    fn stored_command(&self, _run: &RunDetail) -> Option<String> {
+        None
+    }
+
+    /// What `versus show` prints after a stored run's final figures (the default: nothing).
+    fn stored_figures(&self, _run: &RunDetail) -> Option<String> {
+        None
+    }
 }
 
 /// Every kind, in the order they are tried. Adding a workload is one module and one line here.
@@ -76,4 +88,14 @@ pub fn sections(runs: &StoredRuns<'_>) -> Sections {
         k.sections(runs, &mut out);
     }
     out
+}
+
+/// The command line of a stored run, as the first kind that knows it renders it.
+pub fn stored_command(run: &RunDetail) -> Option<String> {
+    KINDS.iter().find_map(|k| k.stored_command(run))
+}
+
+/// The figures of a stored run beyond the final report, from every kind that has some.
+pub fn stored_figures(run: &RunDetail) -> Vec<String> {
+    KINDS.iter().filter_map(|k| k.stored_figures(run)).collect()
 }

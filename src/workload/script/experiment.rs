@@ -72,6 +72,14 @@ impl Kind for ScriptKind {
     fn sections(&self, runs: &StoredRuns<'_>, out: &mut Sections) {
         out.statements = super::stored::sections(runs);
     }
+
+    fn stored_command(&self, run: &store::RunDetail) -> Option<String> {
+        run.command.as_ref()?.pointer("/script/command")?.as_str().map(str::to_string)
+    }
+
+    fn stored_figures(&self, run: &store::RunDetail) -> Option<String> {
+        super::stored::run_report(run)
+    }
 }
 
 /// The normalised option name (`ignore-errors` → `mysql_ignore_errors`).
@@ -275,7 +283,10 @@ impl Workload for ScriptWorkload {
             Ok(o) => o,
             Err(e) => return RunOutcome::Failed { error: e.to_string(), intervals: Vec::new() },
         };
-        let plans = self.plans(ctx.server, o.rand.seed);
+        // Plans are a property of the target (build, config, data), not of the run: the first repetition
+        // of each cell stores them, the comparison reads the first run that has them.
+        let plans =
+            if settings.repetition <= 1 { self.plans(ctx.server, o.rand.seed) } else { serde_json::Value::Null };
         let command = serde_json::json!({
             "script": { "file": self.path.display().to_string(), "options": o, "command": super::command_line(&self.path, &o) },
             "plans": plans,

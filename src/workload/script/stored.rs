@@ -196,7 +196,8 @@ pub fn run_report(d: &crate::store::RunDetail) -> Option<String> {
         f.errors[i] = status(&errors_key(st.number)).unwrap_or(0);
     }
     for (t, count) in f.transactions.iter_mut().enumerate() {
-        *count = d.status_deltas.iter().find(|(k, _)| *k == transaction_key(t + 1)).map_or(0, |(_, v)| (*v).max(0) as u64);
+        *count =
+            d.status_deltas.iter().find(|(k, _)| *k == transaction_key(t + 1)).map_or(0, |(_, v)| (*v).max(0) as u64);
     }
     let seconds = d.run.summary.as_ref().map_or(0.0, |s| s.duration_s);
     Some(super::statements_report(&script, &f, seconds))

@@ -43,6 +43,12 @@ impl Kind for SysbenchKind {
     fn plan(&self, def: &WorkloadDef, _base_dir: &Path) -> std::result::Result<Vec<Arc<dyn Workload>>, String> {
         Ok(vec![Arc::new(SysbenchWorkload::new(def)?)])
     }
+
+    fn stored_command(&self, run: &store::RunDetail) -> Option<String> {
+        let words: Vec<&str> =
+            run.command.as_ref()?.get("sysbench")?.as_array()?.iter().filter_map(|w| w.as_str()).collect();
+        Some(format!("versus sysbench {}", words.join(" ")))
+    }
 }
 
 /// One sysbench test with its options, checked.
