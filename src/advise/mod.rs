@@ -17,6 +17,7 @@ pub mod formulas;
 pub mod inspect;
 pub mod memory;
 pub mod rules;
+pub mod runner;
 pub mod search;
 
 pub use facts::{Facts, ProbeFacts};

@@ -76,7 +76,7 @@ fn parse_format(s: &str) -> std::result::Result<OutputFormat, String> {
     s.parse()
 }
 
-fn color(when: ColorWhen) -> bool {
+pub(super) fn color(when: ColorWhen) -> bool {
     match when {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
@@ -84,7 +84,7 @@ fn color(when: ColorWhen) -> bool {
     }
 }
 
-fn print(text: &str) -> Result<()> {
+pub(super) fn print(text: &str) -> Result<()> {
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
@@ -138,37 +138,37 @@ pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
 pub(super) struct MeasureArgs {
     /// The sysbench test to run (oltp_write_only, oltp_read_write, oltp_update_index …).
     #[arg(long, value_name = "TEST")]
-    workload: Option<String>,
+    pub(super) workload: Option<String>,
     /// A sysbench option of the workload (repeatable), e.g. --option range_size=10.
     #[arg(long = "option", value_name = "NAME=VALUE")]
-    options: Vec<String>,
+    pub(super) options: Vec<String>,
     /// Tables of the workload.
     #[arg(long, default_value_t = 4)]
-    tables: u32,
+    pub(super) tables: u32,
     /// Rows per table.
     #[arg(long, default_value_t = 10_000)]
-    table_size: u64,
+    pub(super) table_size: u64,
     /// Client thread counts (comma-separated).
     #[arg(long, value_name = "N", value_delimiter = ',', default_value = "4")]
-    threads: Vec<u32>,
+    pub(super) threads: Vec<u32>,
     /// Measured time per run (90s, 2m …).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    duration: Duration,
+    pub(super) duration: Duration,
     /// Warm-up per run, not measured.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
-    warmup: Duration,
+    pub(super) warmup: Duration,
     /// Repetitions of every target.
     #[arg(long, default_value_t = 3)]
-    repetitions: u32,
+    pub(super) repetitions: u32,
     /// tps, qps, avg-latency, p95, p99 or max-latency.
     #[arg(long, value_name = "METRIC", default_value = "tps", value_parser = parse_metric)]
-    metric: Metric,
+    pub(super) metric: Metric,
     /// Confidence level of the intervals.
     #[arg(long, value_name = "LEVEL", default_value = "0.95")]
-    confidence: f64,
+    pub(super) confidence: f64,
     /// Seed of the run order.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(super) seed: u64,
 }
 
 fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
@@ -180,7 +180,7 @@ fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
 }
 
 impl MeasureArgs {
-    fn workload(&self) -> Result<WorkloadDef> {
+    pub(super) fn workload(&self) -> Result<WorkloadDef> {
         let mut options = toml::Table::new();
         options.insert("tables".into(), toml::Value::Integer(self.tables.into()));
         options.insert("table-size".into(), toml::Value::Integer(self.table_size as i64));

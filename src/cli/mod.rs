@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. Each command's work lives in the library modules;
 //! this layer only turns flags into calls and results into text.
 
+mod advise;
 mod compare;
 mod experiment;
 mod explain;
@@ -74,6 +75,8 @@ enum Command {
     DiffVars(explain::DiffVarsArgs),
     /// Find which of A's variable values, set on B, account for B's regression (config bisection).
     Explain(explain::ExplainArgs),
+    /// Server settings from written rules, each proven by benchmark before it is recommended.
+    Advise(advise::AdviseArgs),
     /// Relative-to-first values and change points over an ordered list of builds or configs.
     Series(explain::SeriesArgs),
     /// Run an experiment on a fleet: a Slurm job array or a Kubernetes Indexed Job, one task per block.
@@ -116,6 +119,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::DiffVars(args) => explain::diff_vars(&home, args),
         Command::Explain(args) => explain::explain_cmd(&home, args),
         Command::Series(args) => explain::series_cmd(&home, args),
+        Command::Advise(args) => advise::advise_cmd(&home, args),
         Command::Store(cmd) => store::run(cmd),
         Command::Fleet(cmd) => fleet::run(&home, cmd),
     }

@@ -137,7 +137,7 @@ pub(super) fn named_in_error(error: &str, c: &[Candidate], among: &[usize]) -> O
 
 /// Keeps the candidates B starts with; the others are skipped with the server's words or the value
 /// B reports instead.
-pub(super) fn preflight(
+pub fn preflight(
     home: &Home,
     b: &TargetSpec,
     candidates: Vec<Candidate>,

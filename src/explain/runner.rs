@@ -165,7 +165,7 @@ pub fn prepare(
 }
 
 /// Turns overrides into an experiment's `set` table (`name = "value"`, or `name = true` for a flag).
-fn set_table(overrides: &[String]) -> Result<toml::Table> {
+pub fn set_table(overrides: &[String]) -> Result<toml::Table> {
     let mut t = toml::Table::new();
     for o in overrides {
         let (name, value) = config::parse_override(o)?;
@@ -244,9 +244,21 @@ pub fn step_experiment(
 
 /// Reuses the data prepared by earlier steps: the sandbox executor keeps its snapshots by preparation
 /// index, and every step lists B first, so B's data (index 0) are prepared once.
-struct Reuse {
+pub struct Reuse {
     inner: SandboxExecutor,
     prepared: HashMap<usize, String>,
+}
+
+impl Reuse {
+    /// An executor keeping its sandboxes and snapshots under `home/experiments/NAME`.
+    pub fn new(home: &Home, name: &str) -> Reuse {
+        Reuse { inner: SandboxExecutor::new(home, name), prepared: HashMap::new() }
+    }
+
+    /// The directory of its sandboxes and snapshots (`snapshot-N` is preparation N's datadir).
+    pub fn work_dir(&self) -> &Path {
+        self.inner.work_dir()
+    }
 }
 
 impl Executor for Reuse {

@@ -14,6 +14,7 @@
 //! The markdown and HTML exports also carry the sections of [`mod@explain`]: changed defaults and
 //! settings per candidate, the version series with change points, and `versus explain` attributions.
 
+pub mod advise;
 pub mod comparison;
 pub mod csv;
 pub mod explain;

@@ -1,0 +1,533 @@
+//! `versus advise` on real servers: inspect the host and the current config, run the probe, derive the
+//! candidates from the rules, drop what the server refuses or adjusts, and run the proof's
+//! [`super::search`] with every step stored as a normal experiment (`NAME-probe`, `NAME-screen-1`,
+//! `NAME-attribution-N`, `NAME-confirm-N`) that `versus compare` and `versus report` read like any other.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::dedicated::{Dedicated, dedicated};
+use super::facts::{Facts, ProbeFacts};
+use super::inspect::{self, ProbeSummary};
+use super::memory::{MemoryEstimate, worst_case};
+use super::rules::{Candidate, Considered, candidates};
+use super::search::{self, Bench, ConfigResult, Samples, SearchResult, SearchSettings, Step, Tier, step_cost};
+use crate::error::{Error, Result};
+use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
+use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
+use crate::explain::bisect::Candidate as BisectCandidate;
+use crate::explain::preflight::{Skipped, merge_overrides, override_for, preflight};
+use crate::explain::runner::{Reuse, set_table};
+use crate::explain::targets::TargetSpec;
+use crate::metric::{Metric, RunValues};
+use crate::server::Home;
+use crate::stats::{BootstrapConfig, CompareConfig};
+use crate::store::{Status, Store};
+
+/// The marker at the start of the description of every experiment `versus advise` stores.
+pub const DESCRIPTION_MARKER: &str = "versus advise:";
+
+/// How `versus advise` measures and how much it may spend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdviseOptions {
+    /// Prefix of the stored experiments' names.
+    pub name: String,
+    /// The workload.
+    pub workload: WorkloadDef,
+    /// Thread counts; the search decides on the geometric mean over them.
+    pub threads: Vec<u32>,
+    /// Measured time per run.
+    pub duration: Duration,
+    /// Warm-up per run.
+    pub warmup: Duration,
+    /// The hard limit on the whole advice, inspection included.
+    pub budget: Duration,
+    /// `--memory` in GiB: advise for a machine with this much RAM.
+    pub memory_gib: Option<f64>,
+    /// Whether durability trades may be tried (a tier of their own).
+    pub allow_durability: bool,
+    /// The metric decided on.
+    pub metric: Metric,
+    /// Relative noise band of the comparisons.
+    pub noise_band: f64,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// Seed of the run order.
+    pub seed: u64,
+    /// Repetitions of the screening.
+    pub screen_repetitions: u32,
+    /// Repetitions of the attribution steps.
+    pub attribution_repetitions: u32,
+    /// Repetitions of the confirmation (at least 5).
+    pub confirm_repetitions: u32,
+}
+
+/// What `versus advise` found, or plans to do (`--dry-run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdviseReport {
+    /// The current config, described.
+    pub target: String,
+    /// `SELECT VERSION()` of it.
+    pub server_version: Option<String>,
+    /// The workload's label.
+    pub workload: String,
+    /// Thread counts.
+    pub threads: Vec<u32>,
+    /// The metric.
+    pub metric: String,
+    /// The budget, seconds.
+    pub budget_s: u64,
+    /// Estimated seconds per run (restart, prewarm, warm-up, measured time).
+    pub seconds_per_run: u64,
+    /// What the rules read.
+    pub facts: Facts,
+    /// The probe run's figures (not with `--dry-run`).
+    pub probe: Option<ProbeSummary>,
+    /// The values to try.
+    pub candidates: Vec<Candidate>,
+    /// The rules that proposed nothing, with why.
+    pub considered: Vec<Considered>,
+    /// Values the server refused or adjusted at startup, with its words.
+    pub refused: Vec<Skipped>,
+    /// The innodb_dedicated_server baseline.
+    pub dedicated: Option<Dedicated>,
+    /// The worst case of the current config at max_connections.
+    pub memory_current: MemoryEstimate,
+    /// The worst case of the advised config (both tiers), when something is recommended.
+    pub memory_advised: Option<MemoryEstimate>,
+    /// The plan, one line per phase with its estimated time.
+    pub plan: Vec<String>,
+    /// Estimated seconds of the plan (at most the budget).
+    pub estimate_s: u64,
+    /// The proof, unless this is a dry run.
+    pub result: Option<SearchResult>,
+    /// The experiments stored: (id, name).
+    pub experiments: Vec<(i64, String)>,
+    /// Seconds spent in all.
+    pub elapsed_s: u64,
+}
+
+impl AdviseReport {
+    /// The recommended candidates of a tier.
+    pub fn recommended(&self, tier: Tier) -> Vec<&Candidate> {
+        self.result
+            .as_ref()
+            .map(|r| r.recommended(tier).into_iter().map(|i| &self.candidates[i]).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The overrides of `set` on top of the current config.
+fn overrides(current: &TargetSpec, cands: &[Candidate], set: &[usize]) -> Vec<String> {
+    let extra: Vec<String> = set.iter().map(|&i| override_for(&cands[i].variable, &cands[i].value)).collect();
+    merge_overrides(&current.overrides, &extra)
+}
+
+/// The worst case of the current config with `set` on top.
+fn memory_of(facts: &Facts, cands: &[Candidate], set: &[usize]) -> MemoryEstimate {
+    let mut vars = facts.variables.clone();
+    for &i in set {
+        vars.insert(cands[i].variable.clone(), cands[i].value.clone());
+    }
+    worst_case(facts.flavor, facts.version, &|n| vars.get(n).cloned(), facts.memory)
+}
+
+/// An experiment of `targets` (label, overrides) on the current config's build.
+fn experiment(
+    current: &TargetSpec,
+    opts: &AdviseOptions,
+    name: String,
+    targets: &[(String, Vec<String>)],
+    repetitions: u32,
+    threads: Vec<u32>,
+    seed: u64,
+) -> Result<ExperimentFile> {
+    let mut configs = Vec::new();
+    if let Some(file) = &current.config {
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+        configs.push(ConfigDef { name: "current".into(), file: Some(file), set: toml::Table::new() });
+    }
+    let targets = targets
+        .iter()
+        .map(|(label, o)| {
+            Ok(TargetDef {
+                name: Some(label.clone()),
+                build: Some(current.build.clone()),
+                config: current.config.as_ref().map(|_| "current".to_string()),
+                set: set_table(o)?,
+                address: None,
+                user: None,
+                password_env: None,
+                database: None,
+                replace_tables: false,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ExperimentFile {
+        description: Some(format!("{DESCRIPTION_MARKER} {} ({name})", current.describe())),
+        name,
+        builds: vec![],
+        configs,
+        targets,
+        workloads: vec![opts.workload.clone()],
+        threads,
+        duration: opts.duration,
+        warmup: opts.warmup,
+        prewarm: true,
+        repetitions,
+        order: Order::Shuffled,
+        seed: Some(seed),
+    })
+}
+
+/// Per target of a stored experiment: its values per thread count and repetition, and per complete
+/// repetition the geometric mean over the thread counts. Targets without two complete repetitions
+/// come back with the first error.
+pub fn samples(store: &Store, experiment: i64, metric: Metric) -> Result<BTreeMap<String, ConfigResult>> {
+    let runs = store.runs(experiment)?;
+    let threads: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cell.threads).collect();
+    let mut values: BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>> = BTreeMap::new();
+    let mut errors: BTreeMap<String, String> = BTreeMap::new();
+    for r in &runs {
+        let per_rep = values.entry(r.cell.target.clone()).or_default();
+        if r.status == Status::Done
+            && let Some(d) = store.run(r.id)?
+            && let Some(s) = d.run.summary.as_ref()
+            && let Some(v) = metric
+                .of_run(&RunValues { summary: s, efficiency: &d.efficiency, histogram: None })
+                .filter(|v| v.is_finite() && *v > 0.0)
+        {
+            per_rep.entry(r.repetition).or_default().insert(r.cell.threads, v);
+        } else if let Some(e) = &r.error {
+            errors.entry(r.cell.target.clone()).or_insert_with(|| e.clone());
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (label, reps) in values {
+        let mut s = Samples::default();
+        for by_threads in reps.values().filter(|v| v.len() == threads.len()) {
+            for (t, v) in by_threads {
+                s.per_threads.entry(*t).or_default().push(*v);
+            }
+            s.combined.push((by_threads.values().map(|x| x.ln()).sum::<f64>() / by_threads.len() as f64).exp());
+        }
+        let result = if s.combined.len() >= 2 {
+            Ok(s)
+        } else {
+            let why = errors.get(&label).cloned().unwrap_or_else(|| "runs did not finish".into());
+            Err(format!("{} complete repetition(s) of {label}: {why}", s.combined.len()))
+        };
+        out.insert(label, result);
+    }
+    Ok(out)
+}
+
+/// Runs each step as an experiment on sandboxes.
+struct ServerBench<'a> {
+    store: &'a mut Store,
+    current: &'a TargetSpec,
+    opts: &'a AdviseOptions,
+    dedicated: Vec<String>,
+    executor: Reuse,
+    progress: Progress,
+    experiments: Vec<(i64, String)>,
+    started: Instant,
+    per_run: Duration,
+    log: &'a mut dyn FnMut(&str),
+}
+
+impl ServerBench<'_> {
+    fn run(&mut self, file: ExperimentFile) -> Result<i64> {
+        let text =
+            toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
+        let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
+        let o = run_experiment(
+            &text,
+            None,
+            &plan,
+            self.store,
+            &mut self.executor,
+            &RunOptions::default(),
+            &mut self.progress,
+        )?;
+        self.experiments.push((o.experiment_id, file.name.clone()));
+        if o.interrupted {
+            return Err(Error::Interrupted);
+        }
+        Ok(o.experiment_id)
+    }
+}
+
+impl Bench for ServerBench<'_> {
+    fn measure(&mut self, step: &Step, cands: &[Candidate]) -> Result<Vec<ConfigResult>> {
+        let phase = match step.phase {
+            search::Phase::Screen => "screen".to_string(),
+            search::Phase::Rung(k) => format!("rung{k}"),
+            search::Phase::Attribution(_) => "attribution".to_string(),
+            search::Phase::Confirm => "confirm".to_string(),
+        };
+        let name = format!("{}-{phase}-{}", self.opts.name, step.number);
+        // Target labels are words without spaces: `current+buffer-pool`.
+        let labels: Vec<String> = step.configs.iter().map(|c| c.label.replace(' ', "-")).collect();
+        let targets: Vec<(String, Vec<String>)> = step
+            .configs
+            .iter()
+            .zip(&labels)
+            .map(|(c, l)| {
+                let o = if c.dedicated {
+                    merge_overrides(&self.current.overrides, &self.dedicated)
+                } else {
+                    overrides(self.current, cands, &c.set)
+                };
+                (l.clone(), o)
+            })
+            .collect();
+        let remaining = self.opts.budget.saturating_sub(self.started.elapsed()).as_secs();
+        (self.log)(&format!("step {} ({name}): {}; {remaining} s of the budget left", step.number, labels.join(", ")));
+        let seed = self.opts.seed.wrapping_add(step.number as u64);
+        let file =
+            experiment(self.current, self.opts, name, &targets, step.repetitions, self.opts.threads.clone(), seed)?;
+        let id = self.run(file)?;
+        let mut by = samples(self.store, id, self.opts.metric)?;
+        Ok(labels.iter().map(|l| by.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
+    }
+
+    fn cost(&self, configs: usize, repetitions: u32) -> Duration {
+        step_cost(configs, repetitions, self.opts.threads.len(), self.per_run)
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+/// The probe: the current config once at the largest thread count; its counter deltas.
+fn probe(bench: &mut ServerBench<'_>) -> Result<ProbeFacts> {
+    let threads = *bench.opts.threads.iter().max().unwrap_or(&1);
+    let name = format!("{}-probe", bench.opts.name);
+    (bench.log)(&format!("probe ({name}): the current config at {threads} thread(s)"));
+    let file = experiment(
+        bench.current,
+        bench.opts,
+        name,
+        &[("current".into(), bench.current.overrides.clone())],
+        1,
+        vec![threads],
+        bench.opts.seed,
+    )?;
+    let id = bench.run(file)?;
+    let runs = bench.store.runs(id)?;
+    let run = runs.first().ok_or_else(|| Error::Other("the probe run was not stored".into()))?;
+    let detail = bench.store.run(run.id)?.filter(|_| run.status == Status::Done).ok_or_else(|| {
+        Error::Other(format!(
+            "the probe run of the current config failed: {}",
+            run.error.clone().unwrap_or_else(|| "no result".into())
+        ))
+    })?;
+    let tps = detail.run.summary.as_ref().and_then(|s| {
+        bench.opts.metric.of_run(&RunValues { summary: s, efficiency: &detail.efficiency, histogram: None })
+    });
+    Ok(ProbeFacts {
+        seconds: bench.opts.duration.as_secs_f64(),
+        tps,
+        deltas: detail.status_deltas.into_iter().collect(),
+    })
+}
+
+/// The search settings of `opts`.
+fn settings(opts: &AdviseOptions, memory_limit: u64, dedicated: bool) -> SearchSettings {
+    SearchSettings {
+        budget: opts.budget,
+        compare: CompareConfig {
+            direction: opts.metric.direction(),
+            noise_band: opts.noise_band,
+            bootstrap: BootstrapConfig { confidence: opts.confidence, seed: 0x5EED, ..BootstrapConfig::default() },
+        },
+        threads: opts.threads.clone(),
+        screen_repetitions: opts.screen_repetitions,
+        attribution_repetitions: opts.attribution_repetitions,
+        confirm_repetitions: opts.confirm_repetitions,
+        allow_durability: opts.allow_durability,
+        dedicated,
+        singles_max: 4,
+        extra_rounds: 1,
+        memory_limit,
+    }
+}
+
+/// Checks what can be checked before anything starts.
+pub fn validate(opts: &AdviseOptions) -> Result<()> {
+    if opts.confirm_repetitions < 5 {
+        return Err(Error::option("--confirm-repetitions", "needs at least 5 (shuffled) repetitions"));
+    }
+    if opts.screen_repetitions < 2 || opts.attribution_repetitions < 2 {
+        return Err(Error::option("--repetitions", "needs at least 2, so that every step has an interval"));
+    }
+    if opts.threads.is_empty() || opts.threads.contains(&0) {
+        return Err(Error::option("--threads", "give thread counts of at least 1, e.g. --threads 2,8"));
+    }
+    Ok(())
+}
+
+/// `versus advise`: inspects, then (unless `dry_run`) runs the probe and the proof. `work` and the
+/// executor's sandboxes are removed at the end.
+#[allow(clippy::too_many_arguments)]
+pub fn advise(
+    home: &Home,
+    store: &mut Store,
+    current: &TargetSpec,
+    opts: &AdviseOptions,
+    dry_run: bool,
+    progress: Progress,
+    log: &mut dyn FnMut(&str),
+) -> Result<AdviseReport> {
+    validate(opts)?;
+    let started = Instant::now();
+    let build = home.build(&current.build)?;
+    let work: PathBuf = home.root().join("advise").join(crate::owned::slug(&opts.name));
+    // The time per run, from a plan of the probe's shape: one and two repetitions of every thread count.
+    let plan_of = |reps| -> Result<Duration> {
+        let f =
+            experiment(current, opts, "estimate".into(), &[("current".into(), vec![])], reps, opts.threads.clone(), 0)?;
+        Ok(Plan::new(&f, Path::new("/")).map_err(Error::Other)?.estimate())
+    };
+    let (one, two) = (plan_of(1)?, plan_of(2)?);
+    let per_run = two.saturating_sub(one) / opts.threads.len() as u32;
+    let prepare = one.saturating_sub(per_run * opts.threads.len() as u32);
+    let threads = opts.threads.len();
+    let confirm = step_cost(3, opts.confirm_repetitions, threads, per_run);
+    let screen = step_cost(2, opts.screen_repetitions, threads, per_run);
+    let minimum = prepare + per_run + screen + confirm + Duration::from_secs(60);
+    if opts.budget < minimum {
+        return Err(Error::option(
+            "--budget",
+            format!(
+                "{} min is below the minimum of about {} min for this workload (inspection, probe, one screening \
+                 step and the confirmation at {} s per run); give --budget {}m or more, or shorter --duration",
+                opts.budget.as_secs() / 60,
+                minimum.as_secs().div_ceil(60),
+                per_run.as_secs(),
+                minimum.as_secs().div_ceil(60)
+            ),
+        ));
+    }
+    let result = (|| {
+        log("inspecting the host and the datadir's file system (fsync probe)");
+        let host = inspect::host(&work)?;
+        let memory = inspect::memory_for(&host, opts.memory_gib)?;
+        log(&format!("reading the variables of the current config ({})", current.describe()));
+        let (vars, version) = inspect::server(home, current, &work)?;
+        let mut facts = inspect::facts(&build, &host, memory, vars, *opts.threads.iter().max().unwrap_or(&1));
+        let mut bench = ServerBench {
+            store,
+            current,
+            opts,
+            dedicated: vec![],
+            executor: Reuse::new(home, &opts.name),
+            progress,
+            experiments: vec![],
+            started,
+            per_run,
+            log,
+        };
+        let mut probe_summary = None;
+        if !dry_run {
+            let p = probe(&mut bench)?;
+            let snap = bench.executor.work_dir().join("snapshot-0");
+            let db = opts.workload.options.get("mysql-db").and_then(|v| v.as_str()).unwrap_or("sbtest");
+            let (bytes, tables) = inspect::data_size(&snap, db);
+            if bytes > 0 {
+                facts.data_bytes = Some(bytes);
+                facts.tables = Some(tables);
+            }
+            probe_summary = Some(inspect::summarize(&p, &facts));
+            facts.probe = Some(p);
+        }
+        let (mut cands, considered) = candidates(&facts);
+        let mut refused = Vec::new();
+        if !cands.is_empty() {
+            (bench.log)(&format!("checking that the server starts with each of {} candidate value(s)", cands.len()));
+            let as_bisect: Vec<BisectCandidate> = cands
+                .iter()
+                .map(|c| BisectCandidate {
+                    name: c.variable.clone(),
+                    a: c.value.clone(),
+                    b: c.old.clone().unwrap_or_default(),
+                })
+                .collect();
+            let (ok, skipped) = preflight(home, current, as_bisect, &work, &mut *bench.log)?;
+            cands.retain(|c| ok.iter().any(|o| o.name == c.variable && o.a == c.value));
+            refused = skipped;
+        }
+        let base = dedicated(&facts);
+        bench.dedicated = base.as_ref().map(|d| d.overrides.clone()).unwrap_or_default();
+        let memory_current = memory_of(&facts, &cands, &[]);
+        let s = settings(opts, memory_current.limit, base.is_some());
+        let spent = started.elapsed();
+        let safe: Vec<&Candidate> = cands.iter().filter(|c| c.risk != super::rules::Risk::Durability).collect();
+        let plan = vec![
+            format!("inspection and probe: {} s (spent)", spent.as_secs()),
+            format!(
+                "screening: {} group(s) of {} candidate(s) against the current config, {} repetition(s): about {} s",
+                safe.iter().map(|c| c.area).collect::<std::collections::BTreeSet<_>>().len(),
+                safe.len(),
+                opts.screen_repetitions,
+                step_cost(2 + safe.len().min(9), opts.screen_repetitions, threads, per_run).as_secs()
+            ),
+            format!(
+                "successive halving and leave-one-out attribution ({} repetitions per probe): what the budget leaves",
+                opts.attribution_repetitions
+            ),
+            format!(
+                "confirmation: current{} vs advised{}, {} shuffled repetitions: about {} s",
+                if base.is_some() { " vs dedicated" } else { "" },
+                if opts.allow_durability { " vs advised+durability" } else { "" },
+                opts.confirm_repetitions,
+                confirm.as_secs()
+            ),
+        ];
+        let mut report = AdviseReport {
+            target: current.describe(),
+            server_version: version,
+            workload: opts.workload.label(),
+            threads: opts.threads.clone(),
+            metric: opts.metric.name().to_string(),
+            budget_s: opts.budget.as_secs(),
+            seconds_per_run: per_run.as_secs(),
+            facts: facts.clone(),
+            probe: probe_summary,
+            candidates: cands.clone(),
+            considered,
+            refused,
+            dedicated: base,
+            memory_current,
+            memory_advised: None,
+            plan,
+            estimate_s: opts.budget.as_secs(),
+            result: None,
+            experiments: vec![],
+            elapsed_s: 0,
+        };
+        if dry_run {
+            report.elapsed_s = started.elapsed().as_secs();
+            return Ok(report);
+        }
+        let memory = |set: &[usize]| memory_of(&facts, &cands, set).total;
+        let outcome = search::search(&cands, &s, &memory, &mut bench);
+        let _ = crate::owned::remove(bench.executor.work_dir());
+        report.experiments = std::mem::take(&mut bench.experiments);
+        let outcome = outcome?;
+        let all: Vec<usize> = (0..cands.len()).filter(|&i| outcome.fates[i].recommended().is_some()).collect();
+        if !all.is_empty() {
+            report.memory_advised = Some(memory_of(&facts, &cands, &all));
+        }
+        report.result = Some(outcome);
+        report.elapsed_s = started.elapsed().as_secs();
+        Ok(report)
+    })();
+    let _ = crate::owned::remove(&work);
+    result
+}

@@ -1,0 +1,120 @@
+//! `versus advise`: flags to a call into [`crate::advise::runner`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::DbArg;
+use super::compare::{ColorWhen, parse_fraction};
+use super::explain::{MeasureArgs, color, print};
+use crate::advise::runner::{AdviseOptions, advise, validate};
+use crate::error::{Error, Result};
+use crate::experiment::Progress;
+use crate::experiment::spec::parse_duration;
+use crate::explain::targets::TargetSpec;
+use crate::report::advise::{render_advise, render_cnf};
+use crate::report::explain::OutputFormat;
+use crate::server::Home;
+
+/// `versus advise`.
+#[derive(Debug, Args)]
+pub(super) struct AdviseArgs {
+    /// The server to advise on, with its current config: BUILD or BUILD:NAME=VALUE,… (e.g. system or
+    /// mysql-9.7:log-bin).
+    target: String,
+    /// A base my.cnf of the current config.
+    #[arg(long, value_name = "FILE.cnf")]
+    config: Option<PathBuf>,
+    /// An option of the current config on top of --config (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    #[command(flatten)]
+    measure: MeasureArgs,
+    /// The hard limit on the whole advice, inspection included (45m, 2h …).
+    #[arg(long, value_name = "DURATION", default_value = "40m", value_parser = parse_duration)]
+    budget: Duration,
+    /// Advise for a machine with this much RAM (GiB), at most this host's.
+    #[arg(long, value_name = "GIB")]
+    memory: Option<f64>,
+    /// Also try durability trades (innodb_flush_log_at_trx_commit=2, sync_binlog=0, …), reported as a
+    /// tier of their own with what a crash can lose.
+    #[arg(long)]
+    allow_durability_trade: bool,
+    /// Repetitions of the screening step.
+    #[arg(long, default_value_t = 2)]
+    screen_repetitions: u32,
+    /// Repetitions of the confirmation (at least 5).
+    #[arg(long, default_value_t = 5)]
+    confirm_repetitions: u32,
+    /// Changes smaller than this are never called (e.g. 2% or 0.02).
+    #[arg(long, value_name = "FRACTION", default_value = "2%", value_parser = parse_fraction)]
+    noise_band: f64,
+    /// Prefix of the stored experiments' names (NAME-probe, NAME-screen-1, …, NAME-confirm-N).
+    #[arg(long, default_value = "advise")]
+    name: String,
+    /// Inspect, derive the candidates, check what the server accepts, print the plan; measure nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// text, markdown, json or cnf (the my.cnf fragment).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    format: String,
+    /// Also write the my.cnf fragment to this file.
+    #[arg(long, value_name = "FILE.cnf")]
+    cnf: Option<PathBuf>,
+    /// Colour (text format).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Runs `versus advise`.
+pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
+    let cnf_format = a.format.eq_ignore_ascii_case("cnf");
+    let format: OutputFormat = if cnf_format {
+        OutputFormat::Text
+    } else {
+        a.format.parse().map_err(|e: String| Error::option("--format", format!("{e}, or cnf")))?
+    };
+    if let Some(c) = a.config.as_ref().filter(|c| !c.is_file()) {
+        return Err(Error::option("--config", format!("{} does not exist", c.display())));
+    }
+    let current = TargetSpec::parse(&a.target, "TARGET")?.with(a.config.clone(), &a.set)?;
+    let m = &a.measure;
+    let opts = AdviseOptions {
+        name: a.name.clone(),
+        workload: m.workload()?,
+        threads: m.threads.clone(),
+        duration: m.duration,
+        warmup: m.warmup,
+        budget: a.budget,
+        memory_gib: a.memory,
+        allow_durability: a.allow_durability_trade,
+        metric: m.metric,
+        noise_band: a.noise_band,
+        confidence: m.confidence,
+        seed: m.seed,
+        screen_repetitions: a.screen_repetitions,
+        attribution_repetitions: m.repetitions,
+        confirm_repetitions: a.confirm_repetitions,
+    };
+    validate(&opts)?;
+    crate::owned::check_name("--name", &opts.name)?;
+    home.build(&current.build)?;
+    let mut store = a.db.open(home)?;
+    let mut log = |l: &str| eprintln!("{l}");
+    let r = advise(home, &mut store, &current, &opts, a.dry_run, Progress::stderr(), &mut log)?;
+    drop(store);
+    let fragment = render_cnf(&r);
+    if let Some(path) = &a.cnf {
+        std::fs::write(path, &fragment).map_err(|e| Error::file(path, format!("cannot write the fragment: {e}")))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if cnf_format {
+        print(&fragment)?;
+    } else {
+        print(&render_advise(&r, format, color(a.color))?)?;
+    }
+    Ok(0)
+}

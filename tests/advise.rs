@@ -1,0 +1,123 @@
+//! `versus advise` on the distribution's MariaDB: bad input refused in one line before anything runs,
+//! and one tiny advice end to end (probe, screening, whatever the budget allows, stored experiments,
+//! the my.cnf fragment and the JSON report).
+
+mod common;
+
+use assert_cmd::Command;
+use versus::server::Home;
+
+fn home() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("versus-advise-").tempdir().unwrap();
+    Home::at(dir.path()).register(&common::system_build()).unwrap();
+    dir
+}
+
+fn versus_cmd(home: &std::path::Path) -> Command {
+    let mut c = Command::cargo_bin("versus").unwrap();
+    c.env("VERSUS_HOME", home).env_remove("VERSUS_DB");
+    c
+}
+
+const TINY: &[&str] =
+    &["--workload", "oltp_read_write", "--tables", "2", "--table-size", "2000", "--threads", "2", "--duration", "2s"];
+
+fn fails_with(home: &std::path::Path, extra: &[&str], needle: &str) {
+    let o = versus_cmd(home).arg("advise").args(extra).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{extra:?} succeeded: {err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains(needle), "{extra:?}: {err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+}
+
+#[test]
+fn bad_input_is_one_line_before_anything_runs() {
+    let dir = home();
+    let h = dir.path();
+    let run = |more: &[&str], needle: &str| {
+        let args: Vec<&str> = ["system"].iter().chain(TINY).chain(more).copied().collect();
+        fails_with(h, &args, needle);
+    };
+    run(&["--budget", "1m"], "--budget: 1 min is below the minimum");
+    run(&["--memory", "4096"], "--memory: 4096 GiB is more than this host's");
+    run(&["--confirm-repetitions", "3"], "--confirm-repetitions: needs at least 5");
+    run(&["--format", "yaml"], "--format");
+    fails_with(h, &["nosuchbuild", "--workload", "oltp_read_write"], "unknown build 'nosuchbuild'");
+    fails_with(h, &["system"], "--workload");
+    // Nothing was stored and no sandbox is left behind.
+    assert!(!h.join("advise").join("advise").exists());
+    assert!(!h.join("experiments").join("advise").exists());
+}
+
+#[test]
+fn a_tiny_advice_runs_end_to_end() {
+    let dir = home();
+    let h = dir.path();
+    let cnf = h.join("advice.cnf");
+    let o = versus_cmd(h)
+        .args(["advise", "system"])
+        .args(TINY)
+        .args(["--budget", "7m", "--memory", "4", "--format", "json", "--cnf"])
+        .arg(&cnf)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Inspection: the host, the --memory advised for, the server's variables, the data, the probe.
+    let f = &r["facts"];
+    assert_eq!(f["memory"], 4u64 << 30);
+    assert_eq!(f["memory_given"], true);
+    assert!(f["cpus"].as_u64().unwrap() >= 1);
+    assert!(f["variables"]["innodb_buffer_pool_size"].is_string());
+    assert!(f["data_bytes"].as_u64().unwrap() > 0, "the prepared tables were measured: {f}");
+    assert_eq!(f["tables"], 2);
+    assert!(r["probe"]["tps"].as_f64().unwrap() > 0.0, "{}", r["probe"]);
+    // The budget is a hard limit.
+    let (elapsed, budget) = (r["elapsed_s"].as_u64().unwrap(), r["budget_s"].as_u64().unwrap());
+    assert!(elapsed <= budget, "{elapsed} s of a {budget} s budget");
+    // Every run is a normal stored experiment, the probe first.
+    let names: Vec<&str> = r["experiments"].as_array().unwrap().iter().map(|e| e[1].as_str().unwrap()).collect();
+    assert_eq!(names.first(), Some(&"advise-probe"), "{names:?}");
+    let res = &r["result"];
+    let cands = r["candidates"].as_array().unwrap();
+    let fates = res["fates"].as_array().unwrap();
+    assert_eq!(cands.len(), fates.len());
+    for (i, (c, fate)) in cands.iter().zip(fates).enumerate() {
+        let recommended = fate["fate"] == "recommended";
+        if c["risk"] == "durability" {
+            assert!(!recommended, "a durability trade recommended without the flag: {c}");
+            assert_eq!(fate["fate"], "not_tried", "{fate}");
+        }
+        if recommended {
+            let k = &res["contributions"][i];
+            assert!(k["lo"].as_f64().unwrap() > 0.0, "recommended without an interval above zero: {k}");
+        }
+    }
+    if !cands.iter().all(|c| c["risk"] == "durability") {
+        assert!(
+            names.iter().any(|n| n.starts_with("advise-screen-")) || res["conclusion"] == "budget_too_small",
+            "{names:?}"
+        );
+    }
+    if let Some(m) = r["memory_advised"].as_object() {
+        assert!(m["total"].as_u64().unwrap() <= m["limit"].as_u64().unwrap(), "{m:?}");
+    }
+    // The fragment: every setting after a comment with its old value, rule, risk and measured effect.
+    let text = std::fs::read_to_string(&cnf).unwrap();
+    assert!(text.contains("[mysqld]"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if !l.starts_with('#') && !l.starts_with('[') && !l.trim().is_empty() {
+            assert!(lines[i - 1].starts_with("# was ") && lines[i - 1].contains("risk: "), "{text}");
+            assert!(lines[i - 1].contains("measured: "), "{text}");
+        }
+    }
+    // The stored experiments are readable by `versus compare`.
+    let o = versus_cmd(h).args(["compare", "advise-probe"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Its sandboxes and work dirs are gone.
+    assert!(!h.join("advise").join("advise").exists());
+    assert!(!h.join("experiments").join("advise").exists());
+}
