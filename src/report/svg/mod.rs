@@ -7,12 +7,49 @@ use std::fmt::Write as _;
 
 pub use charts::{BarChart, LineChart, RatioChart, RatioPoint, Series};
 
-/// Colours of the series (Okabe–Ito, distinguishable with the common colour-vision deficiencies).
-pub const PALETTE: [&str; 8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#555555", "#8C564B"];
+/// Colours of the series: Okabe–Ito (distinguishable with the common colour-vision deficiencies), then
+/// Paul Tol's muted scheme, so that 16 sides get 16 colours.
+pub const PALETTE: [&str; 16] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#555555", "#8C564B", "#332288", "#88CCEE",
+    "#44AA99", "#117733", "#999933", "#DDCC77", "#882255", "#AA4499",
+];
+
+/// Marker shapes; with the palette, 80 sides get distinct colour–marker pairs (the marker changes with
+/// every side, so neighbours differ in both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// ●
+    Circle,
+    /// ■
+    Square,
+    /// ▲
+    Triangle,
+    /// ◆
+    Diamond,
+    /// ▼
+    Down,
+}
+
+/// The marker cycle.
+pub const MARKERS: [Marker; 5] = [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond, Marker::Down];
 
 /// The colour of series `i`.
 pub fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
+}
+
+/// The marker of series `i`.
+pub fn marker(i: usize) -> Marker {
+    MARKERS[i % MARKERS.len()]
+}
+
+/// The dash pattern of series `i`'s line: solid for the first 16, then dashed and dotted.
+pub fn dash(i: usize) -> Option<&'static str> {
+    match (i / PALETTE.len()) % 3 {
+        0 => None,
+        1 => Some("7 3"),
+        _ => Some("2 3"),
+    }
 }
 
 /// Escapes text for XML content and attribute values.
@@ -83,13 +120,82 @@ impl Svg {
 
     /// A polyline through `points`.
     pub fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, opacity: f64) {
+        self.polyline_with(points, stroke, width, opacity, None, None);
+    }
+
+    /// A polyline through `points`, dashed with `dash`, with a tooltip `title`.
+    pub fn polyline_with(
+        &mut self,
+        points: &[(f64, f64)],
+        stroke: &str,
+        width: f64,
+        opacity: f64,
+        dash: Option<&str>,
+        title: Option<&str>,
+    ) {
         let pts: Vec<String> = points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let dash = dash.map(|d| format!(" stroke-dasharray=\"{d}\"")).unwrap_or_default();
         let _ = write!(
             self.buf,
             "<polyline points=\"{}\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"{width}\" \
-             stroke-opacity=\"{opacity}\" stroke-linejoin=\"round\"/>",
+             stroke-opacity=\"{opacity}\" stroke-linejoin=\"round\"{dash}",
             pts.join(" ")
         );
+        match title {
+            Some(t) => {
+                let _ = write!(self.buf, "><title>{}</title></polyline>", escape(t));
+            }
+            None => self.buf.push_str("/>"),
+        }
+    }
+
+    /// A marker of `shape` centred on (x, y) with radius `r`, with a tooltip `title`.
+    pub fn marker(&mut self, x: f64, y: f64, r: f64, shape: Marker, fill: &str, title: Option<&str>) {
+        let body = match shape {
+            Marker::Circle => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" fill=\"{fill}\""),
+            Marker::Square => {
+                let s = r * 0.9;
+                format!(
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\"",
+                    x - s,
+                    y - s,
+                    2.0 * s,
+                    2.0 * s
+                )
+            }
+            Marker::Triangle | Marker::Diamond | Marker::Down => {
+                let k = r * 1.2;
+                let pts = match shape {
+                    Marker::Triangle => [(x, y - k), (x + k, y + k * 0.8), (x - k, y + k * 0.8)].to_vec(),
+                    Marker::Down => [(x, y + k), (x + k, y - k * 0.8), (x - k, y - k * 0.8)].to_vec(),
+                    _ => [(x, y - k), (x + k, y), (x, y + k), (x - k, y)].to_vec(),
+                };
+                let p: Vec<String> = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
+                format!("<path d=\"M{}Z\" fill=\"{fill}\"", p.join(" L"))
+            }
+        };
+        self.buf.push_str(&body);
+        match title {
+            Some(t) => {
+                let tag = match shape {
+                    Marker::Circle => "circle",
+                    Marker::Square => "rect",
+                    _ => "path",
+                };
+                let _ = write!(self.buf, "><title>{}</title></{tag}>", escape(t));
+            }
+            None => self.buf.push_str("/>"),
+        }
+    }
+
+    /// Starts a group with a tooltip (`<g><title>…</title>`); close it with [`Svg::end_group`].
+    pub fn begin_group(&mut self, title: &str) {
+        let _ = write!(self.buf, "<g><title>{}</title>", escape(title));
+    }
+
+    /// Ends a group.
+    pub fn end_group(&mut self) {
+        self.buf.push_str("</g>");
     }
 
     /// Text at (x, y); `anchor` is `start`, `middle` or `end`.
