@@ -536,3 +536,66 @@ fn near_zero_figures_get_no_ratio() {
     let r = report::build_report(&store, &sel).unwrap();
     assert!(r.ratios[0].ratio.is_some(), "{:?}", r.ratios[0]);
 }
+
+#[test]
+fn fleet_blocks_on_three_hosts_are_compared_by_per_host_differences() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    let base = Sim { cv_between: 0.005, cv_within: 0.01, ..Sim::new("10.11/default", "10.11", "default", 1000.0) };
+    let cand = Sim { cv_between: 0.005, cv_within: 0.01, ..Sim::new("11.8/default", "11.8", "default", 1050.0) };
+    let id = record(&mut store, &[base, cand], &Plan::new("fleet", &[4], 6));
+    // Block k (repetition k + 1) ran on host k mod 3; the hosts differ in speed far more than the
+    // versions do, which only the pairing can see through.
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let speed = [1.0, 1.35, 0.7];
+    for k in 0..6i64 {
+        let host = k % 3;
+        db.execute(
+            "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, started_at) \
+             VALUES (?1, ?2, 1, 'done', ?3, 'hc-000000000001', ?2)",
+            rusqlite::params![id, k, format!("node-{host}")],
+        )
+        .unwrap();
+        db.execute(
+            "UPDATE runs SET tps = tps * ?3, attempt_id = last_insert_rowid() WHERE experiment_id = ?1 AND repetition = ?2",
+            rusqlite::params![id, k + 1, speed[host as usize]],
+        )
+        .unwrap();
+    }
+    let sel = Selection { experiments: vec![id.to_string()], ..by_build() };
+    let blocked = report::build_report(&store, &sel).unwrap();
+    let x = &blocked.ratios[0];
+    assert_eq!(x.ci_method.as_deref(), Some("blocked-hosts"), "{x:?}");
+    assert_eq!(x.verdict, Verdict::Faster, "{x:?}");
+    assert!(x.ci_lo.unwrap() > 1.0 && x.ci_hi.unwrap() < 1.1, "{x:?}");
+    assert_eq!(x.note.as_deref(), Some("blocked: 6 block(s) on 3 hosts, interval over per-host mean differences"));
+    for format in [Format::Markdown, Format::Json, Format::Csv] {
+        assert!(report::render(&blocked, format).unwrap().contains("blocked"), "{format}");
+    }
+
+    // The same numbers without the hosts (as if one host had run them all): the unpaired interval is
+    // swamped by the hosts' differences and calls nothing.
+    db.execute("UPDATE runs SET attempt_id = NULL", []).unwrap();
+    db.execute("DELETE FROM block_attempts", []).unwrap();
+    let unpaired = report::build_report(&store, &sel).unwrap();
+    let y = &unpaired.ratios[0];
+    assert_ne!(y.ci_method.as_deref(), Some("blocked-hosts"));
+    assert_eq!(y.verdict, Verdict::NoSignificantChange, "{y:?}");
+    assert!(y.ci_hi.unwrap() - y.ci_lo.unwrap() > 3.0 * (x.ci_hi.unwrap() - x.ci_lo.unwrap()), "{x:?} {y:?}");
+
+    // A block measured on a host of another class is refused unless --force.
+    for k in 0..6i64 {
+        let class = if k == 5 { "hc-000000000002" } else { "hc-000000000001" };
+        db.execute(
+            "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, started_at) \
+             VALUES (?1, ?2, 1, 'done', ?3, ?4, ?2)",
+            rusqlite::params![id, k, format!("node-{}", k % 3), class],
+        )
+        .unwrap();
+    }
+    let e = error(&store, sel.clone());
+    assert!(e.contains("2 host classes") && e.contains("hc-000000000002: host node-2"), "{e}");
+    let forced = report::build_report(&store, &Selection { force: true, ..sel }).unwrap();
+    assert!(forced.notes.iter().any(|n| n.starts_with("--force: runs from 2 host classes")), "{:?}", forced.notes);
+}

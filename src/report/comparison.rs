@@ -200,6 +200,8 @@ fn method_name(m: CiMethod) -> String {
         }
         CiMethod::LogDeltaWelch => "log-delta-welch".to_string(),
         CiMethod::LogDeltaAutocorrelated => "log-delta-autocorrelated".to_string(),
+        CiMethod::BlockedHosts => "blocked-hosts".to_string(),
+        CiMethod::BlockedBlocks => "blocked-blocks".to_string(),
     }
 }
 
@@ -294,7 +296,17 @@ fn ratio_row(
         return row;
     };
     let (level, bs, cs) = samples;
-    match stats::compare(&bs, &cs, level, &cfg) {
+    // Blocks measured on two hosts or more: the interval from paired (per-host) differences.
+    let pairs = block_pairs(s, b, c);
+    let blocked = pairs
+        .as_ref()
+        .map(|p| stats::blocked::compare_blocked(p, cm / bm, metric.direction(), sel.noise_band, sel.confidence));
+    let compared = match blocked {
+        Some(Ok((_, cmp))) => Ok(cmp),
+        Some(Err(e)) => Err(e),
+        None => stats::compare(&bs, &cs, level, &cfg),
+    };
+    match compared {
         Ok(cmp) => {
             row.ci_lo = Some(cmp.ci.lo);
             row.ci_hi = Some(cmp.ci.hi);
@@ -312,7 +324,10 @@ fn ratio_row(
                 stats::detectable_effect_of(&bs, &cs, level, sel.confidence, sel.noise_band, DEFAULT_POWER)
                     .ok()
                     .map(|d| detectable(d, &bs, &cs, level, sel));
-            if row.ci_kind == Some(CiKind::WithinRunOnly) {
+            if let (Some(p), Some(unit)) = (&pairs, blocked_unit(row.ci_method.as_deref())) {
+                let hosts = p.iter().map(|x| x.host.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+                row.note = Some(format!("blocked: {} block(s) on {hosts} hosts, interval over {unit}", p.len()));
+            } else if row.ci_kind == Some(CiKind::WithinRunOnly) {
                 row.note = Some("within-run: the interval reflects only within-run noise".into());
             } else if cmp.ci_excludes_one && !cmp.exceeds_noise_band {
                 row.note = Some(format!("the change is within the {:.0} % noise band", sel.noise_band * 100.0));
@@ -321,6 +336,44 @@ fn ratio_row(
         Err(e) => row.note = Some(format!("no interval: {e}")),
     }
     row
+}
+
+/// What a blocked interval's units were, from its method name.
+fn blocked_unit(method: Option<&str>) -> Option<&'static str> {
+    match method {
+        Some("blocked-hosts") => Some("per-host mean differences"),
+        Some("blocked-blocks") => Some("per-block differences (fewer than 3 hosts)"),
+        _ => None,
+    }
+}
+
+/// The baseline's and the candidate's values paired by block (experiment and repetition) measured on
+/// one host, when the blocks of this case ran on two hosts or more; `None` otherwise (one host, or runs
+/// that are not a fleet's), and then the usual unpaired interval applies.
+fn block_pairs(s: &Selected, b: &CellStats, c: &CellStats) -> Option<Vec<stats::blocked::BlockPair>> {
+    let placed = |cell: &CellStats| -> Option<BTreeMap<(i64, u32), (String, f64)>> {
+        cell.run_ids
+            .iter()
+            .zip(&cell.values)
+            .map(|(id, v)| {
+                let r = s.runs.iter().find(|r| r.detail.run.id == *id)?;
+                Some(((r.detail.run.experiment_id, r.detail.run.repetition), (r.host.clone()?, *v)))
+            })
+            .collect()
+    };
+    let (base, cand) = (placed(b)?, placed(c)?);
+    let hosts: std::collections::BTreeSet<&str> = base.values().chain(cand.values()).map(|(h, _)| h.as_str()).collect();
+    if hosts.len() < 2 {
+        return None;
+    }
+    let pairs: Vec<stats::blocked::BlockPair> = base
+        .iter()
+        .filter_map(|(k, (host, bv))| {
+            let (ch, cv) = cand.get(k)?;
+            (ch == host).then(|| stats::blocked::BlockPair { host: host.clone(), baseline: *bv, candidate: *cv })
+        })
+        .collect();
+    Some(pairs)
 }
 
 fn detectable(d: stats::DetectableEffect, b: &[f64], c: &[f64], level: SampleLevel, sel: &Selection) -> Detectable {

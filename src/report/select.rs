@@ -1,14 +1,14 @@
 //! Choosing what to compare: experiments, filters, the compared dimension and the baseline, and the
 //! checks that refuse a meaningless comparison.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{Case, Dimension, Side};
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::sampler::Fingerprint;
 use crate::stats::DEFAULT_NOISE_BAND;
-use crate::store::{Experiment, RunDetail, RunRow, Status, Store};
+use crate::store::{Experiment, RunDetail, RunRow, Status, Store, canonical_attempts};
 
 /// What to compare; see `versus compare --help`.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +69,8 @@ pub struct LoadedRun {
     pub side: usize,
     /// The decoded whole-run latency histogram, if stored.
     pub histogram: Option<hdrhistogram::Histogram<u64>>,
+    /// The host that measured the run's block, for runs of a fleet (block attempts stored).
+    pub host: Option<String>,
 }
 
 /// The runs chosen by a [`Selection`], placed on sides and cases.
@@ -384,8 +386,16 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
         (rank(&c.workload, &workload_rank), rank(c.group.as_deref().unwrap_or(""), &group_rank), c.threads)
     });
 
+    // Fleet experiments: the host and class of the attempt that measured each block (repetition).
+    let mut block_hosts = BlockHosts::new();
+    for e in &experiments {
+        let attempts = store.block_attempts(e.id)?;
+        for (block, a) in canonical_attempts(&attempts) {
+            block_hosts.insert((e.id, block + 1), (a.host.clone(), a.host_class.clone()));
+        }
+    }
     let mut notes = Vec::new();
-    if let Some(note) = check_host_classes(&experiments, &all, sel.force)? {
+    if let Some(note) = check_host_classes(&experiments, &all, &block_hosts, sel.force)? {
         notes.push(note);
     }
     if sel.force && workload_of.iter().zip(&all).any(|(w, r)| *w != r.cell.workload) {
@@ -404,7 +414,8 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
             .and_then(|h| crate::store::decode_histogram(&h.data).ok());
         let c = Case { workload: workload_of[i].clone(), group: group_value(sel.vs, r), threads: r.cell.threads };
         let case = cases.iter().position(|x| *x == c).unwrap_or(0);
-        runs.push(LoadedRun { detail, case, side: run_side[i], histogram });
+        let host = block_hosts.get(&(r.experiment_id, r.repetition)).and_then(|(h, _)| h.clone());
+        runs.push(LoadedRun { detail, case, side: run_side[i], histogram, host });
     }
     let failed: usize = sides.iter().map(|s| s.runs_failed + s.runs_unfinished).sum();
     if failed > 0 {
@@ -413,12 +424,30 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
     Ok(Selected { experiments, sides, cases, runs, notes })
 }
 
+/// (experiment id, repetition) -> (host, host class) of the attempt that measured that block.
+type BlockHosts = BTreeMap<(i64, u32), (Option<String>, Option<String>)>;
+
 /// Refuses, unless `force`, runs measured on hosts of different classes (see
 /// [`crate::sampler::Fingerprint`]): their differences may be the hardware's. With `force` it returns the
-/// note every output carries. Experiments whose host is entirely unknown are not judged.
-fn check_host_classes(experiments: &[Experiment], all: &[RunRow], force: bool) -> Result<Option<String>> {
+/// note every output carries. Experiments whose host is entirely unknown are not judged. The blocks of a
+/// fleet experiment count with the class of the host that measured them (`block_hosts`).
+fn check_host_classes(
+    experiments: &[Experiment],
+    all: &[RunRow],
+    block_hosts: &BlockHosts,
+    force: bool,
+) -> Result<Option<String>> {
     let mut classes: Vec<(String, String)> = Vec::new();
-    for e in experiments.iter().filter(|e| all.iter().any(|r| r.experiment_id == e.id)) {
+    for r in all {
+        if let Some((host, Some(class))) = block_hosts.get(&(r.experiment_id, r.repetition))
+            && !classes.iter().any(|(c, _)| c == class)
+        {
+            classes.push((class.clone(), format!("host {}", host.as_deref().unwrap_or("?"))));
+        }
+    }
+    for e in experiments.iter().filter(|e| {
+        all.iter().any(|r| r.experiment_id == e.id && !block_hosts.contains_key(&(r.experiment_id, r.repetition)))
+    }) {
         let f = Fingerprint::of(&e.host);
         if f == Fingerprint::default() {
             continue;

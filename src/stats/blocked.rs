@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use rand::RngExt;
 
-use super::{check_confidence, seeded_rng, t_quantile};
+use super::bootstrap::RatioCi;
+use super::compare::{Comparison, judge};
+use super::{CiKind, CiMethod, Direction, check_confidence, seeded_rng, t_quantile};
 use crate::error::{Error, Result};
 
 /// One block's measurements of the two arms.
@@ -114,6 +116,36 @@ pub fn blocked_ratio_ci(pairs: &[BlockPair], confidence: f64) -> Result<BlockedC
     })
 }
 
+/// [`blocked_ratio_ci`] judged by the verdict rule of [`super::compare::compare`] (the interval must
+/// exclude 1 and the change exceed `noise_band`). The interval is centred on `ratio` (the ratio of the
+/// means a report shows beside it) in log space, keeping its relative width.
+pub fn compare_blocked(
+    pairs: &[BlockPair],
+    ratio: f64,
+    direction: Direction,
+    noise_band: f64,
+    confidence: f64,
+) -> Result<(BlockedCi, Comparison)> {
+    if !(ratio > 0.0 && ratio.is_finite()) {
+        return Err(Error::Other(format!("ratio {ratio} must be a positive finite number")));
+    }
+    let b = blocked_ratio_ci(pairs, confidence)?;
+    let shift = ratio / b.ratio;
+    let ci = RatioCi {
+        ratio,
+        lo: b.low * shift,
+        hi: b.high * shift,
+        confidence,
+        resamples: 0,
+        method: match b.unit {
+            BlockedUnit::Hosts => CiMethod::BlockedHosts,
+            BlockedUnit::Blocks => CiMethod::BlockedBlocks,
+        },
+        kind: CiKind::BetweenRepetitions,
+    };
+    Ok((b, judge(ci, direction, noise_band)))
+}
+
 /// A simulated fleet for [`simulate_false_alarms`]: log-normal measurements with a level per host, a
 /// host × arm interaction and noise per measurement, and no real difference between the arms.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -166,6 +198,30 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn compare_blocked_calls_a_consistent_change_over_hosts_and_centres_on_the_shown_ratio() {
+        let pairs: Vec<BlockPair> = (0..6)
+            .map(|i| BlockPair {
+                host: format!("h{}", i % 3),
+                baseline: 100.0 + 10.0 * (i % 3) as f64,
+                candidate: (100.0 + 10.0 * (i % 3) as f64) * (1.10 + 0.002 * i as f64),
+            })
+            .collect();
+        let (b, c) = compare_blocked(&pairs, 1.11, Direction::HigherIsBetter, 0.02, 0.95).unwrap();
+        assert_eq!((b.unit, b.hosts, b.blocks), (BlockedUnit::Hosts, 3, 6));
+        assert_eq!(c.ci.method, CiMethod::BlockedHosts);
+        assert_eq!(c.verdict, super::super::Verdict::Faster);
+        // Same relative width, centred on the ratio given.
+        assert!(((c.ci.hi / c.ci.lo) - (b.high / b.low)).abs() < 1e-12);
+        assert!((c.ci.lo * c.ci.hi).sqrt() > 1.10 && c.ci.lo < 1.11 && c.ci.hi > 1.11);
+        let (_, slower) = compare_blocked(&pairs, 1.11, Direction::LowerIsBetter, 0.02, 0.95).unwrap();
+        assert_eq!(slower.verdict, super::super::Verdict::Slower);
+        // Within the noise band: not called.
+        let (_, flat) = compare_blocked(&pairs, 1.11, Direction::HigherIsBetter, 0.2, 0.95).unwrap();
+        assert_eq!(flat.verdict, super::super::Verdict::NoSignificantChange);
+        assert!(compare_blocked(&pairs, 0.0, Direction::HigherIsBetter, 0.02, 0.95).is_err());
+    }
     use crate::stats::testutil::proptest_config;
 
     fn pair(host: &str, baseline: f64, candidate: f64) -> BlockPair {

@@ -86,6 +86,11 @@ pub enum CiMethod {
     /// Delta method on the log of the ratio, with standard errors from the autocorrelation-corrected
     /// effective sample sizes and a Welch–Satterthwaite t quantile (see [`compare::ratio_ci`]).
     LogDeltaAutocorrelated,
+    /// Paired log differences per block, averaged per host, over three hosts or more (see
+    /// [`blocked`]).
+    BlockedHosts,
+    /// Paired log differences per block, on one or two hosts (see [`blocked`]).
+    BlockedBlocks,
 }
 
 /// Returns an error unless `xs` has at least `min_len` values, all finite.
