@@ -10,8 +10,8 @@ use postgres::TempPostgres;
 use serde_json::json;
 use versus::sampler::{DiskFacts, Efficiency, HostFacts};
 use versus::store::{
-    Interval, Location, NewCell, NewExperiment, NewRun, RunResult, StartRun, Status, Store, StoredHistogram, Summary,
-    decode_histogram, encode_histogram,
+    AttemptHost, AttemptStatus, BlockStart, Interval, Location, NewCell, NewExperiment, NewRun, RunResult, StartRun,
+    Status, Store, StoredHistogram, Summary, decode_histogram, encode_histogram,
 };
 
 /// A fresh, empty results store on one engine, with raw SQL access for checks behind the API's back.
@@ -575,6 +575,82 @@ fn copies_between_sqlite_and_postgres_are_identical_and_idempotent() {
     assert_eq!((r.runs_copied, r.runs_unchanged), (2, 6));
     same(&contents(&team), &contents(&source), "merged");
     assert_eq!(b.scalar("SELECT count(*) FROM runs WHERE status = 'done'"), "7");
+}
+
+/// (block, attempt, status, host) of every attempt of the experiment with `uid`.
+fn attempts_of(store: &Store, uid: &str) -> Vec<(u32, u32, AttemptStatus, Option<String>)> {
+    let id = store.experiment_by_uid(uid).unwrap().expect("the experiment was copied");
+    store.block_attempts(id).unwrap().into_iter().map(|a| (a.block, a.attempt, a.status, a.host)).collect()
+}
+
+#[test]
+fn block_attempts_are_copied_and_per_task_files_merge_into_one_attempt_history() {
+    let pg = TempPostgres::start();
+    let (a, b, back) = (SqliteFile::new(), SqliteFile::new(), SqliteFile::new());
+    let t = PgDatabase::new(&pg, "merged");
+    let uid = "p-0123456789abcdef";
+    let e = experiment("fleet");
+    let on = |name: &str| AttemptHost {
+        host: Some(name.into()),
+        class: Some("hc-000000000001".into()),
+        fingerprint: json!({ "cpu_model": "Example CPU" }),
+        canary: Some(json!({ "cpu_loop_ms": 12.5, "fsync_us": 800.0 })),
+    };
+    let measure = |store: &mut Store, experiment: i64, repetition: u32| {
+        for r in store.runs(experiment).unwrap().iter().filter(|r| r.repetition == repetition) {
+            store.start_run(r.id, &start()).unwrap();
+            store.finish_run(r.id, &result(VARS)).unwrap();
+        }
+    };
+    // Task files of two hosts. Host a: block 0 to the end.
+    let mut sa = a.open();
+    let ea = sa.ensure_experiment(&e, uid).unwrap();
+    let BlockStart::Started { attempt_id, .. } = sa.begin_block(ea, 0, &on("a")).unwrap() else { panic!("new block") };
+    measure(&mut sa, ea, 1);
+    assert!(sa.end_block(attempt_id, None).unwrap());
+    // Host b: block 0 as well, killed half way (its attempt left running), then block 1 to the end.
+    let mut sb = b.open();
+    let eb = sb.ensure_experiment(&e, uid).unwrap();
+    sb.begin_block(eb, 0, &on("b")).unwrap();
+    let BlockStart::Started { attempt_id, .. } = sb.begin_block(eb, 1, &on("b")).unwrap() else { panic!("new block") };
+    measure(&mut sb, eb, 2);
+    assert!(sb.end_block(attempt_id, None).unwrap());
+
+    let mut team = t.open();
+    sa.copy_into(&mut team).unwrap();
+    let r = sb.copy_into(&mut team).unwrap();
+    assert_eq!((r.experiments_present, r.runs_copied, r.runs_unchanged), (1, 2, 2));
+    let expected = vec![
+        (0, 1, AttemptStatus::Done, Some("a".to_string())),
+        (0, 2, AttemptStatus::Running, Some("b".to_string())),
+        (1, 1, AttemptStatus::Done, Some("b".to_string())),
+    ];
+    assert_eq!(attempts_of(&team, uid), expected, "b's attempt at block 0 comes after a's");
+    // Every run points at the done attempt of its block, on the host that measured it.
+    let linked = "SELECT count(*) FROM runs r JOIN block_attempts a ON a.id = r.attempt_id \
+                  WHERE r.status = 'done' AND a.status = 'done' AND a.block = r.repetition - 1";
+    assert_eq!(t.scalar(linked), "4");
+    assert_eq!(
+        t.scalar("SELECT string_agg(DISTINCT a.host, ' ' ORDER BY a.host) FROM runs r JOIN block_attempts a ON a.id = r.attempt_id"),
+        "a b"
+    );
+    assert_eq!(
+        t.scalar("SELECT canary FROM block_attempts WHERE host = 'a'"),
+        r#"{"cpu_loop_ms":12.5,"fsync_us":800.0}"#
+    );
+
+    // Merging again adds nothing.
+    sa.copy_into(&mut team).unwrap();
+    let r = sb.copy_into(&mut team).unwrap();
+    assert_eq!((r.runs_copied, r.runs_unchanged), (0, 4));
+    assert_eq!(attempts_of(&team, uid), expected);
+
+    // The team store back into a SQLite file: the same attempts and links.
+    let mut copy = back.open();
+    team.copy_into(&mut copy).unwrap();
+    assert_eq!(attempts_of(&copy, uid), expected);
+    assert_eq!(back.scalar(linked), "4");
+    same(&contents(&copy), &contents(&team), "PostgreSQL -> SQLite");
 }
 
 const TINY: &str = r#"

@@ -1,7 +1,11 @@
 //! `versus store copy`: every experiment of one store into another (SQLite ↔ PostgreSQL, or merging
 //! per-task files). Experiments are matched by their uid, runs by (cell key, repetition), so copying
 //! again adds nothing, and a run finished in the source completes the same run left unfinished in the
-//! destination. Each experiment is copied in one destination transaction.
+//! destination. Block attempts (fleet experiments) go along, matched by (block, host, start time):
+//! an attempt the destination lacks is added (renumbered after the destination's own attempts of that
+//! block when its number is taken, as when per-task files are merged), one left running there is
+//! brought up to date, and each copied run keeps pointing at the attempt that measured it. Each
+//! experiment is copied in one destination transaction.
 
 use std::collections::HashMap;
 
@@ -26,6 +30,18 @@ pub struct CopyReport {
 /// The experiment columns copied as they are.
 const EXPERIMENT_DATA: &[&str] =
     &["uid", "name", "file", "definition", "definition_hash", "created_at", "status", "seed", "host", "versus_version"];
+const ATTEMPT_DATA: &[&str] = &[
+    "block",
+    "attempt",
+    "status",
+    "host",
+    "host_class",
+    "fingerprint",
+    "canary",
+    "error",
+    "started_at",
+    "finished_at",
+];
 const CELL_DATA: &[&str] = &["key", "target", "build", "config", "workload", "threads", "workload_options"];
 const RUN_DATA: &[&str] = &[
     "repetition",
@@ -90,6 +106,8 @@ fn placeholders(from: usize, n: usize) -> String {
 struct SourceRun {
     cell_key: String,
     variables: Option<String>,
+    /// The source's id of the block attempt that measured it.
+    attempt: Option<i64>,
     /// [`RUN_DATA`], in order.
     data: Vec<Value>,
     /// For each of [`RUN_CHILDREN`], its rows.
@@ -102,6 +120,8 @@ struct SourceExperiment {
     data: Vec<Value>,
     /// [`CELL_DATA`] rows (key first).
     cells: Vec<Row>,
+    /// Block attempts: the source's id and [`ATTEMPT_DATA`].
+    attempts: Vec<(i64, Row)>,
     runs: Vec<SourceRun>,
 }
 
@@ -110,10 +130,21 @@ fn read_experiment(db: &mut dyn Backend, id: i64, data: Vec<Value>) -> DbResult<
         &format!("SELECT {} FROM cells WHERE experiment_id = ?1 ORDER BY id", CELL_DATA.join(", ")),
         params![id],
     )?;
+    let attempts = db
+        .query(
+            &format!(
+                "SELECT id, {} FROM block_attempts WHERE experiment_id = ?1 ORDER BY block, attempt, id",
+                ATTEMPT_DATA.join(", ")
+            ),
+            params![id],
+        )?
+        .into_iter()
+        .map(|row| Ok((row.get::<i64>(0)?, Row(row.values()[1..].to_vec()))))
+        .collect::<DbResult<Vec<_>>>()?;
     let cols: Vec<String> = RUN_DATA.iter().map(|c| format!("r.{c}")).collect();
     let rows = db.query(
         &format!(
-            "SELECT r.id, c.key, v.variables, {} FROM runs r JOIN cells c ON c.id = r.cell_id \
+            "SELECT r.id, c.key, v.variables, r.attempt_id, {} FROM runs r JOIN cells c ON c.id = r.cell_id \
              LEFT JOIN variable_sets v ON v.id = r.variable_set_id WHERE r.experiment_id = ?1 ORDER BY r.order_index",
             cols.join(", ")
         ),
@@ -131,11 +162,12 @@ fn read_experiment(db: &mut dyn Backend, id: i64, data: Vec<Value>) -> DbResult<
         runs.push(SourceRun {
             cell_key: row.get(1)?,
             variables: row.get(2)?,
-            data: row.values()[3..].to_vec(),
+            attempt: row.get(3)?,
+            data: row.values()[4..].to_vec(),
             children,
         });
     }
-    Ok(SourceExperiment { data, cells, runs })
+    Ok(SourceExperiment { data, cells, attempts, runs })
 }
 
 /// Writes one run's measurements into `run_id` of the destination.
@@ -150,6 +182,63 @@ fn write_children(db: &mut dyn Backend, run_id: i64, run: &SourceRun) -> DbResul
         }
     }
     Ok(())
+}
+
+/// Copies the block attempts of `e` into experiment `experiment_id` of the destination; returns the
+/// destination's attempt id for each source attempt id.
+fn write_attempts(db: &mut dyn Backend, experiment_id: i64, e: &SourceExperiment) -> DbResult<HashMap<i64, i64>> {
+    let col = |name: &str| ATTEMPT_DATA.iter().position(|c| *c == name).unwrap_or(0);
+    let mut ids = HashMap::new();
+    for (source_id, row) in &e.attempts {
+        let v = row.values();
+        let (block, number, status) = (&v[col("block")], &v[col("attempt")], &v[col("status")]);
+        let (host, started) = (&v[col("host")], &v[col("started_at")]);
+        let found = db.query(
+            "SELECT id, status FROM block_attempts WHERE experiment_id = ?1 AND block = ?2 AND started_at = ?3 \
+             AND coalesce(host, '') = coalesce(?4, '')",
+            &[Value::Int(experiment_id), block.clone(), started.clone(), host.clone()],
+        )?;
+        let id = match found.first() {
+            Some(existing) => {
+                let id: i64 = existing.get(0)?;
+                if existing.get::<String>(1)? == "running" && *status != Value::Text("running".into()) {
+                    db.execute(
+                        "UPDATE block_attempts SET status = ?2, error = ?3, finished_at = ?4 WHERE id = ?1",
+                        &[Value::Int(id), status.clone(), v[col("error")].clone(), v[col("finished_at")].clone()],
+                    )?;
+                }
+                id
+            }
+            None => {
+                let taken = !db
+                    .query(
+                        "SELECT id FROM block_attempts WHERE experiment_id = ?1 AND block = ?2 AND attempt = ?3",
+                        &[Value::Int(experiment_id), block.clone(), number.clone()],
+                    )?
+                    .is_empty();
+                let mut values = vec![Value::Int(experiment_id)];
+                values.extend_from_slice(v);
+                if taken {
+                    values[1 + col("attempt")] = db
+                        .query(
+                            "SELECT coalesce(max(attempt), 0) + 1 FROM block_attempts WHERE experiment_id = ?1 AND block = ?2",
+                            &[Value::Int(experiment_id), block.clone()],
+                        )?
+                        .remove(0)
+                        .values()[0]
+                        .clone();
+                }
+                let sql = format!(
+                    "INSERT INTO block_attempts (experiment_id, {}) VALUES (?1, {}) RETURNING id",
+                    ATTEMPT_DATA.join(", "),
+                    placeholders(2, ATTEMPT_DATA.len())
+                );
+                db.query(&sql, &values)?.remove(0).get(0)?
+            }
+        };
+        ids.insert(*source_id, id);
+    }
+    Ok(ids)
 }
 
 /// Copies `e` into the destination (inside its transaction); returns (added, runs copied, runs unchanged).
@@ -185,8 +274,10 @@ fn write_experiment(db: &mut dyn Backend, e: &SourceExperiment) -> DbResult<(boo
         let id: i64 = db.query(&sql, &values)?.remove(0).get(0)?;
         cell_ids.insert(key, id);
     }
+    let attempt_ids = write_attempts(db, experiment_id, e)?;
     let (mut copied, mut unchanged) = (0, 0);
     for run in &e.runs {
+        let attempt: Value = run.attempt.and_then(|a| attempt_ids.get(&a).copied()).into();
         let cell_id =
             *cell_ids.get(&run.cell_key).ok_or_else(|| DbError(format!("cell '{}' is missing", run.cell_key)))?;
         let variable_set = run.variables.as_deref().map(|v| variable_set_json(db, v)).transpose()?;
@@ -206,6 +297,7 @@ fn write_experiment(db: &mut dyn Backend, e: &SourceExperiment) -> DbResult<(boo
                 let mut values = vec![Value::Int(experiment_id), Value::Int(cell_id), variable_set.into()];
                 values.extend_from_slice(&run.data);
                 let id: i64 = db.query(&sql, &values)?.remove(0).get(0)?;
+                db.execute("UPDATE runs SET attempt_id = ?2 WHERE id = ?1", &[Value::Int(id), attempt.clone()])?;
                 write_children(db, id, run)?;
                 copied += 1;
             }
@@ -214,9 +306,14 @@ fn write_experiment(db: &mut dyn Backend, e: &SourceExperiment) -> DbResult<(boo
                 // Everything but repetition and order_index, which identify the run and do not change.
                 let set: Vec<String> =
                     RUN_DATA[2..].iter().enumerate().map(|(i, c)| format!("{c} = ?{}", i + 3)).collect();
-                let sql = format!("UPDATE runs SET variable_set_id = ?2, {} WHERE id = ?1", set.join(", "));
+                let sql = format!(
+                    "UPDATE runs SET variable_set_id = ?2, attempt_id = ?{}, {} WHERE id = ?1",
+                    RUN_DATA.len() + 1,
+                    set.join(", ")
+                );
                 let mut values = vec![Value::Int(id), variable_set.into()];
                 values.extend_from_slice(&run.data[2..]);
+                values.push(attempt.clone());
                 clear_measurements(db, id)?;
                 db.execute(&sql, &values)?;
                 write_children(db, id, run)?;
