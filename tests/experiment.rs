@@ -148,6 +148,7 @@ fn a_small_matrix_is_run_and_everything_is_stored() {
     let show = env.versus(&["show", &runs[0].id.to_string()]).output().unwrap();
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.contains("SQL statistics:") && text.contains("95th percentile:"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("command: versus sysbench oltp_")), "{text}");
     env.assert_no_servers();
     assert!(!env.home.path().join("experiments/matrix").exists(), "the prepared data is removed when done");
 }
