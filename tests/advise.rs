@@ -117,6 +117,22 @@ fn a_tiny_advice_runs_end_to_end() {
     // The stored experiments are readable by `versus compare`.
     let o = versus_cmd(h).args(["compare", "advise-probe"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A stored target and its workload can be advised on (here as a dry run).
+    let o = versus_cmd(h)
+        .args(["advise", "--from", "advise-probe", "--target", "current", "--dry-run", "--budget", "7m"])
+        .args(["--duration", "2s", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["threads"], serde_json::json!([2]), "the stored experiment's thread count");
+    assert!(d["workload"].as_str().unwrap().contains("oltp_read_write"), "{}", d["workload"]);
+    assert!(d["result"].is_null() && d["experiments"].as_array().unwrap().is_empty(), "a dry run measures nothing");
+    fails_with(
+        h,
+        &["--from", "advise-probe", "--target", "nope", "--dry-run"],
+        "--target: experiment advise-probe has no sandbox target 'nope'",
+    );
     // Its sandboxes and work dirs are gone.
     assert!(!h.join("advise").join("advise").exists());
     assert!(!h.join("experiments").join("advise").exists());

@@ -10,9 +10,10 @@ use super::compare::{ColorWhen, parse_fraction};
 use super::explain::{MeasureArgs, color, print};
 use crate::advise::runner::{AdviseOptions, advise, validate};
 use crate::error::{Error, Result};
+use crate::experiment::ExperimentFile;
 use crate::experiment::Progress;
-use crate::experiment::spec::parse_duration;
-use crate::explain::targets::TargetSpec;
+use crate::experiment::spec::{WorkloadDef, parse_duration};
+use crate::explain::targets::{TargetSpec, find_experiment, stored_specs};
 use crate::report::advise::{render_advise, render_cnf};
 use crate::report::explain::OutputFormat;
 use crate::server::Home;
@@ -21,8 +22,14 @@ use crate::server::Home;
 #[derive(Debug, Args)]
 pub(super) struct AdviseArgs {
     /// The server to advise on, with its current config: BUILD or BUILD:NAME=VALUE,… (e.g. system or
-    /// mysql-9.7:log-bin).
-    target: String,
+    /// mysql-9.7:log-bin). Not with --from.
+    target: Option<String>,
+    /// Advise on a target of this stored experiment (id or name), with its workload and thread counts.
+    #[arg(long, value_name = "EXPERIMENT", requires = "target_label", conflicts_with = "target")]
+    from: Option<String>,
+    /// With --from: the target label of that experiment.
+    #[arg(long = "target", id = "target_label", value_name = "LABEL")]
+    target_label: Option<String>,
     /// A base my.cnf of the current config.
     #[arg(long, value_name = "FILE.cnf")]
     config: Option<PathBuf>,
@@ -80,12 +87,24 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
     if let Some(c) = a.config.as_ref().filter(|c| !c.is_file()) {
         return Err(Error::option("--config", format!("{} does not exist", c.display())));
     }
-    let current = TargetSpec::parse(&a.target, "TARGET")?.with(a.config.clone(), &a.set)?;
     let m = &a.measure;
+    let (current, workload, threads) = match (&a.target, &a.from) {
+        (Some(t), None) => {
+            (TargetSpec::parse(t, "TARGET")?.with(a.config.clone(), &a.set)?, m.workload()?, m.threads.clone())
+        }
+        (None, Some(from)) => from_stored(home, &a, from)?,
+        _ => {
+            return Err(Error::Other(
+                "give the server to advise on (e.g. `versus advise system --workload oltp_read_write`) or --from \
+                 EXPERIMENT --target LABEL"
+                    .into(),
+            ));
+        }
+    };
     let opts = AdviseOptions {
         name: a.name.clone(),
-        workload: m.workload()?,
-        threads: m.threads.clone(),
+        workload,
+        threads,
         duration: m.duration,
         warmup: m.warmup,
         budget: a.budget,
@@ -117,4 +136,31 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
         print(&render_advise(&r, format, color(a.color))?)?;
     }
     Ok(0)
+}
+
+/// The target `--target` of the stored experiment `from`, its (one) workload and its thread counts, with
+/// --config/--set on top.
+fn from_stored(home: &Home, a: &AdviseArgs, from: &str) -> Result<(TargetSpec, WorkloadDef, Vec<u32>)> {
+    let store = a.db.open(home)?;
+    let e = find_experiment(&store, from)?;
+    drop(store);
+    let label = a.target_label.clone().unwrap_or_default();
+    let specs = stored_specs(&e)?;
+    let known: Vec<&str> = specs.iter().map(|(l, _)| l.as_str()).collect();
+    let Some((_, spec)) = specs.iter().find(|(l, _)| *l == label) else {
+        return Err(Error::option(
+            "--target",
+            format!("experiment {} has no sandbox target '{label}'; its targets: {}", e.name, known.join(", ")),
+        ));
+    };
+    let file = ExperimentFile::parse(&e.definition)
+        .map_err(|m| Error::Other(format!("experiment {} ({}): its stored definition: {m}", e.id, e.name)))?;
+    let [w] = file.workloads.as_slice() else {
+        return Err(Error::option(
+            "--from",
+            format!("experiment {} has {} workloads; advise takes one", e.name, file.workloads.len()),
+        ));
+    };
+    let threads = w.threads.clone().unwrap_or_else(|| file.threads.clone());
+    Ok((spec.clone().with(a.config.clone(), &a.set)?, w.clone(), threads))
 }

@@ -383,3 +383,135 @@ pub fn render_advise(r: &AdviseReport, format: OutputFormat, color: bool) -> Res
         _ => Ok(render_text(r, format, color)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::advise::facts::Facts;
+    use crate::advise::memory::worst_case;
+    use crate::advise::rules::{Area, Candidate};
+    use crate::advise::search::SearchResult;
+    use crate::server::{Flavor, Version};
+
+    fn cand(variable: &str, value: &str, old: &str, risk: Risk) -> Candidate {
+        Candidate {
+            variable: variable.into(),
+            value: value.into(),
+            display: value.into(),
+            old: Some(old.into()),
+            area: Area::BufferPool,
+            risk,
+            rule: format!("the rule of {variable}"),
+            source: "a source".into(),
+            loses: (risk == Risk::Durability).then(|| "the last second of commits".into()),
+            why: "because".into(),
+        }
+    }
+
+    fn report() -> AdviseReport {
+        let vars: BTreeMap<String, String> = [("innodb_buffer_pool_size", "134217728"), ("max_connections", "151")]
+            .map(|(k, v)| (k.into(), v.into()))
+            .into();
+        let facts = Facts {
+            flavor: Flavor::Mariadb,
+            version: Version::new(10, 11, 19),
+            memory: 4 * GIB,
+            host_memory: 24 * GIB,
+            memory_given: true,
+            cpus: 2,
+            fs_type: Some("ext4".into()),
+            device: Some("/dev/vda".into()),
+            rotational: Some(false),
+            free_disk: None,
+            fsync_us: Some(900.0),
+            variables: vars.clone(),
+            data_bytes: Some(700 * MIB),
+            tables: Some(2),
+            threads: 8,
+            probe: None,
+        };
+        let m = worst_case(facts.flavor, facts.version, &|n| vars.get(n).cloned(), facts.memory);
+        let candidates = vec![
+            cand("innodb_buffer_pool_size", "896M", "134217728", Risk::Memory),
+            cand("table_open_cache", "8000", "4000", Risk::Safe),
+            cand("innodb_flush_log_at_trx_commit", "2", "1", Risk::Durability),
+        ];
+        let result = SearchResult {
+            fates: vec![
+                Fate::Recommended(Tier::Safe),
+                Fate::NoEffect("no effect measured on this workload (leaving it out cost nothing significant)".into()),
+                Fate::Recommended(Tier::Durability),
+            ],
+            contributions: vec![
+                Some(Contribution { points: 21.0, lo: 12.2, hi: 29.8, together_with: vec![] }),
+                None,
+                Some(Contribution { points: 9.5, lo: 3.1, hi: 15.9, together_with: vec![] }),
+            ],
+            screening: vec![],
+            attribution: None,
+            durability: None,
+            confirmation: None,
+            steps: vec![],
+            conclusion: Conclusion::Recommended,
+            notes: vec![],
+        };
+        AdviseReport {
+            target: "build system".into(),
+            server_version: Some("10.11.19-MariaDB".into()),
+            workload: "oltp_read_write".into(),
+            threads: vec![2, 8],
+            metric: "tps".into(),
+            budget_s: 2700,
+            seconds_per_run: 20,
+            facts,
+            probe: None,
+            candidates,
+            considered: vec![],
+            refused: vec![],
+            dedicated: None,
+            memory_current: m.clone(),
+            memory_advised: Some(m),
+            plan: vec![],
+            estimate_s: 2700,
+            result: Some(result),
+            experiments: vec![(1, "advise-probe".into())],
+            elapsed_s: 2600,
+        }
+    }
+
+    #[test]
+    fn the_fragment_gives_every_line_its_old_value_rule_risk_and_effect() {
+        let text = render_cnf(&report());
+        let lines: Vec<&str> = text.lines().collect();
+        let at = |l: &str| lines.iter().position(|x| *x == l).unwrap_or_else(|| panic!("no line {l:?} in\n{text}"));
+        let bp = at("innodb_buffer_pool_size = 896M");
+        assert_eq!(
+            lines[bp - 1],
+            "# was 134217728; rule: the rule of innodb_buffer_pool_size; risk: memory; measured: +21.0 points of the \
+             advised mean (CI +12.2 to +29.8)"
+        );
+        let trades = at("# DURABILITY TRADES (--allow-durability-trade): a crash can lose data");
+        let flush = at("innodb_flush_log_at_trx_commit = 2");
+        assert!(bp < trades && trades < flush, "the durability tier comes after the safe advice:\n{text}");
+        assert!(text.contains("# innodb_flush_log_at_trx_commit: a crash can lose the last second of commits"));
+        assert!(
+            text.contains("# table_open_cache = 8000 (was 4000): not recommended: no effect measured on this workload")
+        );
+        assert!(!lines.contains(&"table_open_cache = 8000"), "a value without effect is not set:\n{text}");
+    }
+
+    #[test]
+    fn the_table_and_json_carry_the_risk_and_the_outcome() {
+        let r = report();
+        let text = render_advise(&r, OutputFormat::Text, false).unwrap();
+        assert!(text.contains("durability trade (a crash can lose the last second of commits)"), "{text}");
+        assert!(text.contains("recommended: +21.0 points of the advised mean (CI +12.2 to +29.8)"), "{text}");
+        assert!(text.contains("advising for 4.0 GiB (--memory)"), "{text}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render_advise(&r, OutputFormat::Json, false).unwrap()).unwrap();
+        assert_eq!(json["result"]["fates"][1]["fate"], "no_effect");
+        assert_eq!(json["candidates"][2]["risk"], "durability");
+    }
+}
