@@ -153,12 +153,14 @@ impl Plan {
         const LOAD_ROWS_PER_S: u64 = 150_000;
         let prepare: Duration =
             self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum();
+        prepare + self.runs.iter().map(|r| self.run_estimate(r.cell)).sum::<Duration>()
+    }
+
+    /// The estimated duration of one run of cell `cell` (restore, start, prewarm, warm-up, measure, stop).
+    pub fn run_estimate(&self, cell: usize) -> Duration {
         let timing = Timing { duration: self.file.duration, warmup: self.file.warmup, prewarm: self.file.prewarm };
-        let per_run = |r: &PlannedRun| {
-            let cell = &self.cells[r.cell];
-            self.workloads[cell.workload].estimate(cell.threads, &timing)
-        };
-        prepare + self.runs.iter().map(per_run).sum::<Duration>()
+        let c = &self.cells[cell];
+        self.workloads[c.workload].estimate(c.threads, &timing)
     }
 
     /// The text of `versus run FILE --dry-run`.

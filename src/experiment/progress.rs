@@ -1,14 +1,73 @@
-//! Progress of an experiment on stderr: a bar with the cell count, the current cell and an ETA when
-//! stderr is a terminal; one plain line per run otherwise.
+//! Progress of an experiment on stderr: a bar with the cell count, the current cell, a countdown of the
+//! current run and an ETA when stderr is a terminal; one plain line per run otherwise.
+//!
+//! The ETA is versus's own ([`eta`]), not the bar's rate: before the first run it is the plan's estimate
+//! of the runs left, after `--resume` it counts only what is left, and once runs of this invocation
+//! have finished it scales the estimate by how long they really took.
 
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::outcome::Outcome;
 use super::plan::{Plan, PlannedRun};
 use crate::store::{RunRow, Summary};
+
+/// What the ETA is computed from.
+#[derive(Debug, Clone, Default)]
+struct Clock {
+    /// The plan's estimate of each pending run, in run order.
+    estimates: Vec<Duration>,
+    /// How many of them have ended in this invocation.
+    ended: usize,
+    /// Estimated and real durations of the runs that ended in this invocation.
+    spent: Vec<(Duration, Duration)>,
+    /// When the current run started.
+    run_started: Option<Instant>,
+}
+
+/// The time left: the estimates of the runs not yet ended, scaled by how long the runs of this
+/// invocation took against their estimates (when there are some), less what the current run has spent
+/// (never below zero for it).
+pub fn eta(left: &[Duration], spent: &[(Duration, Duration)], current: Duration) -> Duration {
+    let (est, real) = spent.iter().fold((0.0, 0.0), |(e, r), (a, b)| (e + a.as_secs_f64(), r + b.as_secs_f64()));
+    let scale = if est > 0.0 { real / est } else { 1.0 };
+    let mut total = 0.0;
+    for (i, d) in left.iter().enumerate() {
+        let d = d.as_secs_f64() * scale;
+        total += if i == 0 { (d - current.as_secs_f64()).max(0.0) } else { d };
+    }
+    Duration::from_secs_f64(total)
+}
+
+/// `1 h 05 min`, `4 min 10 s`, `42 s`.
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+impl Clock {
+    fn current(&self) -> Duration {
+        self.run_started.map(|t| t.elapsed()).unwrap_or_default()
+    }
+
+    fn eta(&self) -> Duration {
+        eta(&self.estimates[self.ended.min(self.estimates.len())..], &self.spent, self.current())
+    }
+
+    /// The current run's countdown: its estimate (scaled) less what it has spent.
+    fn run_left(&self) -> Option<Duration> {
+        self.run_started?;
+        let next = self.estimates.get(self.ended)?;
+        Some(eta(std::slice::from_ref(next), &self.spent, self.current()))
+    }
+}
 
 /// Progress reporting for `versus run`.
 pub struct Progress {
@@ -17,47 +76,87 @@ pub struct Progress {
     total: usize,
     position: usize,
     current: String,
+    clock: Arc<Mutex<Clock>>,
 }
 
 impl Progress {
     /// A bar on a terminal, plain lines otherwise.
     pub fn stderr() -> Self {
         let tty = std::io::stderr().is_terminal();
-        Progress { bar: tty.then(ProgressBar::hidden), quiet: false, total: 0, position: 0, current: String::new() }
+        Progress {
+            bar: tty.then(ProgressBar::hidden),
+            quiet: false,
+            total: 0,
+            position: 0,
+            current: String::new(),
+            clock: Arc::default(),
+        }
     }
 
     /// Reports nothing (tests, library use).
     pub fn quiet() -> Self {
-        Progress { bar: None, quiet: true, total: 0, position: 0, current: String::new() }
+        Progress { bar: None, quiet: true, total: 0, position: 0, current: String::new(), clock: Arc::default() }
+    }
+
+    /// The time left by [`eta`].
+    pub fn eta(&self) -> Duration {
+        self.clock.lock().map(|c| c.eta()).unwrap_or_default()
+    }
+
+    /// The current run's countdown (`None` between runs).
+    pub fn run_left(&self) -> Option<Duration> {
+        self.clock.lock().ok().and_then(|c| c.run_left())
     }
 
     /// The experiment starts with `done` of `total` runs already finished and `pending` to do.
     pub fn begin(&mut self, total: usize, done: usize, plan: &Plan, pending: &[RunRow]) {
         self.total = total;
         self.position = done;
-        let eta: Duration = {
-            let per_run = plan.estimate().as_secs_f64() / plan.runs.len().max(1) as f64;
-            Duration::from_secs_f64(per_run * pending.len() as f64)
-        };
+        let estimates: Vec<Duration> = pending
+            .iter()
+            .map(|r| {
+                let cell = plan.cells.iter().position(|c| c.key == r.cell.key);
+                cell.map(|i| plan.run_estimate(i)).unwrap_or_default()
+            })
+            .collect();
+        if let Ok(mut c) = self.clock.lock() {
+            *c = Clock { estimates, ..Clock::default() };
+        }
+        let eta = self.eta();
         if let Some(bar) = &mut self.bar {
             let b = ProgressBar::new(total as u64).with_position(done as u64);
-            b.set_style(
-                ProgressStyle::with_template("{bar:30.cyan/blue} run {pos}/{len} [{elapsed} elapsed, ETA {eta}] {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
+            let (left, run) = (Arc::clone(&self.clock), Arc::clone(&self.clock));
+            let style = ProgressStyle::with_template(
+                "{bar:30.cyan/blue} run {pos}/{len} [{elapsed} elapsed, ETA {left}] {run}{msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("left", move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&human(left.lock().map(|c| c.eta()).unwrap_or_default()));
+            })
+            .with_key("run", move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                if let Some(d) = run.lock().ok().and_then(|c| c.run_left()) {
+                    let _ = write!(w, "(this run: {} left) ", human(d));
+                }
+            });
+            b.set_style(style);
+            // Redraw every second, so that elapsed time and the countdown move during a measurement.
+            b.enable_steady_tick(Duration::from_secs(1));
             *bar = b;
         }
         self.line(&format!(
-            "experiment {}: {} runs, {} to do (about {} min)",
+            "experiment {}: {} runs, {} to do (about {})",
             plan.file.name,
             total,
             pending.len(),
-            eta.as_secs().div_ceil(60)
+            human(eta)
         ));
     }
 
     /// A run starts.
     pub fn run_begins(&mut self, plan: &Plan, run: &PlannedRun) {
+        if let Ok(mut c) = self.clock.lock() {
+            c.run_started = Some(Instant::now());
+        }
         let c = &plan.cells[run.cell];
         self.current = format!(
             "{} {} {} thr rep {}",
@@ -113,6 +212,14 @@ impl Progress {
     }
 
     fn advance(&mut self, text: &str) {
+        if let Ok(mut c) = self.clock.lock() {
+            let real = c.current();
+            if let Some(est) = c.estimates.get(c.ended).copied() {
+                c.spent.push((est, real));
+            }
+            c.ended += 1;
+            c.run_started = None;
+        }
         match &self.bar {
             Some(b) => {
                 b.inc(1);
@@ -130,5 +237,27 @@ impl Progress {
             Some(b) => b.println(text),
             None => eprintln!("{text}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    #[test]
+    fn eta_is_the_estimate_until_runs_end_then_scaled_by_them() {
+        // Before the first run: the plan's estimate of what is left.
+        assert_eq!(eta(&[S(60), S(60), S(30)], &[], S(0)), S(150));
+        // During a run: its estimate counts down.
+        assert_eq!(eta(&[S(60), S(60)], &[], S(45)), S(75));
+        // A run that overruns its estimate does not make the ETA negative.
+        assert_eq!(eta(&[S(60)], &[], S(90)), S(0));
+        // Runs took twice their estimate: what is left is scaled.
+        assert_eq!(eta(&[S(60), S(30)], &[(S(60), S(120))], S(0)), S(180));
+        assert_eq!(human(S(42)), "42 s");
+        assert_eq!(human(S(250)), "4 min 10 s");
+        assert_eq!(human(S(3900)), "1 h 05 min");
     }
 }

@@ -242,6 +242,8 @@ test = "oltp_point_select"
         calls: Vec<(usize, u32)>,
         fail_at: Option<usize>,
         interrupt_at: Option<usize>,
+        /// The progress's ETA as each run began.
+        etas: Vec<std::time::Duration>,
     }
 
     impl Executor for Script {
@@ -254,8 +256,9 @@ test = "oltp_point_select"
             plan: &Plan,
             run: &PlannedRun,
             started: &mut dyn FnMut(StartRun) -> Result<()>,
-            _: &mut Progress,
+            progress: &mut Progress,
         ) -> RunOutcome {
+            self.etas.push(progress.eta());
             let n = self.calls.len();
             self.calls.push((run.cell, run.repetition));
             let interval = Interval { t_s: 1.0, tps: 10.0, ..Default::default() };
@@ -316,7 +319,7 @@ test = "oltp_point_select"
     #[test]
     fn runs_everything_in_plan_order_and_prepares_once_per_shape() {
         let (_d, mut store, file, plan) = setup();
-        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None };
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] };
         let o = go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
         assert_eq!((o.done, o.failed, o.interrupted), (8, 0, false));
         assert_eq!(ex.prepares, 2, "one preparation per build");
@@ -330,7 +333,7 @@ test = "oltp_point_select"
     #[test]
     fn a_failed_run_is_recorded_and_the_experiment_goes_on() {
         let (_d, mut store, file, plan) = setup();
-        let mut ex = Script { prepares: 0, calls: vec![], fail_at: Some(2), interrupt_at: None };
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: Some(2), interrupt_at: None, etas: vec![] };
         let o = go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
         assert_eq!((o.done, o.failed), (7, 1));
         let failed: Vec<_> =
@@ -345,21 +348,30 @@ test = "oltp_point_select"
     #[test]
     fn interrupt_then_resume_runs_exactly_what_is_missing() {
         let (_d, mut store, file, plan) = setup();
-        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: Some(3) };
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: Some(3), etas: vec![] };
         let o = go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
         assert!(o.interrupted);
         assert_eq!(o.done, 3);
         assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Interrupted);
-        let mut again = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None };
+        let mut again = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] };
         let o2 = go(&mut store, &file, FILE, &plan, &mut again, true).unwrap();
         assert_eq!(o2.experiment_id, o.experiment_id);
         assert_eq!(o2.done, 5);
         let expected: Vec<(usize, u32)> = plan.runs[3..].iter().map(|r| (r.cell, r.repetition)).collect();
         assert_eq!(again.calls, expected, "the interrupted run and the rest, nothing twice");
+        // The ETA before the first run is the plan's estimate of all runs; after the resume, of the
+        // runs left only; and it counts down run by run.
+        let estimate =
+            |runs: &[PlannedRun]| runs.iter().map(|r| plan.run_estimate(r.cell)).sum::<std::time::Duration>();
+        let near = |a: std::time::Duration, b: std::time::Duration| a.abs_diff(b) < std::time::Duration::from_secs(1);
+        assert!(estimate(&plan.runs) > std::time::Duration::ZERO);
+        assert!(near(ex.etas[0], estimate(&plan.runs)), "{:?} vs {:?}", ex.etas[0], estimate(&plan.runs));
+        assert!(near(again.etas[0], estimate(&plan.runs[3..])), "{:?}", again.etas);
+        assert!(again.etas.windows(2).all(|w| w[1] < w[0]), "{:?}", again.etas);
         let runs = store.runs(o.experiment_id).unwrap();
         assert_eq!(runs.len(), 8);
         assert!(runs.iter().all(|r| r.status == Status::Done));
-        let mut nothing = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None };
+        let mut nothing = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] };
         let o3 = go(&mut store, &file, FILE, &plan, &mut nothing, true).unwrap();
         assert_eq!((o3.done, nothing.prepares), (0, 0));
     }
@@ -367,7 +379,7 @@ test = "oltp_point_select"
     #[test]
     fn resume_refuses_a_changed_file_and_names_the_change() {
         let (_d, mut store, file, plan) = setup();
-        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: Some(0) };
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: Some(0), etas: vec![] };
         go(&mut store, &file, FILE, &plan, &mut ex, false).unwrap();
         let text = FILE.replace("repetitions = 2", "repetitions = 3");
         let changed = ExperimentFile::parse(&text).unwrap();
