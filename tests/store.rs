@@ -830,6 +830,16 @@ fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
     assert!(err.contains("--block: the plan has 2 block(s), 0..1"), "{err}");
     assert_eq!(pg.sql("fleet", "SELECT count(*) FROM block_attempts"), "2");
 
+    // A worker that cannot reach the store: one line naming it (never its password), a non-zero exit
+    // that is not the "do not retry" code, and nothing written anywhere.
+    let dead = format!("postgres://versus:s3cret@127.0.0.1:{}/fleet", free_port());
+    let (code, stdout, err) = versus(h, &["run", file, "--block", "1", "--plan-id", &plan_id, "--db", &dead], &[]);
+    assert!(code != 0 && code != 3, "{code}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cannot reach the results store") && !err.contains("s3cret"), "{err}");
+    assert!(!err.contains("panicked") && !stdout.contains("blocks done"), "{stdout}{err}");
+    assert_eq!(pg.sql("fleet", "SELECT count(*) FROM block_attempts"), "2");
+
     let compare = ok(versus(h, &["compare", "tiny", "--db", &url, "--color", "never"], &[]), "compare");
     assert!(compare.contains("nosync"), "{compare}");
 }
