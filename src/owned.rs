@@ -148,6 +148,18 @@ pub fn remove_file(path: &Path) -> Result<()> {
     remove(path)
 }
 
+/// Removes the file at `path` that versus has just created and still holds open as `file` (a write
+/// that failed half-way): removed only while `path` is still that very file (same device and inode).
+pub fn discard_created(path: &Path, file: &std::fs::File) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = file.metadata().map_err(|e| Error::file(path, e))?;
+    let there = std::fs::symlink_metadata(path).map_err(|e| Error::file(path, e))?;
+    if (ours.dev(), ours.ino()) != (there.dev(), there.ino()) {
+        return Err(Error::file(path, "not removed: it is no longer the file versus created"));
+    }
+    std::fs::remove_file(path).map_err(|e| Error::file(path, e))
+}
+
 /// Empties the directory `dir` (keeping it) if versus made it or filled it (a datadir versus
 /// initialised in a directory the user gave); a missing directory is fine.
 pub fn remove_contents(dir: &Path) -> Result<()> {

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::experiment::block_run::run_blocks as run_blocks_into;
 use crate::experiment::blocks::{BlockPlan, parse_range};
 use crate::experiment::sandbox_executor::SandboxExecutor;
-use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, TargetKind, run_experiment};
+use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, run_experiment};
 use crate::server::Home;
 use crate::store::{Status, Store};
 
@@ -96,20 +96,24 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         (None, None) => unreachable!("clap requires FILE unless --resume-id is given"),
     };
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let problems = crate::experiment::validate::problems(home, &file, &base);
+    if !problems.is_empty() {
+        return Err(Error::file(&path, crate::experiment::validate::listing(&problems)));
+    }
     let plan = Plan::new(&file, &base).map_err(|m| Error::file(&path, m))?;
     if a.dry_run {
         print!("{}", plan.describe());
         print!("\nwhat it changes on each server:\n{}", crate::experiment::external::describe_changes(&plan));
         return Ok(0);
     }
-    check_targets(home, &plan, &path)?;
     let mut store = a.db.open(home)?;
     let mut executor = SandboxExecutor::locked(home, &file.name)?.strict(a.strict);
     let mut progress = Progress::stderr();
     let abs = std::path::absolute(&path).unwrap_or(path.clone());
     let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, block: None };
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
-    let finished = store.experiment(outcome.experiment_id)?.map(|e| e.status) == Some(Status::Done);
+    let status = store.experiment(outcome.experiment_id)?.map(|e| e.status);
+    let finished = matches!(status, Some(Status::Done | Status::Failed));
     if finished && !a.keep_data {
         let _ = crate::owned::remove(executor.work_dir());
     }
@@ -118,7 +122,17 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         println!("interrupted; continue with: versus run --resume-id {}", outcome.experiment_id);
         return Err(Error::Interrupted);
     }
-    Ok(if outcome.failed > 0 { 1 } else { 0 })
+    if outcome.failed > 0 || status == Some(Status::Failed) {
+        let runs = store.runs(outcome.experiment_id)?;
+        let failed = runs.iter().filter(|r| r.status == Status::Failed).count();
+        return Err(Error::Other(format!(
+            "{failed} of {} runs failed; experiment {id} is stored as {}; `versus runs {id}` shows their errors",
+            runs.len(),
+            status.map(|s| s.to_string()).unwrap_or_default(),
+            id = outcome.experiment_id
+        )));
+    }
+    Ok(0)
 }
 
 /// `versus run FILE --block K`: a fleet task. Errors that no retry can fix (a bad or changed file, a
@@ -154,8 +168,9 @@ fn run_blocks(home: &Home, a: &RunArgs, range: &str) -> Result<i32> {
         Ok(s) => s.to_vec(),
         Err(m) => return spec_error(Error::option(flag, m)),
     };
-    if let Err(e) = check_targets(home, &plan, &path) {
-        return spec_error(e);
+    let problems = crate::experiment::validate::problems(home, &file, &base);
+    if !problems.is_empty() {
+        return spec_error(Error::file(&path, crate::experiment::validate::listing(&problems)));
     }
     let mut store = a.db.open(home)?;
     let mut executor = SandboxExecutor::new(home, &file.name).strict(a.strict);
@@ -197,29 +212,9 @@ fn run_blocks(home: &Home, a: &RunArgs, range: &str) -> Result<i32> {
     Ok(if o.failed.is_empty() { 0 } else { 1 })
 }
 
-/// Every build a plan names must be registered before anything runs.
-fn check_targets(home: &Home, plan: &Plan, file: &Path) -> Result<()> {
-    for t in &plan.targets {
-        if let TargetKind::Sandbox { build, base_file, overrides, .. } = &t.kind {
-            let b = home.build(build).map_err(|e| Error::file(file, format!("target {}: {e}", t.label)))?;
-            if let Some(b) = base_file.as_ref().filter(|b| !b.is_file()) {
-                return Err(Error::file(
-                    file,
-                    format!("target {}: config file {} does not exist", t.label, b.display()),
-                ));
-            }
-            // Options the build's version does not know are refused now, not when its server starts.
-            let text = crate::server::config::render(&t.label, &b.name, base_file.as_deref(), &[], overrides)?;
-            crate::server::flavor::options::adapt(&b, &text, file)
-                .map_err(|m| Error::file(file, format!("target {}: {m}", t.label)))?;
-        }
-    }
-    Ok(())
-}
-
 /// `versus runs [EXPERIMENT]`.
 pub(super) fn runs(home: &Home, a: RunsArgs) -> Result<i32> {
-    let store = a.db.open(home)?;
+    let store = a.db.open_read(home)?;
     let Some(which) = a.experiment else {
         let mut t = table(&["ID", "NAME", "CREATED", "STATUS", "RUNS", "DONE", "FAILED", "FILE"]);
         for e in store.list_experiments()? {
@@ -280,7 +275,7 @@ pub(super) fn resolve_experiment(store: &Store, which: &str) -> Result<i64> {
 
 /// `versus show RUN`: the run's sysbench-style report, rebuilt from the store.
 pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
-    let store = a.db.open(home)?;
+    let store = a.db.open_read(home)?;
     let Some(d) = store.run(a.run)? else {
         return Err(Error::Other(format!(
             "no run {} in {}; `versus runs EXPERIMENT` lists them",

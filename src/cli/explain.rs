@@ -112,7 +112,7 @@ pub(super) struct DiffVarsArgs {
 pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
     let (sa, sb) = match &a.from {
         Some(exp) => {
-            let store = a.db.open(home)?;
+            let store = a.db.open_read(home)?;
             (capture_stored(&store, exp, &a.pair.a)?, capture_stored(&store, exp, &a.pair.b)?)
         }
         None => {
@@ -302,7 +302,32 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     if let (Some(path), Some((id, _))) = (&a.report, r.final_experiment()) {
         write_report(home, &a.db, *id, Some("B"), m.metric, path)?;
     }
+    let ids: Vec<i64> = r.experiments.iter().map(|(id, _)| *id).collect();
+    all_measured(&a.db.open(home)?, &ids)?;
     Ok(0)
+}
+
+/// An error when runs of `experiments` failed: what was printed rests on fewer measurements than
+/// were asked for, and the exit code must say so.
+fn all_measured(store: &crate::store::Store, experiments: &[i64]) -> Result<()> {
+    let (mut total, mut failed, mut first) = (0, 0, None);
+    for &id in experiments {
+        for r in store.runs(id)? {
+            total += 1;
+            if r.status == crate::store::Status::Failed {
+                failed += 1;
+                first = first.or(r.error.map(|e| (id, e)));
+            }
+        }
+    }
+    match first {
+        None if failed == 0 => Ok(()),
+        None => Err(Error::Other(format!("{failed} of {total} runs failed"))),
+        Some((id, e)) => Err(Error::Other(format!(
+            "{failed} of {total} runs failed, so the result above rests on fewer measurements than asked for \
+             (first error: {e}; `versus runs {id}` lists them)"
+        ))),
+    }
 }
 
 /// `versus series`.
@@ -337,6 +362,7 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
         return Err(Error::option("--p-value", "must lie in (0, 1), e.g. 0.05"));
     }
     let m = &a.measure;
+    let mut measured = None;
     let (experiments, order) = if a.from.is_empty() {
         if a.targets.len() < 2 {
             return Err(Error::Other(
@@ -355,6 +381,7 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
         };
         let mut store = a.db.open(home)?;
         let id = series::run_series(home, &mut store, &specs, &run, &mut Progress::stderr())?;
+        measured = Some(id);
         (vec![id.to_string()], vec![])
     } else {
         (a.from.clone(), a.targets.clone())
@@ -369,6 +396,9 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
         let e = crate::explain::targets::find_experiment(&store, &experiments[0])?;
         drop(store);
         write_report(home, &a.db, e.id, s.labels.first().map(String::as_str), metric, path)?;
+    }
+    if let Some(id) = measured {
+        all_measured(&a.db.open(home)?, &[id])?;
     }
     Ok(0)
 }

@@ -7,6 +7,7 @@ mod experiment;
 mod explain;
 mod fleet;
 mod ibench;
+pub mod output;
 mod server;
 mod store;
 
@@ -85,6 +86,9 @@ enum Command {
     /// Work on results stores as a whole: copy experiments between SQLite files and PostgreSQL.
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Store a measured run that the results store could not take (a full disk): versus saved it in a
+    /// recovery file and named it; this puts it where it belongs.
+    Import(store::ImportArgs),
 }
 
 /// Parses `args` (including the program name) and runs the command; returns the process exit code.
@@ -98,13 +102,11 @@ pub fn run(args: Vec<String>) -> Result<i32> {
     }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = e.exit_code();
-            let _ = e.print();
-            return Ok(code);
-        }
+        Err(e) => return usage_error(e),
     };
     let home = Home::resolve(cli.home.as_deref());
+    let from = if cli.home.is_some() { "--home" } else { crate::server::home::HOME_ENV };
+    home.check(from)?;
     match cli.command {
         Command::Server(cmd) => server::run(&home, cmd),
         Command::Quickstart(args) => server::quickstart(&home, args),
@@ -121,8 +123,50 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Series(args) => explain::series_cmd(&home, args),
         Command::Advise(args) => advise::advise_cmd(&home, args),
         Command::Store(cmd) => store::run(cmd),
+        Command::Import(args) => store::import(args),
         Command::Fleet(cmd) => fleet::run(&home, cmd),
     }
+}
+
+/// What clap says about a command line: help and version as clap prints them (exit 0); a wrong
+/// command line as every other error, one `versus: error:` line and exit 1 (see `main.rs`).
+fn usage_error(e: clap::Error) -> Result<i32> {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        // A closed stdout (`versus run --help | head -1`) is no error.
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return Ok(0);
+        }
+        // `versus` or `versus server` alone: the help is the useful answer, and it is not a success.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return Ok(1);
+        }
+        _ => {}
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("Usage:"));
+    let first = lines.next().unwrap_or("invalid command line").trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // What follows the first line: the arguments it names (indented) and a tip (the fix); kept.
+    let rest: Vec<&str> = lines
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("tip: ").unwrap_or(l))
+        .collect();
+    let tip = match (rest.is_empty(), first.ends_with(':')) {
+        (true, _) => String::new(),
+        (false, true) => format!(" {}", rest.join(", ")),
+        (false, false) => format!("; {}", rest.join(", ")),
+    };
+    let usage = match e.get(clap::error::ContextKind::Usage) {
+        Some(clap::error::ContextValue::StyledStr(u)) => {
+            format!(" (usage: {})", u.to_string().trim().trim_start_matches("Usage: ").trim())
+        }
+        _ => String::new(),
+    };
+    Err(crate::Error::Other(format!("{first}{tip}{usage}")))
 }
 
 /// Environment variable naming the results store.
@@ -151,5 +195,10 @@ impl DbArg {
     /// Opens the store.
     pub fn open(&self, home: &Home) -> Result<Store> {
         Store::connect(&self.location(home))
+    }
+
+    /// Opens the store to read it only (it may be write-protected).
+    pub fn open_read(&self, home: &Home) -> Result<Store> {
+        Store::connect_read(&self.location(home))
     }
 }

@@ -53,3 +53,39 @@ fn same_file(a: &Location, b: &Location) -> bool {
         _ => false,
     }
 }
+
+/// `versus import FILE`.
+#[derive(Debug, clap::Args)]
+pub(super) struct ImportArgs {
+    /// The recovery file that versus wrote when the store could not take a measured run.
+    file: std::path::PathBuf,
+    /// The store to import into [default: the store named in FILE].
+    #[arg(long, value_name = "PATH|URL")]
+    db: Option<String>,
+}
+
+/// Stores a run that a failed store write left in a recovery file.
+pub(super) fn import(a: ImportArgs) -> Result<i32> {
+    let r = crate::store::recovery::load(&a.file)?;
+    let location = Location::parse(a.db.as_deref().unwrap_or(&r.store));
+    if !location.exists() {
+        return Err(Error::option(
+            "--db",
+            format!("{location}: no results store here; pass --db with the store of run {}", r.run_id),
+        ));
+    }
+    let mut store = Store::connect(&location)?;
+    store.import_recovered(&r)?;
+    if store.pending_runs(r.experiment_id)?.is_empty() {
+        let status = crate::experiment::run::finished_status(&store, r.experiment_id)?;
+        store.set_experiment_status(r.experiment_id, status)?;
+    }
+    println!(
+        "run {} of experiment {} stored in {}; {} can be deleted",
+        r.run_id,
+        r.experiment_id,
+        store.path().display(),
+        a.file.display()
+    );
+    Ok(0)
+}

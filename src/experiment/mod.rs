@@ -10,6 +10,7 @@ pub mod progress;
 pub mod run;
 pub mod sandbox_executor;
 pub mod spec;
+pub mod validate;
 
 #[cfg(test)]
 mod chain_tests;

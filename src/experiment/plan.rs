@@ -117,10 +117,17 @@ pub struct Plan {
 impl Plan {
     /// Builds the plan; `base_dir` resolves relative config file paths.
     pub fn new(file: &ExperimentFile, base_dir: &Path) -> Result<Plan, String> {
-        let targets = targets(file, base_dir)?;
+        let (targets, mut problems) = targets(file, base_dir);
         let mut workloads = Vec::new();
         for def in &file.workloads {
-            workloads.extend(crate::workload::plan_workloads(def, base_dir)?);
+            match crate::workload::plan_workloads(def, base_dir) {
+                Ok(w) => workloads.extend(w),
+                Err(e) => problems.push(e),
+            }
+        }
+        if !problems.is_empty() {
+            // Every problem at once, one a line, so that one edit of the file fixes them all.
+            return Err(problems.join("\n"));
         }
         let mut cells = Vec::new();
         let mut preparations: Vec<Preparation> = Vec::new();
@@ -241,7 +248,14 @@ impl Plan {
     }
 }
 
-fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String> {
+/// The targets of `file` that can be built from it, without the home's checks (for
+/// [`super::validate`], which checks them even when the plan as a whole has problems).
+pub fn targets_of(file: &ExperimentFile, base_dir: &Path) -> Vec<Target> {
+    targets(file, base_dir).0
+}
+
+/// The targets of `file`, and the problems of those that cannot be built.
+fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, Vec<String>) {
     let configs: BTreeMap<&str, _> = file.configs.iter().map(|c| (c.name.as_str(), c)).collect();
     let sandbox =
         |build: &str, config: Option<&str>, extra: &toml::Table, label: Option<&str>| -> Result<Target, String> {
@@ -262,6 +276,11 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String
             Ok(Target { label, kind: TargetKind::Sandbox { build: build.into(), config: cname, base_file, overrides } })
         };
     let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let mut keep = |t: Result<Target, String>| match t {
+        Ok(t) => out.push(t),
+        Err(e) => problems.push(e),
+    };
     if file.targets.is_empty() {
         let names: Vec<Option<&str>> = if file.configs.is_empty() {
             vec![None]
@@ -270,14 +289,14 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String
         };
         for b in &file.builds {
             for c in &names {
-                out.push(sandbox(b, *c, &toml::Table::new(), None)?);
+                keep(sandbox(b, *c, &toml::Table::new(), None));
             }
         }
     } else {
         for t in &file.targets {
             match (&t.build, &t.address) {
-                (Some(b), _) => out.push(sandbox(b, t.config.as_deref(), &t.set, t.name.as_deref())?),
-                (None, Some(a)) => out.push(Target {
+                (Some(b), _) => keep(sandbox(b, t.config.as_deref(), &t.set, t.name.as_deref())),
+                (None, Some(a)) => keep(Ok(Target {
                     label: t.name.clone().unwrap_or_else(|| a.clone()),
                     kind: TargetKind::External {
                         address: a.clone(),
@@ -286,7 +305,7 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String
                         database: t.database.clone().unwrap_or_else(|| crate::server::sandbox::DEFAULT_DATABASE.into()),
                         replace_tables: t.replace_tables,
                     },
-                }),
+                })),
                 (None, None) => unreachable!("checked when the file was parsed"),
             }
         }
@@ -294,10 +313,10 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> Result<Vec<Target>, String
     let mut seen = std::collections::HashSet::new();
     for t in &out {
         if !seen.insert(t.label.clone()) {
-            return Err(format!("two targets are labelled '{}'; give them distinct `name`s", t.label));
+            problems.push(format!("two targets are labelled '{}'; give them distinct `name`s", t.label));
         }
     }
-    Ok(out)
+    (out, problems)
 }
 
 fn server_key(t: &Target) -> String {

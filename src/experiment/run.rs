@@ -107,7 +107,9 @@ pub fn run_experiment(
         match result {
             RunOutcome::Done(r) => {
                 progress.run_done(&r.summary);
-                store.finish_run(row.id, &r)?;
+                if let Err(e) = store.finish_run(row.id, &r) {
+                    return Err(unstored(store, experiment_id, row.id, &r, e));
+                }
                 outcome.done += 1;
             }
             RunOutcome::Failed { error, intervals } => {
@@ -125,7 +127,7 @@ pub fn run_experiment(
     let status = if outcome.interrupted {
         Status::Interrupted
     } else if store.pending_runs(experiment_id)?.is_empty() {
-        Status::Done
+        finished_status(store, experiment_id)?
     } else if opts.block.is_some() {
         // Other blocks are still to run, here or on other hosts.
         Status::Running
@@ -135,6 +137,26 @@ pub fn run_experiment(
     store.set_experiment_status(experiment_id, status)?;
     progress.end(&outcome);
     Ok(outcome)
+}
+
+/// How an experiment with no pending runs ended: `failed` when any of its runs failed.
+pub fn finished_status(store: &Store, experiment_id: i64) -> Result<Status> {
+    let failed = store.runs(experiment_id)?.iter().any(|r| r.status == Status::Failed);
+    Ok(if failed { Status::Failed } else { Status::Done })
+}
+
+/// The error for a run that was measured but that the store refused: the run goes to a recovery file
+/// (and the error says how to import it), so that nothing measured is lost.
+fn unstored(store: &Store, experiment_id: i64, run_id: i64, result: &crate::store::RunResult, e: Error) -> Error {
+    let _ = store.set_experiment_status(experiment_id, Status::Interrupted);
+    match store.save_recovery(experiment_id, run_id, result, &e) {
+        Ok(path) => Error::Other(format!(
+            "run {run_id} was measured but not stored ({e}); it is saved in {p}: once the store can be written \
+             again, `versus import {p}` stores it and `versus run --resume-id {experiment_id}` runs the rest",
+            p = path.display()
+        )),
+        Err(save) => Error::Other(format!("run {run_id} was measured but not stored ({e}), and {save}")),
+    }
 }
 
 /// The experiment to store for `plan`, defined by `text` from `path`, with the facts of this host and of
@@ -343,6 +365,8 @@ test = "oltp_point_select"
         assert_eq!(failed[0].order_index, 2);
         let detail = store.run(failed[0].id).unwrap().unwrap();
         assert_eq!(detail.intervals.len(), 1, "partial intervals are kept");
+        let e = store.experiment(o.experiment_id).unwrap().unwrap();
+        assert_eq!(e.status, Status::Failed, "an experiment with a failed run is not done");
     }
 
     #[test]

@@ -387,6 +387,11 @@ fn external_endpoint(address: &str, user: &str, password_env: Option<&str>, data
     let (host, port) =
         address.rsplit_once(':').ok_or_else(|| Error::Other(format!("address '{address}' is not HOST:PORT")))?;
     let port = port.parse().map_err(|_| Error::Other(format!("address '{address}': '{port}' is not a port")))?;
-    let password = password_env.and_then(|v| std::env::var(v).ok()).unwrap_or_default();
+    let password = match password_env {
+        None => String::new(),
+        Some(var) => std::env::var(var).map_err(|_| {
+            Error::Other(format!("password_env names {var}, which is not set; export {var} with the password"))
+        })?,
+    };
     Ok(Endpoint { host: host.to_string(), port, user: user.to_string(), password, database: database.to_string() })
 }

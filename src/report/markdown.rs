@@ -9,18 +9,24 @@ use super::tables::{self, Table, Tone};
 use super::terminal::heading;
 use super::variables;
 
+/// Text as markdown shows it literally: no raw HTML (labels come from users' files), no table break.
 fn escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    html(s).replace('|', "\\|").replace('\n', " ")
+}
+
+/// `&`, `<` and `>` as entities, so that a label like `<script>` is text, not HTML.
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// Writes `t` as a GitHub-flavoured markdown table with a level-2 heading.
 /// Without a title, only the table (and its caption).
 pub fn write_table(out: &mut String, t: &Table) {
     if !t.title.is_empty() {
-        let _ = writeln!(out, "## {}\n", t.title);
+        let _ = writeln!(out, "## {}\n", escape(&t.title));
     }
     if let Some(c) = &t.caption {
-        let _ = writeln!(out, "{c}\n");
+        let _ = writeln!(out, "{}\n", html(c));
     }
     if t.rows.is_empty() {
         let _ = writeln!(out, "(nothing to show)\n");
@@ -76,8 +82,8 @@ fn write_variables(out: &mut String, r: &CompareReport) {
 /// The markdown text of `report`.
 pub fn render(r: &CompareReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# {}\n", tables::short_title(r));
-    let _ = writeln!(out, "{}.\n", heading(r));
+    let _ = writeln!(out, "# {}\n", escape(&tables::short_title(r)));
+    let _ = writeln!(out, "{}.\n", html(&heading(r)));
     let _ = writeln!(
         out,
         "Metric: {} ({}, {} is better). Intervals: {} of the ratio of means over repetitions; noise band {}.\n",
@@ -89,7 +95,7 @@ pub fn render(r: &CompareReport) -> String {
     );
     let _ = writeln!(out, "## Summary\n");
     for line in tables::summary_lines(r) {
-        let _ = writeln!(out, "- {line}");
+        let _ = writeln!(out, "- {}", html(&line));
     }
     out.push('\n');
     super::explain::write_markdown(&mut out, r);
@@ -112,7 +118,7 @@ pub fn render(r: &CompareReport) -> String {
     if !r.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");
         for n in &r.notes {
-            let _ = writeln!(out, "- {n}");
+            let _ = writeln!(out, "- {}", html(n));
         }
         out.push('\n');
     }
@@ -125,4 +131,30 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "Definition:\n\n{fence}toml\n{}\n{fence}\n", e.definition.trim_end());
     }
     out.trim_end().to_string() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_text_not_html_and_never_break_a_table() {
+        assert_eq!(
+            escape("<img src=x onerror=alert(1)> a|b & c\nd"),
+            "&lt;img src=x onerror=alert(1)&gt; a\\|b &amp; c d"
+        );
+        let t = Table {
+            id: "t".into(),
+            title: "<b>t</b>".into(),
+            caption: None,
+            header: vec!["target".into()],
+            numeric: vec![false],
+            rows: vec![vec![tables::Cell { text: "x|<script>".into(), tone: Tone::Plain }]],
+            footnotes: vec![],
+        };
+        let mut out = String::new();
+        write_table(&mut out, &t);
+        assert!(out.contains("## &lt;b&gt;t&lt;/b&gt;") && out.contains("| x\\|&lt;script&gt; |"), "{out}");
+        assert!(!out.contains('<'), "{out}");
+    }
 }

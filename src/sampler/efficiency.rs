@@ -118,7 +118,7 @@ pub fn status_deltas(before: &[(String, String)], after: &[(String, String)]) ->
 
 /// Cost per transaction (per sysbench event) of one run. `None` where the source was not available
 /// (no server PID, `/proc/PID/io` unreadable, a status counter the server does not have).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Efficiency {
     /// Server user CPU µs per transaction.
     pub server_cpu_user_us: Option<f64>,

@@ -32,6 +32,24 @@ impl Home {
         Home::at(base.join("versus"))
     }
 
+    /// Refuses a home that cannot be one: an existing path that is not a directory (or a directory
+    /// below a file). `what` names where the path came from (`--home`, `VERSUS_HOME`).
+    pub fn check(&self, what: &str) -> Result<()> {
+        let existing = self.root.ancestors().find(|p| p.exists());
+        match existing {
+            Some(p) if !p.is_dir() => Err(Error::option(
+                what,
+                format!(
+                    "{} is not a directory ({} is a file); point {what} at a directory, or leave it unset for the \
+                     default",
+                    self.root.display(),
+                    p.display()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root

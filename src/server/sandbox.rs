@@ -482,13 +482,15 @@ impl Sandbox {
     }
 
     fn initialise(&self) -> Result<()> {
-        let cmd = flavor::init_command(&self.build, &self.paths, self.account.option());
+        let mut cmd = flavor::init_command(&self.build, &self.paths, self.account.option());
         let offset = log_len(&self.paths.error_log);
-        let out = cmd
-            .to_command()
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| Error::server(&self.info.name, format!("cannot run {}: {e}", cmd.program.display())))?;
+        let links = spaceless_paths(&mut cmd)?;
+        let out = cmd.to_command().stdin(Stdio::null()).output();
+        if let Some(dir) = links {
+            owned::remove(&dir)?;
+        }
+        let out =
+            out.map_err(|e| Error::server(&self.info.name, format!("cannot run {}: {e}", cmd.program.display())))?;
         if !out.status.success() || !self.paths.datadir.join("mysql").is_dir() {
             let mut why = process::error_summary(&self.paths.error_log, offset);
             if why == "the error log is empty" {
@@ -679,6 +681,37 @@ fn is_empty_dir(dir: &Path) -> bool {
 
 fn log_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The install scripts (`mariadb-install-db`, `mysql_install_db`) split paths at spaces. A path
+/// argument with whitespace is replaced by a symbolic link without any, in a directory versus makes for
+/// the purpose; it returns that directory, to be removed once the command ran.
+fn spaceless_paths(cmd: &mut flavor::CommandLine) -> Result<Option<PathBuf>> {
+    if !cmd.args.iter().any(|a| a.contains(char::is_whitespace)) {
+        return Ok(None);
+    }
+    let dir = std::env::temp_dir().join(format!("versus-init-{}-{}", std::process::id(), free_suffix()));
+    owned::create_dir(&dir)?;
+    for (i, arg) in cmd.args.iter_mut().enumerate() {
+        let Some((key, value)) = arg.split_once('=').filter(|(_, v)| v.contains(char::is_whitespace)) else {
+            continue;
+        };
+        let link = dir.join(format!("p{i}"));
+        let value = Path::new(value);
+        // A path the command creates (the datadir) is reached through a link to its parent.
+        let (target, tail) = match (value.exists(), value.parent(), value.file_name()) {
+            (false, Some(parent), Some(name)) => (parent, Some(name)),
+            _ => (value, None),
+        };
+        std::os::unix::fs::symlink(target, &link).map_err(|e| Error::file(&link, e))?;
+        let shown = tail.map(|t| link.join(t)).unwrap_or(link);
+        *arg = format!("{key}={}", shown.display());
+    }
+    Ok(Some(dir))
+}
+
+fn free_suffix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
 }
 
 fn summarize_output(text: &str) -> String {

@@ -16,6 +16,7 @@ pub mod model;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod read;
+pub mod recovery;
 mod secrets;
 mod sqlite;
 mod write;
@@ -103,6 +104,31 @@ impl Store {
         let path = path.as_ref();
         let db = sqlite::Sqlite::open(path)?;
         Store::setup(Box::new(db), Location::Sqlite(path.to_path_buf()), migrate::MIGRATIONS)
+    }
+
+    /// Opens the store at `location` to read it (`runs`, `show`, `compare`, `report`): as
+    /// [`Store::connect`] when it can be written, else a SQLite file that is write-protected (or on a
+    /// read-only disk) read as it is, which must then have the current schema.
+    pub fn connect_read(location: &Location) -> Result<Store> {
+        let Location::Sqlite(path) = location else { return Store::connect(location) };
+        let writable = std::fs::OpenOptions::new().read(true).write(true).open(path).is_ok();
+        if writable || !path.exists() {
+            return Store::open(path);
+        }
+        let mut db = sqlite::Sqlite::open_read_only(path)?;
+        let version = db.schema_version().map_err(|e| Error::file(path, format!("results store: {e}")))?;
+        let known = migrate::MIGRATIONS.len() as i64;
+        if version != known {
+            return Err(Error::file(
+                path,
+                format!(
+                    "the results store is read-only and has schema version {version}, this versus reads {known}; \
+                     make it writable once so that versus can migrate it (or use a versus of its version)"
+                ),
+            ));
+        }
+        let shown = path.to_path_buf();
+        Ok(Store { db: RefCell::new(Box::new(db)), location: location.clone(), shown })
     }
 
     /// Opens the store at `location`: a SQLite file (as [`Store::open`]) or a PostgreSQL database, which

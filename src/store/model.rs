@@ -184,7 +184,7 @@ pub struct StartRun {
 }
 
 /// Whole-run numbers, as in sysbench's final report.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// Events (transactions for OLTP workloads).
     pub events: u64,
@@ -229,7 +229,7 @@ pub struct Summary {
 }
 
 /// One report interval; rates are per second.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Interval {
     /// End of the interval, seconds since the run started.
     pub t_s: f64,
@@ -259,7 +259,7 @@ pub struct Interval {
 
 /// A latency histogram as stored: HdrHistogram V2+deflate of microsecond values
 /// (see [`crate::store::encode_histogram`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredHistogram {
     /// What it covers: `total` for the whole run, `interval` for one report interval.
     pub kind: String,
@@ -271,7 +271,7 @@ pub struct StoredHistogram {
 
 /// Everything measured by a finished run; stored in one transaction by
 /// [`crate::store::Store::finish_run`].
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunResult {
     /// Whole-run numbers.
     pub summary: Summary,

@@ -52,6 +52,26 @@ impl Sqlite {
         Sqlite::setup(conn, path)
     }
 
+    /// Opens the existing file at `path` for reading only: a write-protected store (or one on a
+    /// read-only disk) can still be listed, compared and reported. SQLite is told the file cannot change
+    /// (`immutable`), so that it needs no lock and no `-shm` file beside it.
+    pub fn open_read_only(path: &Path) -> Result<Sqlite> {
+        let mut uri = String::from("file:");
+        for c in std::path::absolute(path).map_err(|e| cannot(path, &e))?.to_string_lossy().chars() {
+            match c {
+                '?' | '#' | '%' => uri.push_str(&format!("%{:02X}", c as u32)),
+                c => uri.push(c),
+            }
+        }
+        uri.push_str("?mode=ro&immutable=1");
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags).map_err(|e| cannot(path, &e))?;
+        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| Error::file(path, format!("not a versus results store ({e}); pass --db with another path")))?;
+        conn.pragma_update(None, "foreign_keys", true).map_err(|e| cannot(path, &e))?;
+        Ok(Sqlite { conn })
+    }
+
     /// Sets the connection options on an open connection.
     pub fn setup(conn: Connection, path: &Path) -> Result<Sqlite> {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| cannot(path, &e))?;

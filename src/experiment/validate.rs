@@ -1,0 +1,167 @@
+//! Everything about an experiment that can be checked before anything runs, checked at once: the
+//! file's targets and workloads (tests and options, by the parser `versus sysbench` uses), the builds
+//! its sandboxes need, their config files and `set` options (managed options in any spelling, options
+//! the build's version does not know), external targets' addresses and password variables, and the
+//! free space the prepared data needs. `versus run --dry-run` and the real run list every problem.
+
+use std::path::Path;
+
+use super::plan::{Plan, Target, TargetKind, targets_of};
+use super::spec::ExperimentFile;
+use crate::server::Home;
+
+/// Disk a sandbox's datadir takes before any data (system tables, redo and undo logs).
+const DATADIR_BYTES: u64 = 200 << 20;
+/// Disk a benchmark row takes with its indexes (sysbench's rows are about 190 bytes of data).
+const ROW_BYTES: u64 = 300;
+
+/// The problems of `file` (read from `base_dir`) for a run from `home`, one line each; empty when it
+/// can run. Its plan, when it has no problems, is the one [`Plan::new`] makes.
+pub fn problems(home: &Home, file: &ExperimentFile, base_dir: &Path) -> Vec<String> {
+    let plan = Plan::new(file, base_dir);
+    let mut out: Vec<String> = match &plan {
+        Ok(_) => Vec::new(),
+        Err(m) => m.lines().map(String::from).collect(),
+    };
+    for t in targets_of(file, base_dir) {
+        out.extend(target_problems(home, &t));
+    }
+    if let (Ok(plan), true) = (&plan, out.is_empty()) {
+        out.extend(space_problem(home, plan));
+    }
+    out
+}
+
+/// `problems` as one message: the problem itself when there is one, else a count and one problem a
+/// line.
+pub fn listing(problems: &[String]) -> String {
+    match problems {
+        [one] => one.clone(),
+        many => format!("{} problems, nothing was run:\n  - {}", many.len(), many.join("\n  - ")),
+    }
+}
+
+fn target_problems(home: &Home, t: &Target) -> Vec<String> {
+    let at = |m: String| format!("target {}: {m}", t.label);
+    let mut out = Vec::new();
+    match &t.kind {
+        TargetKind::Sandbox { build, base_file, overrides, .. } => {
+            let b = match home.build(build) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    out.push(at(e.to_string()));
+                    None
+                }
+            };
+            if let Some(f) = base_file.as_ref().filter(|f| !f.is_file()) {
+                out.push(at(format!("config file {} does not exist", f.display())));
+                return out;
+            }
+            // Each override on its own, so that every refused one is listed.
+            let refused: Vec<String> = overrides
+                .iter()
+                .filter_map(|o| crate::server::config::parse_override(o).err())
+                .map(|e| at(e.to_string().replacen("--set: ", "set: ", 1)))
+                .collect();
+            if !refused.is_empty() {
+                out.extend(refused);
+                return out;
+            }
+            match crate::server::config::render(&t.label, build, base_file.as_deref(), &[], overrides) {
+                Err(e) => out.push(at(e.to_string())),
+                // Options the build's version does not know are refused now, not when its server starts.
+                Ok(text) => {
+                    if let Some(b) = &b
+                        && let Err(m) = crate::server::flavor::options::adapt(b, &text, Path::new(&t.label))
+                    {
+                        out.push(at(m));
+                    }
+                }
+            }
+        }
+        TargetKind::External { address, password_env, .. } => {
+            match address.rsplit_once(':').map(|(h, p)| (h, p.parse::<u16>())) {
+                Some((h, Ok(_))) if !h.is_empty() => {}
+                _ => out.push(at(format!("address '{address}' is not HOST:PORT (e.g. 127.0.0.1:3306)"))),
+            }
+            if let Some(var) = password_env
+                && std::env::var_os(var).is_none()
+            {
+                out.push(at(format!(
+                    "password_env names {var}, which is not set; export {var} with the password (an empty one \
+                     is `export {var}=`)"
+                )));
+            }
+        }
+    }
+    out
+}
+
+/// The disk the plan's sandboxes need in the home, against what is free there.
+fn space_problem(home: &Home, plan: &Plan) -> Option<String> {
+    let sandboxed = |i: usize| matches!(plan.targets[i].kind, TargetKind::Sandbox { .. });
+    // Each preparation is kept as a snapshot, and the run's datadir is a copy of it.
+    let need: u64 = plan
+        .preparations
+        .iter()
+        .filter(|p| sandboxed(p.target))
+        .map(|p| 2 * (DATADIR_BYTES + p.rows.saturating_mul(ROW_BYTES)))
+        .sum();
+    if need == 0 {
+        return None;
+    }
+    let root = home.root();
+    let dir = root.ancestors().find(|d| d.exists())?;
+    let stat = nix::sys::statvfs::statvfs(dir).ok()?;
+    let free = stat.blocks_available() as u64 * stat.fragment_size() as u64;
+    (free < need).then(|| {
+        format!(
+            "the prepared data needs about {} in {} but only {} is free there; free some space, choose a smaller \
+             table-size, or pass --home on a larger disk",
+            gib(need),
+            root.display(),
+            gib(free)
+        )
+    })
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_problem_is_listed_at_once() {
+        let home = tempfile::tempdir().unwrap();
+        let home = Home::at(home.path());
+        let text = r#"
+name = "bad"
+threads = [1]
+[[targets]]
+name = "a"
+build = "not-registered"
+set = { port = 1 }
+[[targets]]
+name = "ext"
+address = "127.0.0.1:3306"
+password_env = "VERSUS_VALIDATE_TEST_UNSET"
+[[workloads]]
+test = "oltp_nope"
+[[workloads]]
+test = "oltp_point_select"
+options = { tabels = 2 }
+"#;
+        let file = ExperimentFile::parse(text).unwrap();
+        let p = problems(&home, &file, Path::new("/"));
+        let all = p.join("\n");
+        assert!(p.len() >= 5, "{all}");
+        for needle in ["oltp_nope", "tabels", "not-registered", "'port'", "VERSUS_VALIDATE_TEST_UNSET"] {
+            assert!(all.contains(needle), "{needle} missing from:\n{all}");
+        }
+        let shown = listing(&p);
+        assert!(shown.starts_with(&format!("{} problems, nothing was run:\n  - ", p.len())), "{shown}");
+    }
+}
