@@ -240,6 +240,35 @@ fn stated_detectable_effect_matches_simulated_experiments() {
     assert!(half <= 18, "half the detectable change was called in {half} of 40");
 }
 
+/// An adaptive experiment looked after every round, so its report shows the repeated intervals of its
+/// group-sequential design: the same runs give a wider interval than a fixed plan's, named as such,
+/// with a note that says why.
+#[test]
+fn adaptive_experiments_are_reported_with_repeated_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let a = Sim { cv_between: 0.03, ..Sim::new("a", "10.11", "default", 1000.0) };
+    let b = Sim { label: "b", tps: 1030.0, ..a.clone() };
+    let fixed = record(&mut store, &[a.clone(), b.clone()], &Plan::new("fixed", &[4], 8));
+    let definition = "name = \"adaptive\"\nbuilds = [\"10.11\"]\nrepetitions = { min = 3, max = 10 }\n\
+                      [[workloads]]\ntest = \"oltp_write_only\"\n";
+    let adaptive =
+        record(&mut store, &[a, b], &Plan { definition: Some(definition.into()), ..Plan::new("adaptive", &[4], 8) });
+    let report_of = |id: i64| {
+        let sel = Selection { experiments: vec![id.to_string()], ..Selection::default() };
+        report::build_report(&store, &sel).unwrap()
+    };
+    let (f, r) = (report_of(fixed), report_of(adaptive));
+    let (fx, rx) = (&f.ratios[0], &r.ratios[0]);
+    assert_eq!(rx.ci_method.as_deref(), Some("repeated-log-delta-welch"));
+    assert_ne!(fx.ci_method.as_deref(), Some("repeated-log-delta-welch"));
+    assert!((fx.ratio.unwrap() - rx.ratio.unwrap()).abs() < 1e-12, "the same runs");
+    let (rw, fw) = (rx.ci_hi.unwrap() / rx.ci_lo.unwrap(), fx.ci_hi.unwrap() / fx.ci_lo.unwrap());
+    assert!(rw > fw, "repeated {rx:?} vs fixed {fx:?}");
+    assert!(r.notes.iter().any(|n| n.contains("Adaptive experiment (3–10 rounds")), "{:?}", r.notes);
+    assert!(!f.notes.iter().any(|n| n.contains("Adaptive")));
+}
+
 /// A known effect: MariaDB with innodb_flush_log_at_trx_commit=1, sync_binlog=1 and the binary log on,
 /// against =2 / sync_binlog=0, on oltp_write_only: much slower, with many more fsyncs per transaction.
 #[test]

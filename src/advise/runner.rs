@@ -177,7 +177,7 @@ fn experiment(
         duration: opts.duration,
         warmup: opts.warmup,
         prewarm: true,
-        repetitions,
+        repetitions: crate::experiment::Repetitions::fixed(repetitions),
         order: Order::Shuffled,
         seed: Some(seed),
     })

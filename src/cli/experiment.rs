@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::experiment::block_run::run_blocks as run_blocks_into;
 use crate::experiment::blocks::{BlockPlan, parse_range};
 use crate::experiment::sandbox_executor::SandboxExecutor;
-use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, run_experiment};
+use crate::experiment::{ExperimentFile, Plan, Progress, Repetitions, RunOptions, run_experiment};
 use crate::server::Home;
 use crate::store::{Status, Store};
 
@@ -49,7 +49,51 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "ID")]
     plan_id: Option<String>,
     #[command(flatten)]
+    adaptive: AdaptiveArgs,
+    #[command(flatten)]
     db: DbArg,
+}
+
+/// `--until` / `--max-repetitions`: adaptive repetitions from the command line.
+#[derive(Debug, Clone, Default, Args)]
+pub(super) struct AdaptiveArgs {
+    /// Keep adding shuffled rounds until every comparison's interval is narrower than this (e.g.
+    /// "±3%") or decisive, up to --max-repetitions (overrides `until` in the file).
+    #[arg(long, value_name = "±PCT", value_parser = parse_until)]
+    pub until: Option<f64>,
+    /// Most repetitions per cell: the experiment runs its `repetitions` (the minimum), then adds
+    /// rounds while a comparison is still open (overrides `max` in the file).
+    #[arg(long, value_name = "N")]
+    pub max_repetitions: Option<u32>,
+}
+
+fn parse_until(s: &str) -> std::result::Result<f64, String> {
+    crate::experiment::spec::parse_until(s)
+}
+
+impl AdaptiveArgs {
+    /// `reps` with the flags applied; `None` when no flag was given.
+    pub fn apply(&self, reps: Repetitions) -> Result<Option<Repetitions>> {
+        if self.until.is_none() && self.max_repetitions.is_none() {
+            return Ok(None);
+        }
+        let mut r = reps;
+        if let Some(max) = self.max_repetitions {
+            r.max = max;
+        }
+        if let Some(until) = self.until {
+            if !r.is_adaptive() {
+                return Err(Error::option(
+                    "--until",
+                    "needs a maximum: add --max-repetitions N (or write repetitions = { min, max, until } in the file)",
+                ));
+            }
+            r.until = Some(until);
+        }
+        let flag = if self.max_repetitions.is_some() { "--max-repetitions" } else { "--until" };
+        r.check().map_err(|m| Error::option(flag, m))?;
+        Ok(Some(r))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +139,18 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         }
         (None, None) => unreachable!("clap requires FILE unless --resume-id is given"),
     };
+    // Flags that make the experiment adaptive are part of its definition (stored, compared on resume).
+    let (file, text) = match a.adaptive.apply(file.repetitions)? {
+        Some(reps) => {
+            let mut f = file;
+            f.repetitions = reps;
+            let text =
+                toml::to_string(&f).map_err(|e| Error::file(&path, format!("cannot write the definition: {e}")))?;
+            let f = ExperimentFile::parse(&text).map_err(|m| Error::file(&path, m))?;
+            (f, text)
+        }
+        None => (file, text),
+    };
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let problems = crate::experiment::validate::problems(home, &file, &base);
     if !problems.is_empty() {
@@ -110,7 +166,8 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     let mut executor = SandboxExecutor::locked(home, &file.name)?.strict(a.strict);
     let mut progress = Progress::stderr();
     let abs = std::path::absolute(&path).unwrap_or(path.clone());
-    let opts = RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, block: None };
+    let opts =
+        RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, ..RunOptions::default() };
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let status = store.experiment(outcome.experiment_id)?.map(|e| e.status);
     let finished = matches!(status, Some(Status::Done | Status::Failed));

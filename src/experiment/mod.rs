@@ -1,6 +1,7 @@
 //! Experiments: matrices of server builds × configs × workloads × thread counts, repeated and
 //! interleaved, run from one TOML file, with every result stored.
 
+pub mod adaptive;
 pub mod block_run;
 pub mod blocks;
 pub mod external;
@@ -19,4 +20,4 @@ pub use outcome::{Outcome, RunOutcome};
 pub use plan::{Cell, Plan, PlannedRun, Preparation, Target, TargetKind};
 pub use progress::Progress;
 pub use run::{Executor, RunOptions, run_experiment};
-pub use spec::{ExperimentFile, Order};
+pub use spec::{ExperimentFile, Order, Repetitions};

@@ -149,18 +149,36 @@ impl Plan {
             }
         }
         let seed = file.seed.unwrap_or(1);
-        let runs = order_runs(cells.len(), file.repetitions, file.order, seed);
+        let runs = order_runs(cells.len(), file.repetitions.min, file.order, seed);
         let runs = group_chains(&runs, &cells, &workloads);
         Ok(Plan { file: file.clone(), targets, workloads, cells, preparations, runs, seed })
     }
 
-    /// A rough estimate of the wall time: preparations, then per run restore and start, prewarm,
-    /// warm-up, the measured time and the stop.
-    pub fn estimate(&self) -> Duration {
+    /// The runs of round `repetition` (every cell once) in execution order: the same order the plan
+    /// would have had with that many repetitions from the start, so an adaptive experiment's extra
+    /// rounds are shuffled like the first ones and round `k` is always block `k − 1`.
+    pub fn round(&self, repetition: u32) -> Vec<PlannedRun> {
+        let f = &self.file;
+        let all = order_runs(self.cells.len(), repetition, f.order, self.seed);
+        let round: Vec<PlannedRun> = all.into_iter().filter(|r| r.repetition == repetition).collect();
+        group_chains(&round, &self.cells, &self.workloads)
+    }
+
+    /// The estimated wall time with `max` repetitions instead of `min` (the same as
+    /// [`Plan::estimate`] for a fixed number).
+    pub fn estimate_max(&self) -> Duration {
+        let reps = &self.file.repetitions;
+        let per_round = self.estimate_runs() / reps.min;
+        self.estimate_preparations() + per_round * reps.max
+    }
+
+    fn estimate_preparations(&self) -> Duration {
         const LOAD_ROWS_PER_S: u64 = 150_000;
-        let prepare: Duration =
-            self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum();
-        prepare + self.runs.iter().map(|r| self.run_estimate(r.cell)).sum::<Duration>()
+        self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum()
+    }
+
+    fn estimate_runs(&self) -> Duration {
+        self.runs.iter().map(|r| self.run_estimate(r.cell)).sum::<Duration>()
     }
 
     /// The estimated duration of one run of cell `cell` (restore, start, prewarm, warm-up, measure, stop).
@@ -168,6 +186,12 @@ impl Plan {
         let timing = Timing { duration: self.file.duration, warmup: self.file.warmup, prewarm: self.file.prewarm };
         let c = &self.cells[cell];
         self.workloads[c.workload].estimate(c.threads, &timing)
+    }
+
+    /// A rough estimate of the wall time: preparations, then per run restore and start, prewarm,
+    /// warm-up, the measured time and the stop (with `min` repetitions for an adaptive experiment).
+    pub fn estimate(&self) -> Duration {
+        self.estimate_preparations() + self.estimate_runs()
     }
 
     /// The text of `versus run FILE --dry-run`.
@@ -183,19 +207,36 @@ impl Plan {
         } else {
             " (thread counts per workload)".to_string()
         };
+        let reps = &f.repetitions;
+        let (repetitions, runs) = if reps.is_adaptive() {
+            let n = self.cells.len();
+            (format!("{}–{}", reps.min, reps.max), format!("{}–{}", n * reps.min as usize, n * reps.max as usize))
+        } else {
+            (reps.min.to_string(), self.runs.len().to_string())
+        };
         let _ = writeln!(
             s,
-            "experiment {}: {} target(s) × {} workload(s){threads} → {} cells × {} repetition(s) = {} runs (order {:?}, \
-             seed {})",
+            "experiment {}: {} target(s) × {} workload(s){threads} → {} cells × {repetitions} repetition(s) = {runs} runs \
+             (order {:?}, seed {})",
             f.name,
             self.targets.len(),
             self.workloads.len(),
             self.cells.len(),
-            f.repetitions,
-            self.runs.len(),
             f.order,
             self.seed
         );
+        if reps.is_adaptive() {
+            let until = match reps.until_text() {
+                Some(u) => format!("decisive or narrower than {u}"),
+                None => "decisive".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "adaptive: {} rounds, then one shuffled round of every cell at a time until every comparison is {until} \
+                 (group-sequential, 95 % overall), at most {} rounds",
+                reps.min, reps.max
+            );
+        }
         let _ = writeln!(
             s,
             "each run: restore the prepared data, start the server, {}warm up {} s, measure {} s, stop",
@@ -228,7 +269,7 @@ impl Plan {
         for p in &self.preparations {
             let _ = writeln!(s, "  {} ({} rows)", p.key, p.rows);
         }
-        let _ = writeln!(s, "\nruns in order:");
+        let _ = writeln!(s, "\nruns in order{}:", if reps.is_adaptive() { " (the first rounds)" } else { "" });
         for (i, r) in self.runs.iter().enumerate() {
             let c = &self.cells[r.cell];
             let _ = writeln!(
@@ -242,8 +283,22 @@ impl Plan {
                 if c.threads == 1 { "" } else { "s" }
             );
         }
-        let est = self.estimate().as_secs();
-        let _ = writeln!(s, "\nestimated duration: {}h{:02}m{:02}s", est / 3600, est % 3600 / 60, est % 60);
+        let hms = |d: Duration| {
+            let t = d.as_secs();
+            format!("{}h{:02}m{:02}s", t / 3600, t % 3600 / 60, t % 60)
+        };
+        if reps.is_adaptive() {
+            let _ = writeln!(
+                s,
+                "\nestimated duration: {} ({} rounds) to {} ({} rounds)",
+                hms(self.estimate()),
+                reps.min,
+                hms(self.estimate_max()),
+                reps.max
+            );
+        } else {
+            let _ = writeln!(s, "\nestimated duration: {}", hms(self.estimate()));
+        }
         s
     }
 }
@@ -484,6 +539,24 @@ options = { tables = 2, table_size = 1000 }
         assert_eq!(text.lines().filter(|l| l.ends_with("  8 threads")).count(), 24, "{text}");
         assert!(text.contains("estimated duration: 0h"));
         assert!(p.estimate() >= Duration::from_secs(48 * 60));
+    }
+
+    #[test]
+    fn adaptive_plans_run_the_minimum_first_and_extra_rounds_continue_the_shuffle() {
+        let text = TWO_CONFIGS.replace("repetitions = 3", "repetitions = { min = 2, max = 6, until = \"±3%\" }");
+        let p = plan(&text);
+        assert_eq!(p.runs.len(), 16 * 2, "the first look comes after min rounds");
+        let fixed = plan(&TWO_CONFIGS.replace("repetitions = 3", "repetitions = 6"));
+        for rep in 1..=6u32 {
+            let want: Vec<PlannedRun> = fixed.runs.iter().filter(|r| r.repetition == rep).copied().collect();
+            assert_eq!(p.round(rep), want, "round {rep} is the fixed plan's round");
+        }
+        let text = p.describe();
+        assert!(text.contains("16 cells × 2–6 repetition(s) = 32–96 runs"), "{text}");
+        assert!(text.contains("until every comparison is decisive or narrower than ±3%"), "{text}");
+        let est = text.lines().find(|l| l.starts_with("estimated duration")).unwrap();
+        assert!(est.contains("(2 rounds) to ") && est.ends_with("(6 rounds)"), "{est}");
+        assert!(p.estimate_max() > p.estimate() * 2, "{est}");
     }
 
     #[test]

@@ -152,6 +152,19 @@ impl Progress {
         ));
     }
 
+    /// A line of information (the looks of an adaptive experiment).
+    pub fn note(&mut self, text: &str) {
+        self.line(text);
+    }
+
+    /// `n` runs were added to the experiment (an adaptive round).
+    pub fn more_runs(&mut self, n: usize) {
+        self.total += n;
+        if let Some(b) = &self.bar {
+            b.set_length(self.total as u64);
+        }
+    }
+
     /// A run starts.
     pub fn run_begins(&mut self, plan: &Plan, run: &PlannedRun) {
         if let Ok(mut c) = self.clock.lock() {

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::adaptive;
 use super::outcome::{Outcome, RunOutcome};
 use super::plan::{Plan, PlannedRun, TargetKind};
 use super::progress::Progress;
@@ -47,6 +48,8 @@ pub struct RunOptions {
     /// A fleet block: run only the pending runs of this repetition of this stored experiment (see
     /// `experiment::block_run`); other blocks may be running elsewhere.
     pub block: Option<(i64, u32)>,
+    /// The noise band of the adaptive looks (default [`crate::stats::DEFAULT_NOISE_BAND`]).
+    pub noise_band: Option<f64>,
 }
 
 /// Runs (or resumes) the experiment in `file` with `text` as its definition.
@@ -67,12 +70,55 @@ pub fn run_experiment(
     };
     let in_block = |r: &crate::store::RunRow| opts.block.is_none_or(|(_, rep)| r.repetition == rep);
     let stored: Vec<_> = store.runs(experiment_id)?.into_iter().filter(in_block).collect();
-    let pending: Vec<_> = store.pending_runs(experiment_id)?.into_iter().filter(in_block).collect();
-    let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
+    let mut pending: Vec<_> = store.pending_runs(experiment_id)?.into_iter().filter(in_block).collect();
     progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending);
     store.set_experiment_status(experiment_id, Status::Running)?;
+    // Fleet blocks are the fixed rounds; only a whole experiment adds rounds.
+    let adaptive = match file.repetitions.is_adaptive() && opts.block.is_none() {
+        true => Some(adaptive::design(&file.repetitions)?),
+        false => None,
+    };
     let mut prepared: HashMap<usize, std::result::Result<(), String>> = HashMap::new();
     let mut outcome = Outcome { experiment_id, done: 0, failed: 0, interrupted: false };
+    loop {
+        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome)?;
+        let Some(seq) = adaptive.as_ref().filter(|_| !outcome.interrupted) else { break };
+        let noise_band = opts.noise_band.unwrap_or(crate::stats::DEFAULT_NOISE_BAND);
+        let decision = adaptive::decide(plan, &store.runs(experiment_id)?, seq, noise_band)?;
+        progress.note(decision.describe().trim_end());
+        let Some(round) = decision.next else { break };
+        let runs: Vec<(&str, u32)> =
+            plan.round(round).iter().map(|r| (plan.cells[r.cell].key.as_str(), r.repetition)).collect();
+        store.add_runs(experiment_id, &runs)?;
+        progress.more_runs(runs.len());
+        pending = store.pending_runs(experiment_id)?;
+    }
+    let status = if outcome.interrupted {
+        Status::Interrupted
+    } else if store.pending_runs(experiment_id)?.is_empty() {
+        finished_status(store, experiment_id)?
+    } else if opts.block.is_some() {
+        // Other blocks are still to run, here or on other hosts.
+        Status::Running
+    } else {
+        Status::Interrupted
+    };
+    store.set_experiment_status(experiment_id, status)?;
+    progress.end(&outcome);
+    Ok(outcome)
+}
+
+/// Executes `pending` in order, committing each run before the next starts.
+fn run_pending(
+    plan: &Plan,
+    pending: &[crate::store::RunRow],
+    store: &mut Store,
+    executor: &mut dyn Executor,
+    progress: &mut Progress,
+    prepared: &mut HashMap<usize, std::result::Result<(), String>>,
+    outcome: &mut Outcome,
+) -> Result<()> {
+    let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
     for row in pending {
         let Some(&cell) = cell_index.get(row.cell.key.as_str()) else {
             return Err(Error::Other(format!("stored cell '{}' is not in the plan", row.cell.key)));
@@ -108,7 +154,7 @@ pub fn run_experiment(
             RunOutcome::Done(r) => {
                 progress.run_done(&r.summary);
                 if let Err(e) = store.finish_run(row.id, &r) {
-                    return Err(unstored(store, experiment_id, row.id, &r, e));
+                    return Err(unstored(store, outcome.experiment_id, row.id, &r, e));
                 }
                 outcome.done += 1;
             }
@@ -124,19 +170,7 @@ pub fn run_experiment(
             }
         }
     }
-    let status = if outcome.interrupted {
-        Status::Interrupted
-    } else if store.pending_runs(experiment_id)?.is_empty() {
-        finished_status(store, experiment_id)?
-    } else if opts.block.is_some() {
-        // Other blocks are still to run, here or on other hosts.
-        Status::Running
-    } else {
-        Status::Interrupted
-    };
-    store.set_experiment_status(experiment_id, status)?;
-    progress.end(&outcome);
-    Ok(outcome)
+    Ok(())
 }
 
 /// How an experiment with no pending runs ended: `failed` when any of its runs failed.
@@ -324,7 +358,7 @@ test = "oltp_point_select"
             &own,
             store,
             ex,
-            &RunOptions { resume, experiment_id: None, block: None },
+            &RunOptions { resume, ..RunOptions::default() },
             &mut Progress::quiet(),
         )
     }
@@ -398,6 +432,66 @@ test = "oltp_point_select"
         let mut nothing = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] };
         let o3 = go(&mut store, &file, FILE, &plan, &mut nothing, true).unwrap();
         assert_eq!((o3.done, nothing.prepares), (0, 0));
+    }
+
+    #[test]
+    fn an_adaptive_experiment_adds_rounds_until_its_comparisons_are_decided() {
+        // Scripted tps: b is 40 % faster than a, with a little noise: decided at the first look.
+        let text = FILE
+            .replace("repetitions = 2", "repetitions = { min = 3, max = 5 }")
+            .replace("threads = [1, 4]", "threads = [1]");
+        let file = ExperimentFile::parse(&text).unwrap();
+        let plan = Plan::new(&file, Path::new("/")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("v.db")).unwrap();
+        let mut ex = Tps { factor: 1.4, calls: vec![] };
+        let o = run_experiment(&text, None, &plan, &mut store, &mut ex, &RunOptions::default(), &mut Progress::quiet())
+            .unwrap();
+        assert_eq!(o.done, 6, "3 rounds of 2 cells, then stopped: {:?}", ex.calls);
+        // No difference: every round up to the maximum, each round every cell once.
+        let mut ex = Tps { factor: 1.0, calls: vec![] };
+        let o = run_experiment(&text, None, &plan, &mut store, &mut ex, &RunOptions::default(), &mut Progress::quiet())
+            .unwrap();
+        assert_eq!(o.done, 10, "{:?}", ex.calls);
+        for rep in 1..=5 {
+            let mut cells: Vec<usize> = ex.calls.iter().filter(|c| c.1 == rep).map(|c| c.0).collect();
+            cells.sort();
+            assert_eq!(cells, vec![0, 1], "round {rep}");
+        }
+        let runs = store.runs(o.experiment_id).unwrap();
+        assert_eq!(runs.len(), 10);
+        assert!(runs.iter().all(|r| r.status == Status::Done));
+        assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Done);
+        let order: Vec<(usize, u32)> =
+            runs.iter().map(|r| (if r.cell.target == "a" { 0 } else { 1 }, r.repetition)).collect();
+        let planned: Vec<(usize, u32)> = (1..=5).flat_map(|k| plan.round(k)).map(|r| (r.cell, r.repetition)).collect();
+        assert_eq!(order, planned, "stored in the order the rounds were planned");
+    }
+
+    /// Executor with scripted tps: target b is `factor` × target a, both with a fixed jitter.
+    struct Tps {
+        factor: f64,
+        calls: Vec<(usize, u32)>,
+    }
+
+    impl Executor for Tps {
+        fn prepare(&mut self, _: &Plan, _: usize, _: &mut Progress) -> Result<()> {
+            Ok(())
+        }
+        fn run(
+            &mut self,
+            plan: &Plan,
+            run: &PlannedRun,
+            started: &mut dyn FnMut(StartRun) -> Result<()>,
+            _: &mut Progress,
+        ) -> RunOutcome {
+            self.calls.push((run.cell, run.repetition));
+            started(StartRun { server_version: "x".into(), command: serde_json::Value::Null }).unwrap();
+            let jitter = [1.0, 1.03, 0.97, 1.02, 0.98, 1.01][(self.calls.len() - 1) % 6];
+            let side = if plan.cells[run.cell].target == 0 { 1.0 } else { self.factor };
+            let summary = Summary { tps: 100.0 * side * jitter, ..Summary::default() };
+            RunOutcome::Done(Box::new(RunResult { summary, ..RunResult::default() }))
+        }
     }
 
     #[test]

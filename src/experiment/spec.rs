@@ -41,9 +41,9 @@ pub struct ExperimentFile {
     /// Load the tables into the buffer pool before each run (sysbench `prewarm`).
     #[serde(default = "yes")]
     pub prewarm: bool,
-    /// Repetitions of every cell.
-    #[serde(default = "one")]
-    pub repetitions: u32,
+    /// Repetitions of every cell: a number, or adaptive `{ min, max, until }` (see [`Repetitions`]).
+    #[serde(default)]
+    pub repetitions: Repetitions,
     /// Execution order of the runs.
     #[serde(default)]
     pub order: Order,
@@ -123,8 +123,125 @@ fn default_duration() -> Duration {
 fn yes() -> bool {
     true
 }
-fn one() -> u32 {
-    1
+
+/// How many repetitions of every cell: a fixed number (`repetitions = 5`, min = max), or adaptive
+/// (`repetitions = { min = 3, max = 30, until = "±3%" }`): `min` rounds, then one more shuffled round
+/// at a time until every comparison is decisive or its interval is narrower than `until`, or `max`
+/// rounds have run (see `stats::sequential`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repetitions {
+    /// Rounds always run.
+    pub min: u32,
+    /// Most rounds.
+    pub max: u32,
+    /// Stop once every comparison's interval is within ±`until` (a fraction, 0.03 for ±3 %).
+    pub until: Option<f64>,
+}
+
+impl Default for Repetitions {
+    fn default() -> Self {
+        Repetitions::fixed(1)
+    }
+}
+
+/// Most rounds an adaptive experiment may plan.
+pub const MAX_REPETITIONS: u32 = 1000;
+
+impl Repetitions {
+    /// Exactly `n` repetitions.
+    pub fn fixed(n: u32) -> Repetitions {
+        Repetitions { min: n, max: n, until: None }
+    }
+
+    /// More rounds than `min` may be added.
+    pub fn is_adaptive(&self) -> bool {
+        self.max > self.min
+    }
+
+    /// `until` as written in files and on the command line (`±3%`).
+    pub fn until_text(&self) -> Option<String> {
+        self.until.map(|u| format!("±{}%", (u * 1000.0).round() / 10.0))
+    }
+
+    /// Refuses designs that cannot run, with the reason and a fix.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.min == 0 {
+            return Err("`repetitions` must be at least 1".into());
+        }
+        if self.max < self.min {
+            return Err(format!(
+                "`repetitions`: max {} is below min {}; write e.g. {{ min = 3, max = 30 }}",
+                self.max, self.min
+            ));
+        }
+        if self.max > MAX_REPETITIONS {
+            return Err(format!("`repetitions`: max {} is more than {MAX_REPETITIONS}", self.max));
+        }
+        if self.is_adaptive() && self.min < 2 {
+            return Err(
+                "`repetitions`: adaptive repetitions need min = 2 or more (the first look needs an interval)".into()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Parses `±3%`, `3%`, `+-3 %` or `3` (percent) into a fraction.
+pub fn parse_until(text: &str) -> std::result::Result<f64, String> {
+    let t = text.trim().trim_start_matches('±').trim_start_matches("+-").trim_start_matches("+/-");
+    let t = t.trim().trim_end_matches('%').trim();
+    match t.parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+        _ => Err(format!("'{text}' is not a target width; write a percentage such as \"±3%\"")),
+    }
+}
+
+impl Serialize for Repetitions {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        if !self.is_adaptive() && self.until.is_none() {
+            return s.serialize_u32(self.min);
+        }
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("min", &self.min)?;
+        m.serialize_entry("max", &self.max)?;
+        if let Some(u) = self.until_text() {
+            m.serialize_entry("until", &u)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Repetitions {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Table {
+            min: u32,
+            max: u32,
+            #[serde(default)]
+            until: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Fixed(u32),
+            Adaptive(Table),
+        }
+        let raw = Raw::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "`repetitions` is a number (repetitions = 5) or a table { min = 3, max = 30, until = \"±3%\" }",
+            )
+        })?;
+        Ok(match raw {
+            Raw::Fixed(n) => Repetitions::fixed(n),
+            Raw::Adaptive(t) => Repetitions {
+                min: t.min,
+                max: t.max,
+                until: t.until.as_deref().map(parse_until).transpose().map_err(serde::de::Error::custom)?,
+            },
+        })
+    }
 }
 
 fn de_duration<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
@@ -199,8 +316,9 @@ impl ExperimentFile {
         if self.targets.is_empty() && self.builds.is_empty() {
             return Err("no targets: list `builds = [...]` (crossed with [[configs]]) or [[targets]]".into());
         }
-        if self.repetitions == 0 {
-            return Err("`repetitions` must be at least 1".into());
+        self.repetitions.check()?;
+        if self.repetitions.is_adaptive() && self.order == Order::Sequential {
+            return Err("adaptive `repetitions` add whole rounds: use order = \"shuffled\" or \"interleaved\"".into());
         }
         if self.duration.is_zero() {
             return Err("`duration` must be more than 0 s".into());
@@ -352,6 +470,35 @@ options = { tables = 4, table-size = 100000 }
         assert!(ExperimentFile::parse(&t).unwrap_err().contains("unknown config 'nope'"));
         let t = format!("{EXAMPLE}\n[[targets]]\nname = \"x\"\nbuild = \"system\"\naddress = \"127.0.0.1:3306\"\n");
         assert!(ExperimentFile::parse(&t).unwrap_err().contains("target x: give either"));
+    }
+
+    #[test]
+    fn repetitions_are_a_number_or_an_adaptive_table() {
+        let e = ExperimentFile::parse(EXAMPLE).unwrap();
+        assert_eq!(e.repetitions, Repetitions::fixed(2));
+        let text = EXAMPLE.replace("repetitions = 2", "repetitions = { min = 3, max = 30, until = \"±3%\" }");
+        let a = ExperimentFile::parse(&text).unwrap();
+        assert_eq!(a.repetitions, Repetitions { min: 3, max: 30, until: Some(0.03) });
+        assert!(a.repetitions.is_adaptive() && !e.repetitions.is_adaptive());
+        // Written out and read back: the same experiment (the stored definition with flags applied).
+        assert_eq!(ExperimentFile::parse(&toml::to_string(&a).unwrap()).unwrap(), a);
+        assert!(toml::to_string(&e).unwrap().contains("repetitions = 2\n"), "a fixed number stays a number");
+        let cases = [
+            ("{ min = 3, max = 2 }", "max 2 is below min 3"),
+            ("{ min = 1, max = 5 }", "min = 2 or more"),
+            ("{ min = 3, max = 9, until = \"three\" }", "not a target width"),
+            ("{ min = 3, max = 9, unil = \"3%\" }", "a number (repetitions = 5) or a table"),
+            ("\"many\"", "a number (repetitions = 5) or a table"),
+        ];
+        for (value, want) in cases {
+            let err = ExperimentFile::parse(&EXAMPLE.replace("repetitions = 2", &format!("repetitions = {value}")))
+                .unwrap_err();
+            assert!(err.contains(want), "{value}: {err}");
+        }
+        let seq = text.replace("seed = 7", "seed = 7\norder = \"sequential\"");
+        assert!(ExperimentFile::parse(&seq).unwrap_err().contains("whole rounds"));
+        assert_eq!(parse_until("±2.5%"), Ok(0.025));
+        assert_eq!(parse_until("5"), Ok(0.05));
     }
 
     #[test]

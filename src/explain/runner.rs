@@ -236,7 +236,7 @@ pub fn step_experiment(
         duration: opts.duration,
         warmup: opts.warmup,
         prewarm: true,
-        repetitions: opts.repetitions,
+        repetitions: crate::experiment::Repetitions::fixed(opts.repetitions),
         order: Order::Shuffled,
         seed: Some(opts.seed.wrapping_add(step.number as u64)),
     })

@@ -298,7 +298,7 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
         duration: run.duration,
         warmup: run.warmup,
         prewarm: true,
-        repetitions: run.repetitions,
+        repetitions: crate::experiment::Repetitions::fixed(run.repetitions),
         order: Order::Shuffled,
         seed: Some(run.seed),
     })

@@ -89,6 +89,15 @@ fn from_selected(
     }
 
     let rate_metric = if metric == Metric::Qps { Metric::Qps } else { Metric::Tps };
+    let adaptive = adaptive_plan(&s, sel);
+    if let Some(p) = &adaptive {
+        notes.push(format!(
+            "Adaptive experiment ({}–{} rounds, stopped when every comparison was decided): the intervals are the \
+             repeated confidence intervals of its group-sequential design (Pocock-type alpha spending), which hold \
+             despite the look after every round.",
+            p.design.min, p.design.max
+        ));
+    }
     let mut ratios = Vec::new();
     let mut within_run = false;
     for case in 0..s.cases.len() {
@@ -99,7 +108,7 @@ fn from_selected(
                 continue;
             }
             let seed = 0x5EED ^ ((case as u64) << 20) ^ side as u64;
-            let row = ratio_row(&s, case, side, base, cand, metric, sel, seed);
+            let row = ratio_row(&s, case, side, base, cand, metric, sel, adaptive.as_ref(), seed);
             within_run |= row.ci_kind == Some(CiKind::WithinRunOnly);
             ratios.push(row);
         }
@@ -216,6 +225,7 @@ fn ratio_row(
     cand: Option<&CellStats>,
     metric: Metric,
     sel: &Selection,
+    adaptive: Option<&stats::SequentialPlan>,
     seed: u64,
 ) -> RatioRow {
     let mut row = RatioRow {
@@ -301,16 +311,21 @@ fn ratio_row(
     let blocked = pairs
         .as_ref()
         .map(|p| stats::blocked::compare_blocked(p, cm / bm, metric.direction(), sel.noise_band, sel.confidence));
-    let compared = match blocked {
-        Some(Ok((_, cmp))) => Ok(cmp),
-        Some(Err(e)) => Err(e),
-        None => stats::compare(&bs, &cs, level, &cfg),
+    let repeated = blocked.is_none() && adaptive.is_some() && level == SampleLevel::Repetitions;
+    let compared = match (blocked, adaptive) {
+        (Some(Ok((_, cmp))), _) => Ok(cmp),
+        (Some(Err(e)), _) => Err(e),
+        (None, Some(p)) if repeated => {
+            stats::sequential_look(&bs, &cs, p, cfg.direction, cfg.noise_band, 0.0).map(|(cmp, _)| cmp)
+        }
+        (None, _) => stats::compare(&bs, &cs, level, &cfg),
     };
     match compared {
         Ok(cmp) => {
             row.ci_lo = Some(cmp.ci.lo);
             row.ci_hi = Some(cmp.ci.hi);
-            row.ci_method = Some(method_name(cmp.ci.method));
+            row.ci_method =
+                Some(if repeated { "repeated-log-delta-welch".to_string() } else { method_name(cmp.ci.method) });
             row.ci_kind = Some(match cmp.ci.kind {
                 stats::CiKind::BetweenRepetitions => CiKind::BetweenRepetitions,
                 stats::CiKind::WithinRunOnly => CiKind::WithinRunOnly,
@@ -374,6 +389,17 @@ fn block_pairs(s: &Selected, b: &CellStats, c: &CellStats) -> Option<Vec<stats::
         })
         .collect();
     Some(pairs)
+}
+
+/// The sequential plan of the selected experiments when one of them is adaptive (`repetitions =
+/// { min, max, … }`): its comparisons were looked at after every round, so its intervals must be the
+/// repeated ones, at the report's confidence.
+fn adaptive_plan(s: &Selected, sel: &Selection) -> Option<stats::SequentialPlan> {
+    s.experiments.iter().find_map(|e| {
+        let reps = crate::experiment::ExperimentFile::parse(&e.definition).ok()?.repetitions;
+        let design = stats::SequentialDesign::new(reps.min as usize, reps.max as usize, sel.confidence).ok()?;
+        reps.is_adaptive().then(|| design.plan())
+    })
 }
 
 fn detectable(d: stats::DetectableEffect, b: &[f64], c: &[f64], level: SampleLevel, sel: &Selection) -> Detectable {

@@ -188,6 +188,39 @@ impl Store {
         .map_err(context)
     }
 
+    /// Appends a round of runs to a stored experiment (an adaptive experiment's extra repetition):
+    /// `runs` are (cell key, repetition) in execution order, placed after every run stored so far, in
+    /// one transaction. Fails, adding nothing, when a cell key is not the experiment's or a run exists.
+    pub fn add_runs(&mut self, experiment_id: i64, runs: &[(&str, u32)]) -> Result<()> {
+        let shown = self.shown.clone();
+        let context = |err| store_err(&shown, format_args!("cannot add runs to experiment {experiment_id}"), err);
+        in_transaction(self.db.get_mut().as_mut(), |db| -> DbResult<()> {
+            let next: i64 = db
+                .query(
+                    "SELECT COALESCE(MAX(order_index) + 1, 0) FROM runs WHERE experiment_id = ?1",
+                    params![experiment_id],
+                )?
+                .remove(0)
+                .get(0)?;
+            for (i, (key, repetition)) in runs.iter().enumerate() {
+                let rows = db.query(
+                    "SELECT id FROM cells WHERE experiment_id = ?1 AND key = ?2",
+                    params![experiment_id, *key],
+                )?;
+                let Some(row) = rows.first() else {
+                    return Err(super::backend::DbError(format!("no cell '{key}' in experiment {experiment_id}")));
+                };
+                let cell_id: i64 = row.get(0)?;
+                db.execute(
+                    "INSERT INTO runs (experiment_id, cell_id, repetition, order_index) VALUES (?1, ?2, ?3, ?4)",
+                    params![experiment_id, cell_id, *repetition, next + i as i64],
+                )?;
+            }
+            Ok(())
+        })
+        .map_err(context)
+    }
+
     /// Sets an experiment's status.
     pub fn set_experiment_status(&self, id: i64, status: Status) -> Result<()> {
         let n = self
