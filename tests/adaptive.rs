@@ -1,0 +1,117 @@
+//! Adaptive repetitions end to end on real sandboxes: an experiment with a large real effect (durable
+//! against relaxed commits) stops at its minimum, and an A/A experiment (the same target twice) goes on
+//! to its maximum without calling a change; `versus compare` reports both with repeated intervals.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use versus::store::{Status, Store};
+
+struct Env {
+    home: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env { home: tempfile::Builder::new().prefix("versus-adaptive-").tempdir().unwrap() };
+        let out = env.versus(&["server", "fetch", "system"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        env
+    }
+
+    fn versus(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
+        c.args(args).env("VERSUS_HOME", self.home.path()).env_remove("VERSUS_DB").stdin(Stdio::null());
+        c
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.home.path().join(format!("{name}.toml"));
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// Runs `versus run FILE ARGS`, returns stderr (the looks are printed there).
+    fn run(&self, file: &std::path::Path, args: &[&str]) -> String {
+        let mut all = vec!["run", file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = self.versus(&all).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    }
+
+    /// Rounds stored for the latest experiment named `name`, and its status.
+    fn rounds(&self, name: &str) -> (u32, Status, i64) {
+        let store = Store::open(self.home.path().join("results.db")).unwrap();
+        let e = store.latest_experiment_named(name).unwrap().unwrap();
+        let runs = store.runs(e.id).unwrap();
+        assert!(runs.iter().all(|r| r.status == Status::Done), "every run finished");
+        (runs.iter().map(|r| r.repetition).max().unwrap(), e.status, e.id)
+    }
+
+    fn compare(&self, id: i64) -> serde_json::Value {
+        let out = self.versus(&["report", &id.to_string(), "--format", "json"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+const COMMON: &str = r#"
+builds = ["system"]
+threads = [1]
+duration = "3s"
+warmup = "1s"
+[[workloads]]
+test = "oltp_write_only"
+options = { tables = 1, table-size = 1000 }
+"#;
+
+#[test]
+fn a_large_effect_stops_at_the_minimum_and_an_aa_experiment_runs_to_its_maximum() {
+    let env = Env::new();
+
+    let durability = format!(
+        "name = \"durability\"\nrepetitions = {{ min = 3, max = 6, until = \"±3%\" }}\n{COMMON}\n\
+         [[configs]]\nname = \"relaxed\"\nset = {{ innodb_flush_log_at_trx_commit = 0, sync_binlog = 0, skip-log-bin = true }}\n\
+         [[configs]]\nname = \"durable\"\nset = {{ innodb_flush_log_at_trx_commit = 1, sync_binlog = 1, log-bin = true, server-id = 1 }}\n"
+    );
+    let file = env.file("durability", &durability);
+    let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    assert!(plan.contains("2 cells × 3–6 repetition(s) = 6–12 runs"), "{plan}");
+    assert!(plan.contains("(3 rounds) to ") && plan.contains("(6 rounds)"), "{plan}");
+    let err = env.run(&file, &[]);
+    let (rounds, status, id) = env.rounds("durability");
+    assert_eq!(rounds, 3, "a large effect is decided at the first look:\n{err}");
+    assert_eq!(status, Status::Done);
+    assert!(err.contains("look after 3 round(s): stopping") && err.contains("decisive: slower"), "{err}");
+    let report = env.compare(id);
+    let row = &report["ratios"][0];
+    assert_eq!(row["verdict"], "slower", "{row}");
+    assert_eq!(row["ci_method"], "repeated-log-delta-welch", "{row}");
+
+    // A/A: the same target twice, made adaptive from the command line.
+    let aa = format!(
+        "name = \"aa\"\nrepetitions = 3\n{COMMON}\n[[configs]]\nname = \"one\"\n\
+         set = {{ innodb_flush_log_at_trx_commit = 2 }}\n[[configs]]\nname = \"two\"\n\
+         set = {{ innodb_flush_log_at_trx_commit = 2 }}\n"
+    );
+    let file = env.file("aa", &aa);
+    let err = env.run(&file, &["--max-repetitions", "5"]);
+    let (rounds, _, id) = env.rounds("aa");
+    let report = env.compare(id);
+    let row = &report["ratios"][0];
+    assert_eq!(row["verdict"], "no_significant_change", "an A/A experiment calls no change: {row}\n{err}");
+    assert_eq!(row["ci_method"], "repeated-log-delta-welch", "{row}");
+    // It stops early only when its interval lies inside the noise band (nothing beyond it can be called).
+    if rounds < 5 {
+        assert!(err.contains("decisive: within the noise band"), "stopped after {rounds} rounds:\n{err}");
+    } else {
+        assert!(err.contains("look after 5 round(s): stopping") && err.contains("max rounds reached"), "{err}");
+    }
+    for k in 3..rounds {
+        assert!(err.contains(&format!("adding round {}", k + 1)), "{err}");
+    }
+    eprintln!("A/A ran {rounds} rounds:\n{err}");
+}
