@@ -484,6 +484,7 @@ fn diff_vars_names_the_release_that_changed_a_default() {
         server_version: Some(version.into()),
         variables: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         explicit: Default::default(),
+        session: Default::default(),
     };
     let a = snap(
         "mysql-8.0.36",

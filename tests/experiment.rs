@@ -358,3 +358,91 @@ options = { tables = 1, table-size = 1000 }
     assert!(why.starts_with("--strict: target 'trx7': the server changed requested values at startup: innodb_flush_log_at_trx_commit=7 runs as 3"), "{why}");
     env.assert_no_servers();
 }
+
+const CHARSETS: &str = r#"
+name = "charsets"
+threads = [1]
+duration = "1s"
+repetitions = 1
+prewarm = false
+[[targets]]
+name = "latin1"
+build = "system"
+set = { character-set-server = "latin1", collation-server = "latin1_swedish_ci", sync_binlog = 0 }
+[[targets]]
+name = "utf8mb4"
+build = "system"
+set = { character-set-server = "utf8mb4", collation-server = "utf8mb4_general_ci", sync_binlog = 1 }
+charset = "latin1"
+[[workloads]]
+test = "oltp_point_select"
+options = { tables = 1, table-size = 500 }
+"#;
+
+/// The collation of `sbtest1` in a snapshot: restored into a fresh datadir and started.
+fn table_collation(home: &Path, snapshot: &Path, scratch: &Path) -> String {
+    use mysql::prelude::Queryable;
+    let h = versus::server::Home::at(home);
+    let data = scratch.join("data");
+    versus::server::snapshot::restore(snapshot, &data).unwrap();
+    let mut spec = versus::server::SandboxSpec::new("check", h.build("system").unwrap(), scratch);
+    spec.datadir = Some(data);
+    let mut sb = versus::server::Sandbox::start(spec).unwrap();
+    let mut conn = sb.connect_root().unwrap();
+    let c: Option<String> =
+        conn.query_first("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_NAME = 'sbtest1'").unwrap();
+    drop(conn);
+    sb.stop().unwrap();
+    c.expect("sbtest1 exists")
+}
+
+/// Two targets of one build that differ in the server's character set: each gets data prepared
+/// under its own (the tables' collation), the other options do not split the data, and the client
+/// side (`charset`) is each connection's.
+#[test]
+fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
+    let env = Env::new();
+    let file = env.file(CHARSETS);
+    let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        plan.contains("build=system;character_set_server=latin1;collation_server=latin1_swedish_ci;oltp"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("build=system;character_set_server=utf8mb4;collation_server=utf8mb4_general_ci;oltp"),
+        "{plan}"
+    );
+    assert!(plan.contains("connections run SET NAMES latin1"), "{plan}");
+    let out = env.versus(&["run", file.to_str().unwrap(), "--keep-data"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = env.store();
+    let e = &store.list_experiments().unwrap()[0];
+    assert_eq!((e.runs, e.done), (2, 2));
+    for r in store.runs(e.id).unwrap() {
+        let d = store.run(r.id).unwrap().unwrap();
+        let cmd = d.command.unwrap();
+        let init = cmd.get("connection_init").map(|v| v.to_string()).unwrap_or_default();
+        match r.cell.target.as_str() {
+            "utf8mb4" => assert_eq!(init, r#"["SET NAMES latin1"]"#),
+            _ => assert_eq!(init, "", "no client-side setting on the latin1 target"),
+        }
+    }
+    let work = env.home.path().join("experiments/charsets");
+    let mut snapshots: Vec<PathBuf> = std::fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("snapshot-")))
+        .collect();
+    snapshots.sort();
+    assert_eq!(snapshots.len(), 2, "one preparation per character set: {snapshots:?}");
+    let mut collations: Vec<String> = snapshots
+        .iter()
+        .enumerate()
+        .map(|(i, s)| table_collation(env.home.path(), s, &env.home.path().join(format!("check-{i}"))))
+        .collect();
+    collations.sort();
+    assert_eq!(collations, ["latin1_swedish_ci", "utf8mb4_general_ci"]);
+    env.assert_no_servers();
+}

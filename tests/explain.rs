@@ -131,7 +131,7 @@ fn explain_dry_run_sorts_out_what_b_accepts() {
     .unwrap();
     assert!(r.outcome.is_none() && r.experiments.is_empty(), "a dry run measures nothing");
     let names: Vec<&str> = r.candidates.iter().map(|c| c.name.as_str()).collect();
-    assert!(names.contains(&"character_set_server"), "{names:?}");
+    assert!(names.contains(&"character_set_server+collation_server"), "{names:?}");
     let reason = |n: &str| r.skipped.iter().find(|s| s.name == n).map(|s| s.reason.clone());
     assert_eq!(reason("binlog_gtid_index"), Some(SkipReason::NotOnB), "only on A (11.8)");
     assert_eq!(reason("innodb_defragment"), Some(SkipReason::OnlyOnB), "only on B (10.11)");
@@ -146,6 +146,135 @@ fn explain_dry_run_sorts_out_what_b_accepts() {
     assert!(home.root().join("explain").join("dry").read_dir().is_err(), "the work directory is removed");
     let text = versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap();
     assert!(text.contains("worst case") && text.contains("Variables not bisected"), "{text}");
+}
+
+/// A = the distribution's 10.11, B = 11.8: 10.11's optimizer_switch is given to 11.8 flag by flag
+/// (B starts with them and reports each with A's value), the flags only one side has are listed, the
+/// retyped optimizer_adjust_secondary_key_costs is not given (unused from 11.0), the character set and
+/// collation move together and shape the data, and the connections' session collation (which 11.8
+/// maps from the same handshake to utf8mb4_uca1400_ai_ci) is a client-side candidate B accepts.
+#[test]
+fn optimizer_switch_of_10_11_is_given_to_11_8_flag_by_flag() {
+    let system = common::system_build();
+    let m118 = common::fetched_build("mariadb-11.8");
+    let (_dir, home) = home_with(&[system.clone(), m118.clone()]);
+    let mut store = Store::open(home.root().join("results.db")).unwrap();
+    let a = TargetSpec::parse(&system.name, "A").unwrap();
+    let b = TargetSpec::parse(&m118.name, "B").unwrap();
+    let mut log = Vec::new();
+    let r = versus::explain::runner::explain(
+        &home,
+        &mut store,
+        &a,
+        &b,
+        &options("flags", 60),
+        true,
+        versus::experiment::Progress::quiet(),
+        &mut |l: &str| log.push(l.to_string()),
+    )
+    .unwrap();
+    let cand = |n: &str| r.candidates.iter().find(|c| c.name == n);
+    for flag in ["hash_join_cardinality", "cset_narrowing"] {
+        let c = cand(&format!("optimizer_switch:{flag}")).unwrap_or_else(|| panic!("{flag}: {:?} {log:?}", r.skipped));
+        assert_eq!((c.a.as_str(), c.b.as_str()), ("off", "on"));
+        assert_eq!(c.transfer.options, [format!("optimizer_switch={flag}=off")]);
+    }
+    assert!(cand("optimizer_switch").is_none(), "the list is never given whole");
+    let reason = |n: &str| r.skipped.iter().find(|s| s.name == n).map(|s| s.reason.clone());
+    assert_eq!(reason("optimizer_switch:engine_condition_pushdown"), Some(SkipReason::NotOnB));
+    assert_eq!(reason("optimizer_switch:sargable_casefold"), Some(SkipReason::OnlyOnB));
+    match reason("optimizer_adjust_secondary_key_costs") {
+        Some(SkipReason::NotGiven(why)) => assert!(why.contains("unused from 11.0.0"), "{why}"),
+        other => panic!("optimizer_adjust_secondary_key_costs: {other:?}"),
+    }
+    let cs = cand("character_set_server+collation_server").expect("the character set and collation move together");
+    assert_eq!(cs.transfer.options, ["character_set_server=latin1", "collation_server=latin1_swedish_ci"]);
+    assert!(cs.transfer.shapes_data);
+    // Both change the data: 11.8 creates 3 undo tablespaces when the datadir is made, 10.11 none.
+    assert_eq!(r.shaping, ["character_set_server+collation_server", "innodb_undo_tablespaces"]);
+    assert_eq!(r.extra_preparations, 3, "every combination of the two but B's own");
+    assert_eq!(reason("character_set_database"), Some(SkipReason::Follows("character_set_server".into())));
+    assert_eq!(reason("collation_connection"), Some(SkipReason::Client));
+    let conn = cand("connection_charset").expect("the workload connections' collation differs");
+    assert_eq!(
+        conn.transfer.charset.as_ref().map(|c| c.statement()).as_deref(),
+        Some("SET NAMES utf8mb4 COLLATE utf8mb4_general_ci")
+    );
+    assert_eq!(conn.b, "utf8mb4 / utf8mb4_uca1400_ai_ci");
+    let text = versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap();
+    for want in [
+        "How A's values are given to B",
+        "flag by flag: B gets A's value of 2 flag(s) (hash_join_cardinality=off, cset_narrowing=off)",
+        "only A has engine_condition_pushdown=off (not given)",
+        "only B has sargable_casefold=on (B keeps them)",
+        "connections: SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+        "2 variable(s) shape the data (character_set_server+collation_server, innodb_undo_tablespaces)",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    let row = text.lines().find(|l| l.starts_with("character_set_server+collation_server ")).unwrap();
+    assert!(
+        row.contains("character_set_server=latin1 collation_server=latin1_swedish_ci")
+            && row.contains("prepared under it"),
+        "{row}"
+    );
+}
+
+/// Two targets of one build that differ only in the server's character set and collation: the
+/// probes run on data prepared under each (B's own; A's, which the probe giving B A's values shares),
+/// and the report names the character set as the setting B is given.
+#[test]
+fn explain_probes_run_on_data_prepared_under_each_character_set() {
+    let system = common::system_build();
+    let (_dir, home) = home_with(std::slice::from_ref(&system));
+    let mut store = Store::open(home.root().join("results.db")).unwrap();
+    let a = TargetSpec::parse("system:character_set_server=latin1,collation_server=latin1_swedish_ci", "A").unwrap();
+    let b = TargetSpec::parse("system:character_set_server=utf8mb4,collation_server=utf8mb4_general_ci", "B").unwrap();
+    let mut opts = options("charsets", 40);
+    opts.workload.test = "oltp_read_only".into();
+    opts.workload.options = toml::from_str("tables = 1\ntable-size = 2000").unwrap();
+    opts.threads = vec![2];
+    opts.duration = Duration::from_secs(2);
+    opts.repetitions = 2;
+    let r = versus::explain::runner::explain(
+        &home,
+        &mut store,
+        &a,
+        &b,
+        &opts,
+        false,
+        versus::experiment::Progress::quiet(),
+        &mut |l: &str| eprintln!("{l}"),
+    )
+    .unwrap();
+    let names: Vec<&str> = r.candidates.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["character_set_server+collation_server"], "skipped: {:?}", r.skipped);
+    let latin1 = ["character_set_server=latin1".to_string(), "collation_server=latin1_swedish_ci".into()];
+    let utf8 = ["character_set_server=utf8mb4".to_string(), "collation_server=utf8mb4_general_ci".into()];
+    let data = |options: &[String]| r.prepared.iter().find(|d| d.options == options);
+    assert_eq!(r.prepared.len(), 2, "B's data and A's, each prepared once: {:?}", r.prepared);
+    assert_eq!(data(&utf8).map(|d| d.probes.clone()), Some(vec!["B".to_string()]), "{:?}", r.prepared);
+    let on_latin1 = &data(&latin1).expect("data prepared under A's character set").probes;
+    assert!(on_latin1.contains(&"A".to_string()), "{on_latin1:?}");
+    assert!(
+        on_latin1.contains(&"B+character_set_server+collation_server".to_string()),
+        "the probe giving B A's character set runs on data prepared under it: {on_latin1:?}"
+    );
+    let o = r.outcome.as_ref().unwrap();
+    let text = versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap();
+    assert!(
+        text.contains("Data prepared")
+            && text.contains("character_set_server=latin1 collation_server=latin1_swedish_ci"),
+        "{text}"
+    );
+    if !o.findings.is_empty() {
+        // When it matters, the attribution names it as the options set on B.
+        assert!(
+            text.contains("Setting character_set_server=latin1, collation_server=latin1_swedish_ci on B"),
+            "{text}"
+        );
+    }
+    assert!(home.root().join("explain").join("charsets").read_dir().is_err(), "the work directory is removed");
 }
 
 fn options(name: &str, max_runs: usize) -> ExplainOptions {
@@ -330,10 +459,7 @@ fn versus_cmd(home: &std::path::Path) -> Command {
 fn the_report_explains_a_stored_explain_experiment() {
     let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
     let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
-    let c = vec![
-        Candidate { name: "innodb_flush_log_at_trx_commit".into(), a: "2".into(), b: "1".into() },
-        Candidate { name: "sync_binlog".into(), a: "0".into(), b: "1".into() },
-    ];
+    let c = vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
     let step = Step {
         number: 3,
         purpose: Purpose::Confirm,

@@ -16,12 +16,15 @@ use super::memory::{MemoryEstimate, worst_case};
 use super::rules::{Candidate, Considered, candidates};
 use super::search::{self, Bench, ConfigResult, Samples, SearchResult, SearchSettings, Step, Tier, step_cost};
 use crate::error::{Error, Result};
+use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
 use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
 use crate::explain::bisect::Candidate as BisectCandidate;
-use crate::explain::preflight::{Skipped, merge_overrides, override_for, preflight};
-use crate::explain::runner::{Reuse, set_table};
+use crate::explain::preflight::preflight;
+use crate::explain::runner::set_table;
+use crate::explain::skip::Skipped;
 use crate::explain::targets::TargetSpec;
+use crate::explain::transfer::{merge_overrides, override_for};
 use crate::metric::{Metric, RunValues};
 use crate::server::Home;
 use crate::stats::{BootstrapConfig, CompareConfig};
@@ -148,7 +151,13 @@ fn experiment(
     let mut configs = Vec::new();
     if let Some(file) = &current.config {
         let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-        configs.push(ConfigDef { name: "current".into(), file: Some(file), set: toml::Table::new() });
+        configs.push(ConfigDef {
+            name: "current".into(),
+            file: Some(file),
+            set: toml::Table::new(),
+            charset: None,
+            collation: None,
+        });
     }
     let targets = targets
         .iter()
@@ -163,6 +172,8 @@ fn experiment(
                 password_env: None,
                 database: None,
                 replace_tables: false,
+                charset: None,
+                collation: None,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -231,7 +242,7 @@ struct ServerBench<'a> {
     current: &'a TargetSpec,
     opts: &'a AdviseOptions,
     dedicated: Vec<String>,
-    executor: Reuse,
+    executor: SandboxExecutor,
     progress: Progress,
     experiments: Vec<(i64, String)>,
     started: Instant,
@@ -426,7 +437,7 @@ pub fn advise(
             current,
             opts,
             dedicated: vec![],
-            executor: Reuse::new(home, &opts.name),
+            executor: SandboxExecutor::new(home, &opts.name),
             progress,
             experiments: vec![],
             started,
@@ -452,11 +463,7 @@ pub fn advise(
             (bench.log)(&format!("checking that the server starts with each of {} candidate value(s)", cands.len()));
             let as_bisect: Vec<BisectCandidate> = cands
                 .iter()
-                .map(|c| BisectCandidate {
-                    name: c.variable.clone(),
-                    a: c.value.clone(),
-                    b: c.old.clone().unwrap_or_default(),
-                })
+                .map(|c| BisectCandidate::new(c.variable.clone(), c.value.clone(), c.old.clone().unwrap_or_default()))
                 .collect();
             let (ok, skipped) = preflight(home, current, as_bisect, &work, &mut *bench.log)?;
             cands.retain(|c| ok.iter().any(|o| o.name == c.variable && o.a == c.value));

@@ -79,11 +79,7 @@ impl Search<'_> {
             .iter()
             .map(|&i| {
                 let c = &self.cands[i];
-                bisect::Candidate {
-                    name: c.variable.clone(),
-                    a: c.display.clone(),
-                    b: c.old.clone().unwrap_or_default(),
-                }
+                bisect::Candidate::new(c.variable.clone(), c.display.clone(), c.old.clone().unwrap_or_default())
             })
             .collect();
         let cfg = self.attribution_config(bench);

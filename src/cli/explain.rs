@@ -19,6 +19,7 @@ use crate::metric::Metric;
 use crate::report::explain::{self as render, OutputFormat};
 use crate::report::{self, Dimension, Format, Selection};
 use crate::server::Home;
+use crate::workload::ConnectionCharset;
 
 /// How targets A and B are given (shared by `diff-vars` and `explain`).
 /// How diff-vars, explain and series print their result.
@@ -54,6 +55,46 @@ pub(super) struct PairArgs {
     /// A base my.cnf for B.
     #[arg(long = "config-b", value_name = "FILE.cnf")]
     config_b: Option<PathBuf>,
+    #[command(flatten)]
+    charset: CharsetArgs,
+}
+
+/// The client side of the targets' character sets (the server side is `--set character-set-server=…`).
+#[derive(Debug, Args)]
+struct CharsetArgs {
+    /// Client side, both targets: every workload connection runs SET NAMES CHARSET (the server's own
+    /// default is a startup option: --set character-set-server=CHARSET).
+    #[arg(long = "charset", value_name = "CHARSET")]
+    charset_both: Option<String>,
+    /// Client side, both targets: the connection collation (SET NAMES CHARSET COLLATE COLLATION).
+    #[arg(long = "collation", value_name = "COLLATION")]
+    collation_both: Option<String>,
+    /// Client side: the character set of A's connections (over --charset).
+    #[arg(long = "charset-a", value_name = "CHARSET")]
+    charset_a: Option<String>,
+    /// Client side: the collation of A's connections.
+    #[arg(long = "collation-a", value_name = "COLLATION")]
+    collation_a: Option<String>,
+    /// Client side: the character set of B's connections (over --charset).
+    #[arg(long = "charset-b", value_name = "CHARSET")]
+    charset_b: Option<String>,
+    /// Client side: the collation of B's connections.
+    #[arg(long = "collation-b", value_name = "COLLATION")]
+    collation_b: Option<String>,
+}
+
+impl CharsetArgs {
+    /// The connection character set of side `x` (`a` or `b`): its own flags, else the ones for both.
+    fn side(&self, x: char) -> Result<Option<ConnectionCharset>> {
+        let (own, own_collation, flag) = match x {
+            'a' => (&self.charset_a, &self.collation_a, "--charset-a"),
+            _ => (&self.charset_b, &self.collation_b, "--charset-b"),
+        };
+        let charset = own.as_ref().or(self.charset_both.as_ref());
+        let collation = own_collation.as_ref().or(if own.is_some() { None } else { self.collation_both.as_ref() });
+        ConnectionCharset::new(charset.map(String::as_str), collation.map(String::as_str))
+            .map_err(|e| Error::option(flag, e))
+    }
 }
 
 impl PairArgs {
@@ -66,7 +107,9 @@ impl PairArgs {
                 ));
             }
             let extra: Vec<String> = self.set.iter().chain(own).cloned().collect();
-            TargetSpec::parse(text, flag)?.with(config.clone(), &extra)
+            let mut spec = TargetSpec::parse(text, flag)?.with(config.clone(), &extra)?;
+            spec.charset = self.charset.side(flag.to_ascii_lowercase().chars().next().unwrap_or('a'))?;
+            Ok(spec)
         };
         Ok((side(&self.a, "A", &self.config_a, &self.set_a)?, side(&self.b, "B", &self.config_b, &self.set_b)?))
     }
@@ -341,6 +384,12 @@ pub(super) struct SeriesArgs {
     from: Vec<String>,
     #[command(flatten)]
     measure: MeasureArgs,
+    /// Client side: every workload connection of every target runs SET NAMES CHARSET.
+    #[arg(long, value_name = "CHARSET")]
+    charset: Option<String>,
+    /// Client side: the connection collation (SET NAMES CHARSET COLLATE COLLATION).
+    #[arg(long, value_name = "COLLATION")]
+    collation: Option<String>,
     /// Name of the new experiment.
     #[arg(long, default_value = "series")]
     name: String,
@@ -369,7 +418,13 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
                 "give 2 targets or more in series order, e.g. mariadb-10.5 system mariadb-11.8".into(),
             ));
         }
-        let specs = a.targets.iter().map(|t| TargetSpec::parse(t, "TARGET")).collect::<Result<Vec<_>>>()?;
+        let charset = ConnectionCharset::new(a.charset.as_deref(), a.collation.as_deref())
+            .map_err(|e| Error::option("--charset", e))?;
+        let specs = a
+            .targets
+            .iter()
+            .map(|t| TargetSpec::parse(t, "TARGET").map(|s| TargetSpec { charset: charset.clone(), ..s }))
+            .collect::<Result<Vec<_>>>()?;
         let run = SeriesRun {
             name: a.name.clone(),
             workload: m.workload()?,

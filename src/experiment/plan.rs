@@ -11,13 +11,10 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::spec::{ExperimentFile, Order, set_to_overrides};
-use crate::workload::{Timing, Workload};
-
-/// Options that fix the on-disk format of a datadir, so a snapshot made without them cannot be started
-/// with them: a target whose config sets one gets data prepared for it alone.
-const INIT_TIME_OPTIONS: &[&str] =
-    &["innodb_page_size", "lower_case_table_names", "innodb_data_file_path", "innodb_undo_tablespaces"];
+use super::spec::{ExperimentFile, Order, TargetDef, set_to_overrides};
+use crate::server::Home;
+use crate::server::variables::{self, Line};
+use crate::workload::{ConnectionCharset, Timing, Workload};
 
 /// A server to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +23,8 @@ pub struct Target {
     pub label: String,
     /// Sandbox or external server.
     pub kind: TargetKind,
+    /// Client side: the character set (and collation) every connection of its workloads sets.
+    pub charset: Option<ConnectionCharset>,
 }
 
 /// How a target's server is obtained.
@@ -75,10 +74,14 @@ pub struct Cell {
 /// Data to prepare once and snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preparation {
-    /// Stable identity (`build` or target, plus data shape).
+    /// Stable identity (`build` or target, the server options that shape the data, the workload's
+    /// data shape).
     pub key: String,
-    /// Index of the first target that uses it: its build, and its init-time options, prepare the data.
+    /// Index of the first target that uses it: its build prepares the data.
     pub target: usize,
+    /// The target's server options that shape the data ([`variables::data_shape_options`]), set while
+    /// preparing: a target whose values differ gets data of its own.
+    pub server_options: Vec<String>,
     /// Index of the first workload that uses it: it runs `prepare`.
     pub workload: usize,
     /// Rows to load, for the estimate.
@@ -115,8 +118,25 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Builds the plan; `base_dir` resolves relative config file paths.
+    /// Builds the plan; `base_dir` resolves relative config file paths. Which options shape the data is
+    /// decided without knowing the builds' versions (an option that shapes data on any server line
+    /// counts); [`Plan::for_home`] knows them.
     pub fn new(file: &ExperimentFile, base_dir: &Path) -> Result<Plan, String> {
+        Plan::with_lines(file, base_dir, &|_| None)
+    }
+
+    /// Builds the plan with the flavor and version of every build registered in `home`, so that the
+    /// options that shape the data are those of each target's server line.
+    pub fn for_home(file: &ExperimentFile, base_dir: &Path, home: &Home) -> Result<Plan, String> {
+        Plan::with_lines(file, base_dir, &|build| home.build(build).ok().map(|b| (b.flavor, b.version)))
+    }
+
+    /// Builds the plan; `line` gives a build's flavor and version where known.
+    pub fn with_lines(
+        file: &ExperimentFile,
+        base_dir: &Path,
+        line: &dyn Fn(&str) -> Option<Line>,
+    ) -> Result<Plan, String> {
         let (targets, mut problems) = targets(file, base_dir);
         let mut workloads = Vec::new();
         for def in &file.workloads {
@@ -132,13 +152,20 @@ impl Plan {
         let mut cells = Vec::new();
         let mut preparations: Vec<Preparation> = Vec::new();
         for (ti, t) in targets.iter().enumerate() {
+            let shape = server_shape(t, line)?;
             for (wi, w) in workloads.iter().enumerate() {
                 let data = w.data();
-                let key = format!("{};{}", server_key(t), data.key);
+                let key = format!("{};{}", server_key(t, &shape), data.key);
                 let preparation = match preparations.iter().position(|p| p.key == key) {
                     Some(i) => i,
                     None => {
-                        preparations.push(Preparation { key, target: ti, workload: wi, rows: data.rows });
+                        preparations.push(Preparation {
+                            key,
+                            target: ti,
+                            server_options: shape.clone(),
+                            workload: wi,
+                            rows: data.rows,
+                        });
                         preparations.len() - 1
                     }
                 };
@@ -173,8 +200,7 @@ impl Plan {
     }
 
     fn estimate_preparations(&self) -> Duration {
-        const LOAD_ROWS_PER_S: u64 = 150_000;
-        self.preparations.iter().map(|p| Duration::from_secs(3 + p.rows / LOAD_ROWS_PER_S)).sum()
+        self.preparations.iter().map(|p| prepare_estimate(p.rows)).sum()
     }
 
     fn estimate_runs(&self) -> Duration {
@@ -253,19 +279,24 @@ impl Plan {
         }
         let _ = writeln!(s, "\ntargets:");
         for t in &self.targets {
+            let names = t.charset.as_ref().map(|c| format!("; connections run {}", c.statement())).unwrap_or_default();
             match &t.kind {
                 TargetKind::Sandbox { build, base_file, overrides, .. } => {
                     let base = base_file.as_ref().map(|p| format!(" base {}", p.display())).unwrap_or_default();
                     let set =
                         if overrides.is_empty() { String::new() } else { format!(" set {}", overrides.join(" ")) };
-                    let _ = writeln!(s, "  {:<24} build {build}{base}{set}", t.label);
+                    let _ = writeln!(s, "  {:<24} build {build}{base}{set}{names}", t.label);
                 }
                 TargetKind::External { address, user, database, .. } => {
-                    let _ = writeln!(s, "  {:<24} external {user}@{address}/{database}", t.label);
+                    let _ = writeln!(s, "  {:<24} external {user}@{address}/{database}{names}", t.label);
                 }
             }
         }
-        let _ = writeln!(s, "\ndata prepared once, then restored before every run:");
+        let _ = writeln!(
+            s,
+            "\ndata prepared once per build and data shape (the target's options that shape the data are set while \
+             preparing), then restored before every run:"
+        );
         for p in &self.preparations {
             let _ = writeln!(s, "  {} ({} rows)", p.key, p.rows);
         }
@@ -309,27 +340,45 @@ pub fn targets_of(file: &ExperimentFile, base_dir: &Path) -> Vec<Target> {
     targets(file, base_dir).0
 }
 
+/// A rough estimate of preparing `rows` rows in a fresh sandbox and taking the snapshot.
+pub fn prepare_estimate(rows: u64) -> Duration {
+    const LOAD_ROWS_PER_S: u64 = 150_000;
+    Duration::from_secs(3 + rows / LOAD_ROWS_PER_S)
+}
+
 /// The targets of `file`, and the problems of those that cannot be built.
 fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, Vec<String>) {
     let configs: BTreeMap<&str, _> = file.configs.iter().map(|c| (c.name.as_str(), c)).collect();
-    let sandbox =
-        |build: &str, config: Option<&str>, extra: &toml::Table, label: Option<&str>| -> Result<Target, String> {
-            let (base_file, mut overrides, cname) = match config {
-                Some(name) => {
-                    let c = configs[name];
-                    let base = c.file.as_ref().map(|p| base_dir.join(p));
-                    (base, set_to_overrides(&c.set, &format!("config '{name}'"))?, name.to_string())
-                }
-                None => (None, Vec::new(), "default".to_string()),
-            };
-            overrides.extend(set_to_overrides(extra, &format!("target {build}"))?);
-            let label = match (label, config) {
-                (Some(l), _) => l.to_string(),
-                (None, Some(c)) => format!("{build}/{c}"),
-                (None, None) => build.to_string(),
-            };
-            Ok(Target { label, kind: TargetKind::Sandbox { build: build.into(), config: cname, base_file, overrides } })
+    // The target's own character set wins over its config's.
+    let charset = |own: Option<&TargetDef>, config: Option<&str>| -> Result<Option<ConnectionCharset>, String> {
+        match own.filter(|t| t.charset.is_some()) {
+            Some(t) => ConnectionCharset::new(t.charset.as_deref(), t.collation.as_deref()),
+            None => match config.map(|c| configs[c]) {
+                Some(c) => ConnectionCharset::new(c.charset.as_deref(), c.collation.as_deref()),
+                None => Ok(None),
+            },
+        }
+    };
+    let sandbox = |build: &str, config: Option<&str>, own: Option<&TargetDef>| -> Result<Target, String> {
+        let (base_file, mut overrides, cname) = match config {
+            Some(name) => {
+                let c = configs[name];
+                let base = c.file.as_ref().map(|p| base_dir.join(p));
+                (base, set_to_overrides(&c.set, &format!("config '{name}'"))?, name.to_string())
+            }
+            None => (None, Vec::new(), "default".to_string()),
         };
+        if let Some(t) = own {
+            overrides.extend(set_to_overrides(&t.set, &format!("target {build}"))?);
+        }
+        let label = match (own.and_then(|t| t.name.as_deref()), config) {
+            (Some(l), _) => l.to_string(),
+            (None, Some(c)) => format!("{build}/{c}"),
+            (None, None) => build.to_string(),
+        };
+        let kind = TargetKind::Sandbox { build: build.into(), config: cname, base_file, overrides };
+        Ok(Target { label, kind, charset: charset(own, config)? })
+    };
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let mut keep = |t: Result<Target, String>| match t {
@@ -344,14 +393,15 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, Vec<String>)
         };
         for b in &file.builds {
             for c in &names {
-                keep(sandbox(b, *c, &toml::Table::new(), None));
+                keep(sandbox(b, *c, None));
             }
         }
     } else {
         for t in &file.targets {
             match (&t.build, &t.address) {
-                (Some(b), _) => keep(sandbox(b, t.config.as_deref(), &t.set, t.name.as_deref())),
-                (None, Some(a)) => keep(Ok(Target {
+                (Some(b), _) => keep(sandbox(b, t.config.as_deref(), Some(t))),
+                (None, Some(a)) => keep(charset(Some(t), None).map(|charset| Target {
+                    charset,
                     label: t.name.clone().unwrap_or_else(|| a.clone()),
                     kind: TargetKind::External {
                         address: a.clone(),
@@ -374,28 +424,37 @@ fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, Vec<String>)
     (out, problems)
 }
 
-fn server_key(t: &Target) -> String {
+/// The options of a sandbox target (its base config's `[mysqld]` options, then its overrides) that
+/// shape the data on its server line; none for an external server (its data are its own).
+fn server_shape(t: &Target, line: &dyn Fn(&str) -> Option<Line>) -> Result<Vec<String>, String> {
     match &t.kind {
-        TargetKind::Sandbox { build, overrides, .. } => {
-            let mut init = init_time_overrides(overrides);
-            init.sort();
-            let init: Vec<&str> = init.iter().map(|s| s.as_str()).collect();
-            if init.is_empty() { format!("build={build}") } else { format!("build={build};{}", init.join(";")) }
+        TargetKind::Sandbox { build, base_file, overrides, .. } => {
+            // A base config that is gone (a stored experiment read again) sets nothing; a run would
+            // name it when the server starts.
+            let mut options = match base_file {
+                Some(path) if path.exists() => crate::server::effective::requested(Some(path), &[])
+                    .map_err(|e| format!("target {}: {e}", t.label))?
+                    .into_iter()
+                    .map(|r| match r.value {
+                        Some(v) => format!("{}={v}", r.option),
+                        None => r.option,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            options.extend(overrides.iter().cloned());
+            Ok(variables::data_shape_options(&options, line(build)))
         }
-        TargetKind::External { .. } => format!("target={}", t.label),
+        TargetKind::External { .. } => Ok(Vec::new()),
     }
 }
 
-/// The overrides among `overrides` that fix the on-disk format of a datadir (see [`INIT_TIME_OPTIONS`]);
-/// data is prepared with them.
-pub fn init_time_overrides(overrides: &[String]) -> Vec<&String> {
-    overrides
-        .iter()
-        .filter(|o| {
-            let name = crate::server::mycnf::normalize_key(o.split('=').next().unwrap_or(""));
-            INIT_TIME_OPTIONS.contains(&name.as_str())
-        })
-        .collect()
+fn server_key(t: &Target, shape: &[String]) -> String {
+    match &t.kind {
+        TargetKind::Sandbox { build, .. } if shape.is_empty() => format!("build={build}"),
+        TargetKind::Sandbox { build, .. } => format!("build={build};{}", shape.join(";")),
+        TargetKind::External { .. } => format!("target={}", t.label),
+    }
 }
 
 /// Runs in rounds of every cell (shuffled per round, or in order), or cell by cell.
@@ -507,6 +566,76 @@ options = { tables = 2, table_size = 1000 }
             ]
         );
         assert_eq!(p.preparations[0].rows, 2000);
+    }
+
+    #[test]
+    fn targets_whose_data_shaping_values_differ_get_their_own_data() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("latin1.cnf"), "[mysqld]\ncharacter-set-server = latin1\nsync_binlog = 0\n")
+            .unwrap();
+        let text = r#"
+name = "x"
+[[configs]]
+name = "l1"
+file = "latin1.cnf"
+[[targets]]
+name = "utf8"
+build = "b"
+set = { character_set_server = "utf8mb4", collation_server = "utf8mb4_general_ci", sync_binlog = 1 }
+[[targets]]
+name = "latin1"
+build = "b"
+set = { collation-server = "latin1_swedish_ci", character-set-server = "latin1" }
+charset = "latin1"
+[[targets]]
+name = "latin1-from-file"
+build = "b"
+config = "l1"
+set = { collation_server = "latin1_swedish_ci", innodb_buffer_pool_size = "1G" }
+[[targets]]
+name = "checksums"
+build = "b"
+set = { innodb_checksum_algorithm = "crc32" }
+[[workloads]]
+test = "oltp_read_only"
+options = { tables = 1, table-size = 100 }
+"#;
+        let file = ExperimentFile::parse(text).unwrap();
+        let mariadb = |_: &str| Some((crate::server::Flavor::Mariadb, crate::server::Version::new(11, 8, 9)));
+        let p = Plan::with_lines(&file, dir.path(), &mariadb).unwrap();
+        let keys: Vec<&str> = p.preparations.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "build=b;character_set_server=utf8mb4;collation_server=utf8mb4_general_ci;oltp;table_size=100;tables=1",
+                "build=b;character_set_server=latin1;collation_server=latin1_swedish_ci;oltp;table_size=100;tables=1",
+                "build=b;innodb_checksum_algorithm=crc32;oltp;table_size=100;tables=1",
+            ],
+            "the character set from a base config counts; the buffer pool and sync_binlog do not"
+        );
+        let prep: Vec<usize> = p.cells.iter().map(|c| c.preparation).collect();
+        assert_eq!(prep, [0, 1, 1, 2]);
+        assert_eq!(
+            p.preparations[1].server_options,
+            ["character_set_server=latin1", "collation_server=latin1_swedish_ci"]
+        );
+        // On MySQL the page checksum algorithm does not shape the data.
+        let mysql = |_: &str| Some((crate::server::Flavor::Mysql, crate::server::Version::new(8, 0, 36)));
+        let p = Plan::with_lines(&file, dir.path(), &mysql).unwrap();
+        assert_eq!(p.preparations.len(), 3);
+        assert!(p.preparations[2].key.starts_with("build=b;oltp"), "{}", p.preparations[2].key);
+        // The client side is the target's, not the data's.
+        assert_eq!(p.targets[1].charset.as_ref().map(|c| c.statement()).as_deref(), Some("SET NAMES latin1"));
+        assert!(p.describe().contains("; connections run SET NAMES latin1"), "{}", p.describe());
+    }
+
+    #[test]
+    fn a_collation_needs_a_character_set() {
+        let t = "name = \"x\"\n[[targets]]\nbuild = \"b\"\ncollation = \"latin1_bin\"\n[[workloads]]\ntest = \"oltp_read_only\"\n";
+        let e = ExperimentFile::parse(t).unwrap_err();
+        assert!(e.starts_with("target #1: collation 'latin1_bin' needs the character set too"), "{e}");
+        let t = t.replace("collation = \"latin1_bin\"", "charset = \"latin1; DROP\"");
+        assert!(ExperimentFile::parse(&t).unwrap_err().contains("is not a character set or collation name"));
     }
 
     #[test]

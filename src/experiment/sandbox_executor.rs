@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::plan::{Cell, Plan, PlannedRun, TargetKind, init_time_overrides};
+use super::plan::{Cell, Plan, PlannedRun, TargetKind};
 use super::progress::Progress;
 use super::run::Executor;
 use crate::error::{Error, Result};
@@ -27,7 +27,11 @@ pub struct SandboxExecutor {
     work: PathBuf,
     /// The lock that keeps a second run of the same experiment out of `work` (held while this lives).
     _lock: Option<nix::fcntl::Flock<std::fs::File>>,
-    snapshots: HashMap<usize, PathBuf>,
+    /// The prepared snapshots by preparation key: a key prepared once is reused by every later plan
+    /// run with this executor (`versus explain` runs one plan per step).
+    snapshots: HashMap<String, PathBuf>,
+    /// The keys prepared, in order.
+    prepared: Vec<String>,
     server: Option<Running>,
     strict: bool,
     warned: HashSet<usize>,
@@ -100,6 +104,7 @@ impl SandboxExecutor {
             work,
             _lock: None,
             snapshots: HashMap::new(),
+            prepared: Vec::new(),
             server: None,
             strict: false,
             warned: HashSet::new(),
@@ -156,6 +161,11 @@ impl SandboxExecutor {
         Ok(sb)
     }
 
+    /// The preparation keys this executor prepared (each once), in order.
+    pub fn prepared(&self) -> &[String] {
+        &self.prepared
+    }
+
     /// The directory of this experiment's sandboxes and snapshots (removed by the caller when done).
     pub fn work_dir(&self) -> &Path {
         &self.work
@@ -184,7 +194,7 @@ impl SandboxExecutor {
                 let dir = self.work.join("run");
                 let snap = self
                     .snapshots
-                    .get(&cell.preparation)
+                    .get(&plan.preparations[cell.preparation].key)
                     .cloned()
                     .ok_or_else(|| Error::Other("no prepared data".into()))?;
                 progress.step(if w.data().empty {
@@ -201,6 +211,9 @@ impl SandboxExecutor {
                 (sandbox_endpoint(&sb), ServerProbe { sandbox: Some(sb), admin })
             }
         };
+        let mut endpoint = endpoint;
+        // The target's client-side character set, on every connection of the workload.
+        endpoint.init.extend(plan.targets[cell.target].charset.iter().map(|c| c.statement()));
         let mut running = Running { chain: None, endpoint, probe, variables: Vec::new(), session: Session::default() };
         running.variables = admin::global_variables(&mut running.probe.admin)?;
         Ok(running)
@@ -310,29 +323,31 @@ impl Executor for SandboxExecutor {
                 // Without replace_tables nothing of the server's is removed first.
                 w.prepare(&endpoint, !replace_tables, &mut |l: &str| progress.step(l))
             }
-            TargetKind::Sandbox { overrides, .. } => {
+            TargetKind::Sandbox { .. } => {
+                if self.snapshots.contains_key(&p.key) {
+                    return Ok(());
+                }
                 // A server left running by a chain must not hold the port or the files.
                 self.stop(progress)?;
                 let dir = self.work.join(format!("prepare-{index}"));
                 crate::owned::remove(&dir)?;
                 let mut spec = self.sandbox_spec(plan, p.target, &dir)?;
                 spec.base_config = None;
-                spec.overrides = init_time_overrides(overrides)
-                    .into_iter()
-                    .map(String::as_str)
-                    .chain(PREPARE_OVERRIDES.iter().copied())
-                    .map(str::to_string)
-                    .collect();
+                // The target's options that shape the data (character set, engine, page size …) are
+                // set while preparing; its other options are not (they do not change the data).
+                spec.overrides =
+                    p.server_options.iter().cloned().chain(PREPARE_OVERRIDES.iter().map(|o| o.to_string())).collect();
                 progress.step(&format!("preparing {}", p.key));
                 let mut sb = Sandbox::start(spec)?;
                 if !empty {
                     w.prepare(&sandbox_endpoint(&sb), true, &mut |l: &str| progress.step(l))?;
                 }
                 sb.stop()?;
-                let snap = self.work.join(format!("snapshot-{index}"));
+                let snap = self.work.join(format!("snapshot-{}", self.snapshots.len()));
                 sb.snapshot(&snap)?;
                 crate::owned::remove(&dir)?;
-                self.snapshots.insert(index, snap);
+                self.snapshots.insert(p.key.clone(), snap);
+                self.prepared.push(p.key.clone());
                 Ok(())
             }
         }
@@ -380,6 +395,7 @@ fn sandbox_endpoint(sb: &Sandbox) -> Endpoint {
         user: i.user.clone(),
         password: i.password.clone(),
         database: i.database.clone(),
+        init: Vec::new(),
     }
 }
 
@@ -393,5 +409,12 @@ fn external_endpoint(address: &str, user: &str, password_env: Option<&str>, data
             Error::Other(format!("password_env names {var}, which is not set; export {var} with the password"))
         })?,
     };
-    Ok(Endpoint { host: host.to_string(), port, user: user.to_string(), password, database: database.to_string() })
+    Ok(Endpoint {
+        host: host.to_string(),
+        port,
+        user: user.to_string(),
+        password,
+        database: database.to_string(),
+        init: Vec::new(),
+    })
 }

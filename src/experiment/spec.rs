@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Error, Result};
+use crate::workload::ConnectionCharset;
 pub use crate::workload::WorkloadDef;
 
 /// An experiment file as written by the user.
@@ -78,6 +79,12 @@ pub struct ConfigDef {
     /// Server options on top: `name = value`, or `name = true` for a bare flag such as `skip-log-bin`.
     #[serde(default)]
     pub set: toml::Table,
+    /// Client side: the character set every connection of the workloads sets (`SET NAMES`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charset: Option<String>,
+    /// Client side: the connection collation (`SET NAMES … COLLATE`); needs `charset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<String>,
 }
 
 /// One server to measure: a build with a config, or an external server.
@@ -112,6 +119,13 @@ pub struct TargetDef {
     /// (without it, an existing table is an error and nothing is dropped).
     #[serde(default)]
     pub replace_tables: bool,
+    /// Client side: the character set every connection of the workloads sets (`SET NAMES`), over the
+    /// config's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charset: Option<String>,
+    /// Client side: the connection collation (`SET NAMES … COLLATE`); needs `charset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<String>,
 }
 
 fn default_threads() -> Vec<u32> {
@@ -336,6 +350,8 @@ impl ExperimentFile {
                 return Err(format!("config '{}' is defined twice", c.name));
             }
             check_set(&c.set, &format!("config '{}'", c.name))?;
+            ConnectionCharset::new(c.charset.as_deref(), c.collation.as_deref())
+                .map_err(|e| format!("config '{}': {e}", c.name))?;
         }
         for (i, t) in self.targets.iter().enumerate() {
             let what = t.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
@@ -358,6 +374,8 @@ impl ExperimentFile {
                 return Err(format!("target {what}: unknown config '{c}'; define it with [[configs]] name = \"{c}\""));
             }
             check_set(&t.set, &format!("target {what}"))?;
+            ConnectionCharset::new(t.charset.as_deref(), t.collation.as_deref())
+                .map_err(|e| format!("target {what}: {e}"))?;
         }
         let mut wnames = std::collections::HashSet::new();
         for w in &self.workloads {

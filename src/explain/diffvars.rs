@@ -32,6 +32,21 @@ pub struct Snapshot {
     pub variables: BTreeMap<String, String>,
     /// The variables (lower case) that the target's config file or overrides set.
     pub explicit: BTreeSet<String>,
+    /// The session character sets and collation as a workload's connection sees them (read from a
+    /// live server only; empty for stored runs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub session: BTreeMap<String, String>,
+}
+
+/// A session variable as both targets' workload connections see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRow {
+    /// Variable name.
+    pub name: String,
+    /// A's connections.
+    pub a: Option<String>,
+    /// B's connections.
+    pub b: Option<String>,
 }
 
 /// How a variable differs.
@@ -117,9 +132,20 @@ pub struct VarDiff {
     pub rows: Vec<VarRow>,
     /// Variables both have with the same value.
     pub equal: usize,
+    /// The session character sets and collation of both targets' workload connections, when read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session: Vec<SessionRow>,
 }
 
 impl VarDiff {
+    /// True when the workload connections of A and B differ in a session value.
+    pub fn session_differs(&self) -> bool {
+        self.session.iter().any(|r| match (&r.a, &r.b) {
+            (Some(x), Some(y)) => !same_value(x, y),
+            _ => false,
+        })
+    }
+
     /// The rows to show: all of them with `all`, otherwise those that are not noise.
     pub fn visible(&self, all: bool) -> impl Iterator<Item = &VarRow> {
         self.rows.iter().filter(move |r| all || r.noise.is_none())
@@ -196,6 +222,9 @@ pub struct VarChanges {
     pub noise_hidden: usize,
     /// [`VarDiff::summary`].
     pub summary: String,
+    /// The session character sets and collation of both targets' workload connections, when read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session: Vec<SessionRow>,
 }
 
 impl VarDiff {
@@ -212,6 +241,7 @@ impl VarDiff {
             equal: self.equal,
             noise_hidden: if all { 0 } else { self.noise_count() },
             summary: self.summary(),
+            session: self.session.clone(),
         }
     }
 }
@@ -271,7 +301,12 @@ pub fn diff(a: &Snapshot, b: &Snapshot) -> VarDiff {
         });
     }
     rows.sort_by_key(VarDiff::sort_key);
-    VarDiff { a: a.clone(), b: b.clone(), rows, equal }
+    let names: BTreeSet<&String> = a.session.keys().chain(b.session.keys()).collect();
+    let session = names
+        .into_iter()
+        .map(|n| SessionRow { name: n.clone(), a: a.session.get(n).cloned(), b: b.session.get(n).cloned() })
+        .collect();
+    VarDiff { a: a.clone(), b: b.clone(), rows, equal, session }
 }
 
 /// What differs between two comma-separated lists: for `key=value` lists (optimizer_switch) the keys

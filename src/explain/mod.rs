@@ -8,6 +8,8 @@
 //! - [`targets`]: `BUILD[:NAME=VALUE,…]` targets and their variables, live or from the store.
 //! - [`diffvars`]: the classified difference of two targets' variables.
 //! - [`bisect`]: the config-bisection search, independent of servers.
+//! - [`transfer`]: how A's values are given to B (data-shaping values, linked variables, flag lists
+//!   flag by flag, retyped values, session and derived values).
 //! - [`preflight`]: which of A's values B accepts at startup.
 //! - [`runner`]: the search on real servers, every step stored as an experiment.
 //! - [`series`]: relative-to-first values and change points over an ordered list of targets.
@@ -19,7 +21,9 @@ pub mod preflight;
 pub mod runner;
 pub mod section;
 pub mod series;
+pub mod skip;
 pub mod targets;
+pub mod transfer;
 
 pub use diffvars::{Snapshot, VarDiff, VarRow, diff};
 pub use noise::{NoiseKind, noise_kind, noise_of};

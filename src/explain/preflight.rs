@@ -5,90 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::bisect::Candidate;
-use super::noise::NoiseKind;
-use super::targets::TargetSpec;
+use super::skip::{SkipReason, Skipped};
+use super::targets::{TargetSpec, session_values};
+use super::transfer::{charset_with, expectations, options_of, overrides_with, reported};
 use crate::error::{Error, Result};
-use crate::server::effective::{option_variables, same_value};
+use crate::server::effective::same_value;
 use crate::server::{Home, Sandbox, SandboxSpec, admin};
-
-/// Why a differing variable is not bisected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
-pub enum SkipReason {
-    /// It exists only on A: the gap it causes, if any, cannot be explained by configuration.
-    NotOnB,
-    /// It exists only on B: there is no A value to give it.
-    OnlyOnB,
-    /// Its difference is noise (paths, ports, ids, versions, host-sized or derived).
-    Noise(NoiseKind),
-    /// B refused to start with A's value (the server's words).
-    Rejected(String),
-    /// B started but reports another value than A's (the value it reports).
-    Adjusted(String),
-}
-
-impl SkipReason {
-    /// Whether the variable is unexplainable by configuration (as opposed to irrelevant noise).
-    pub fn unexplainable(&self) -> bool {
-        !matches!(self, SkipReason::Noise(_))
-    }
-
-    /// Words for a table.
-    pub fn text(&self) -> String {
-        match self {
-            SkipReason::NotOnB => "does not exist on B".into(),
-            SkipReason::OnlyOnB => "exists only on B".into(),
-            SkipReason::Noise(k) => format!("noise ({})", k.label()),
-            SkipReason::Rejected(why) => format!("B does not start with A's value: {why}"),
-            SkipReason::Adjusted(got) => format!("B reports {got} when given A's value"),
-        }
-    }
-}
-
-/// A differing variable that is not bisected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Skipped {
-    /// Variable name.
-    pub name: String,
-    /// A's value.
-    pub a: Option<String>,
-    /// B's value.
-    pub b: Option<String>,
-    /// Why.
-    pub reason: SkipReason,
-}
-
-/// The override that gives a variable a value at startup (`log_bin` is an option without a value).
-pub fn override_for(name: &str, value: &str) -> String {
-    match (name, value.to_ascii_uppercase().as_str()) {
-        ("log_bin", "ON" | "1") => "log-bin".into(),
-        ("log_bin", "OFF" | "0") => "skip-log-bin".into(),
-        _ => format!("{name}={value}"),
-    }
-}
-
-/// `base` with `extra` on top: an override of `base` that sets a variable of `extra` is dropped, so
-/// that `skip-log-bin` does not fight `log-bin`.
-pub fn merge_overrides(base: &[String], extra: &[String]) -> Vec<String> {
-    let vars_of = |o: &str| {
-        let name = o.split('=').next().unwrap_or(o);
-        option_variables(name)
-    };
-    let replaced: Vec<String> = extra.iter().flat_map(|o| vars_of(o)).collect();
-    let mut out: Vec<String> =
-        base.iter().filter(|o| !vars_of(o).iter().any(|v| replaced.contains(v))).cloned().collect();
-    out.extend(extra.iter().cloned());
-    out
-}
-
-/// The overrides that give B A's values of `set`.
-pub(super) fn overrides_with(b: &TargetSpec, candidates: &[Candidate], set: &[usize]) -> Vec<String> {
-    let extra: Vec<String> = set.iter().map(|&i| override_for(&candidates[i].name, &candidates[i].a)).collect();
-    merge_overrides(&b.overrides, &extra)
-}
 
 /// Starts B with A's values of `set`; `Ok(variables)` or the server's error.
 fn try_start(
@@ -104,11 +27,20 @@ fn try_start(
     spec.base_config = b.config.clone();
     spec.overrides = overrides_with(b, c, set);
     spec.fresh = true;
+    // A client-side candidate's SET NAMES is tried on a workload connection.
+    let charset = charset_with(b, c, set).filter(|_| set.iter().any(|&i| c[i].transfer.charset.is_some()));
     let outcome = match Sandbox::start(spec) {
         Ok(mut sb) => {
             let vars = sb.connect_root().and_then(|mut conn| admin::global_variables(&mut conn));
+            let session = match &charset {
+                Some(cs) => session_values(&sb, Some(cs)).map(|_| ()),
+                None => Ok(()),
+            };
             sb.stop()?;
-            Ok(vars?.into_iter().collect())
+            match session {
+                Err(e) => Err(e.to_string()),
+                Ok(()) => Ok(vars?.into_iter().collect()),
+            }
         }
         Err(Error::Interrupted) => return Err(Error::Interrupted),
         Err(e) => Err(e.to_string()),
@@ -117,21 +49,30 @@ fn try_start(
     Ok(outcome)
 }
 
-/// The candidate a startup error names (`unknown variable 'x=…'`, `Error while setting value '…' to 'x'`).
+/// The candidate a startup error names (`unknown variable 'x=…'`, `Error while setting value '…' to 'x'`):
+/// the first whose options set the variable named.
 pub(super) fn named_in_error(error: &str, c: &[Candidate], among: &[usize]) -> Option<usize> {
     let lower = error.to_ascii_lowercase();
+    let set_names = among.iter().copied().find(|&i| {
+        c[i].transfer.charset.as_ref().is_some_and(|cs| lower.contains(&cs.statement().to_ascii_lowercase()))
+    });
+    if set_names.is_some() {
+        return set_names;
+    }
     among.iter().copied().find(|&i| {
-        let n = c[i].name.to_ascii_lowercase();
-        let dashed = n.replace('_', "-");
-        [
-            format!("variable '{n}"),
-            format!("variable '{dashed}"),
-            format!("to '{n}'"),
-            format!("option '--{n}"),
-            format!("option '--{dashed}"),
-        ]
-        .iter()
-        .any(|p| lower.contains(p.as_str()))
+        options_of(&c[i]).iter().any(|o| {
+            let n = crate::server::variables::option_variable(o);
+            let dashed = n.replace('_', "-");
+            [
+                format!("variable '{n}"),
+                format!("variable '{dashed}"),
+                format!("to '{n}'"),
+                format!("option '--{n}"),
+                format!("option '--{dashed}"),
+            ]
+            .iter()
+            .any(|p| lower.contains(p.as_str()))
+        })
     })
 }
 
@@ -201,12 +142,19 @@ pub fn preflight(
     let mut ok = Vec::new();
     for i in live {
         let c = &candidates[i];
-        match vars.get(&c.name) {
-            Some(got) if !same_value(got, &c.a) => {
-                log(&format!("  B takes {}={} as {got}", c.name, c.a));
-                refused.push(skip(i, SkipReason::Adjusted(got.clone())));
-            }
-            _ => ok.push(c.clone()),
+        let adjusted: Vec<String> = expectations(c)
+            .into_iter()
+            .filter_map(|(var, want)| {
+                let got = reported(&vars, &var)?;
+                (!same_value(&got, &want)).then(|| if c.name == var { got } else { format!("{var}={got}") })
+            })
+            .collect();
+        if adjusted.is_empty() {
+            ok.push(c.clone());
+        } else {
+            let got = adjusted.join(", ");
+            log(&format!("  B takes {}={} as {got}", c.name, c.a));
+            refused.push(skip(i, SkipReason::Adjusted(got)));
         }
     }
     Ok((ok, refused))
@@ -218,6 +166,7 @@ mod tests {
 
     #[test]
     fn overrides_for_variables_and_merging() {
+        use super::super::transfer::{merge_overrides, override_for};
         assert_eq!(override_for("log_bin", "ON"), "log-bin");
         assert_eq!(override_for("log_bin", "OFF"), "skip-log-bin");
         assert_eq!(override_for("sync_binlog", "0"), "sync_binlog=0");
@@ -231,7 +180,7 @@ mod tests {
     fn startup_errors_name_the_variable() {
         let c: Vec<Candidate> = ["binlog_format", "sync_binlog", "innodb_adaptive_hash_index_parts"]
             .iter()
-            .map(|n| Candidate { name: n.to_string(), a: "x".into(), b: "y".into() })
+            .map(|n| Candidate::new(*n, "x", "y"))
             .collect();
         let all = [0, 1, 2];
         let maria = "server preflight: initialising the datadir failed: /usr/sbin/mariadbd: unknown variable \

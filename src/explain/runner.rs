@@ -3,26 +3,27 @@
 //! experiment (`NAME-gap`, `NAME-split-N`, `NAME-confirm`), so that `versus compare` and `versus report`
 //! read them like any other.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Candidate, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Step};
-use super::diffvars::{self, Change, VarDiff};
-use super::preflight::{overrides_with, preflight};
+use super::diffvars::{self, VarDiff};
+use super::preflight::preflight;
 use super::targets::{TargetSpec, capture_live};
+use super::transfer::{self, Mapped, charset_with, overrides_with};
 use crate::error::{Error, Result};
-use crate::experiment::plan::PlannedRun;
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
-use crate::experiment::{Executor, ExperimentFile, Order, Plan, Progress, RunOptions, RunOutcome, run_experiment};
+use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
 use crate::metric::Metric;
 use crate::metric::RunValues;
 use crate::server::{Home, config};
 use crate::stats::{BootstrapConfig, CompareConfig};
-use crate::store::{StartRun, Status, Store};
+use crate::store::{Status, Store};
+use crate::workload::ConnectionCharset;
 
 /// The marker at the start of the description of every experiment `versus explain` stores.
 pub const DESCRIPTION_MARKER: &str = "versus explain:";
@@ -63,7 +64,7 @@ pub struct ExplainOptions {
 /// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
 pub const ATTRIBUTION_SEED: u64 = 0x5EED;
 
-pub use super::preflight::{SkipReason, Skipped};
+pub use super::skip::{SkipReason, Skipped};
 
 /// What `versus explain` found, or plans to do (`--dry-run`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,10 +99,39 @@ pub struct ExplainReport {
     pub estimate_runs: [usize; 3],
     /// Estimated seconds per run (restart, prewarm, warm-up, measured time).
     pub seconds_per_run: u64,
+    /// How the variables that are not simply `name=value` are given to B (flag lists flag by flag,
+    /// mapped types, variables moved together, session and derived values).
+    #[serde(default)]
+    pub mapping: Vec<Mapped>,
+    /// The candidates whose A value shapes the data: the probes that set them run on data prepared
+    /// under them.
+    #[serde(default)]
+    pub shaping: Vec<String>,
+    /// At most this many data preparations beyond B's and A's (one per combination of the shaping
+    /// candidates a probe sets).
+    #[serde(default)]
+    pub extra_preparations: usize,
+    /// Estimated seconds of one preparation.
+    #[serde(default)]
+    pub seconds_per_preparation: u64,
     /// The search, unless this is a dry run.
     pub outcome: Option<SearchOutcome>,
     /// The experiments stored, by step: (id, name).
     pub experiments: Vec<(i64, String)>,
+    /// The data prepared for the search, each once, with the probes that ran on it.
+    #[serde(default)]
+    pub prepared: Vec<PreparedData>,
+}
+
+/// Data prepared for the search and the probes that ran on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreparedData {
+    /// The preparation's key (build, the server options that shape the data, the workload's shape).
+    pub key: String,
+    /// The server options set while preparing.
+    pub options: Vec<String>,
+    /// The probes (target labels of the steps) that ran on it.
+    pub probes: Vec<String>,
 }
 
 impl ExplainReport {
@@ -120,6 +150,8 @@ pub struct Prepared {
     pub candidates: Vec<Candidate>,
     /// Variables left out.
     pub skipped: Vec<Skipped>,
+    /// How the variables that are not simply `name=value` are given to B.
+    pub mapping: Vec<Mapped>,
 }
 
 /// Reads both targets' variables (each from a sandbox started and stopped for it), classifies the
@@ -136,32 +168,15 @@ pub fn prepare(
     log(&format!("reading the variables of B ({})", b.describe()));
     let sb = capture_live(home, b, work, "b")?;
     let diff = diffvars::diff(&sa, &sb);
-    let mut candidates = Vec::new();
-    let mut skipped = Vec::new();
-    for r in &diff.rows {
-        let reason = match (r.noise, r.change) {
-            (Some(k), _) => Some(SkipReason::Noise(k)),
-            (None, Change::Removed) => Some(SkipReason::NotOnB),
-            (None, Change::New) => Some(SkipReason::OnlyOnB),
-            (None, Change::Changed) => None,
-        };
-        match reason {
-            Some(reason) => skipped.push(Skipped { name: r.name.clone(), a: r.a.clone(), b: r.b.clone(), reason }),
-            None => candidates.push(Candidate {
-                name: r.name.clone(),
-                a: r.a.clone().unwrap_or_default(),
-                b: r.b.clone().unwrap_or_default(),
-            }),
-        }
-    }
-    candidates.sort_by(|x, y| x.name.cmp(&y.name));
+    let line = |t: &TargetSpec| home.build(&t.build).ok().map(|b| (b.flavor, b.version));
+    let transfer::Sorted { mut candidates, mut skipped, mapping } = transfer::sort(&diff, line(a), line(b));
     if !candidates.is_empty() {
         log(&format!("checking that B starts with A's values of {} variable(s)", candidates.len()));
         let (ok, refused) = preflight(home, b, candidates, work, log)?;
         candidates = ok;
         skipped.extend(refused);
     }
-    Ok(Prepared { diff, candidates, skipped })
+    Ok(Prepared { diff, candidates, skipped, mapping })
 }
 
 /// Turns overrides into an experiment's `set` table (`name = "value"`, or `name = true` for a flag).
@@ -194,10 +209,21 @@ pub fn step_experiment(
     for (name, spec) in [("a", a), ("b", b)] {
         if let Some(file) = &spec.config {
             let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-            configs.push(ConfigDef { name: name.into(), file: Some(file), set: toml::Table::new() });
+            configs.push(ConfigDef {
+                name: name.into(),
+                file: Some(file),
+                set: toml::Table::new(),
+                charset: None,
+                collation: None,
+            });
         }
     }
-    let target = |label: String, spec: &TargetSpec, cfg: &str, overrides: &[String]| -> Result<TargetDef> {
+    let target = |label: String,
+                  spec: &TargetSpec,
+                  cfg: &str,
+                  overrides: &[String],
+                  charset: Option<&ConnectionCharset>|
+     -> Result<TargetDef> {
         Ok(TargetDef {
             name: Some(label),
             build: Some(spec.build.clone()),
@@ -208,6 +234,8 @@ pub fn step_experiment(
             password_env: None,
             database: None,
             replace_tables: false,
+            charset: charset.map(|c| c.charset.clone()),
+            collation: charset.and_then(|c| c.collation.clone()),
         })
     };
     let mut targets = Vec::new();
@@ -220,9 +248,11 @@ pub fn step_experiment(
         }
         used.push(label.clone());
         targets.push(match p {
-            Probe::A => target(label, a, "a", &a.overrides)?,
-            Probe::B => target(label, b, "b", &b.overrides)?,
-            Probe::Set(s) => target(label, b, "b", &overrides_with(b, candidates, s))?,
+            Probe::A => target(label, a, "a", &a.overrides, a.charset.as_ref())?,
+            Probe::B => target(label, b, "b", &b.overrides, b.charset.as_ref())?,
+            Probe::Set(s) => {
+                target(label, b, "b", &overrides_with(b, candidates, s), charset_with(b, candidates, s).as_ref())?
+            }
         });
     }
     Ok(ExperimentFile {
@@ -240,48 +270,6 @@ pub fn step_experiment(
         order: Order::Shuffled,
         seed: Some(opts.seed.wrapping_add(step.number as u64)),
     })
-}
-
-/// Reuses the data prepared by earlier steps: the sandbox executor keeps its snapshots by preparation
-/// index, and every step lists B first, so B's data (index 0) are prepared once.
-pub struct Reuse {
-    inner: SandboxExecutor,
-    prepared: HashMap<usize, String>,
-}
-
-impl Reuse {
-    /// An executor keeping its sandboxes and snapshots under `home/experiments/NAME`.
-    pub fn new(home: &Home, name: &str) -> Reuse {
-        Reuse { inner: SandboxExecutor::new(home, name), prepared: HashMap::new() }
-    }
-
-    /// The directory of its sandboxes and snapshots (`snapshot-N` is preparation N's datadir).
-    pub fn work_dir(&self) -> &Path {
-        self.inner.work_dir()
-    }
-}
-
-impl Executor for Reuse {
-    fn prepare(&mut self, plan: &Plan, index: usize, progress: &mut Progress) -> Result<()> {
-        let key = &plan.preparations[index].key;
-        if self.prepared.get(&index) == Some(key) {
-            return Ok(());
-        }
-        self.prepared.remove(&index);
-        self.inner.prepare(plan, index, progress)?;
-        self.prepared.insert(index, key.clone());
-        Ok(())
-    }
-
-    fn run(
-        &mut self,
-        plan: &Plan,
-        run: &PlannedRun,
-        started: &mut dyn FnMut(StartRun) -> Result<()>,
-        progress: &mut Progress,
-    ) -> RunOutcome {
-        self.inner.run(plan, run, started, progress)
-    }
 }
 
 /// Per-repetition samples of each target of a stored experiment: the geometric mean of `metric` over
@@ -340,9 +328,11 @@ struct ServerMeasure<'a> {
     b: &'a TargetSpec,
     opts: &'a ExplainOptions,
     description: String,
-    executor: Reuse,
+    home: &'a Home,
+    executor: SandboxExecutor,
     progress: Progress,
     experiments: Vec<(i64, String)>,
+    prepared: Vec<PreparedData>,
     log: &'a mut dyn FnMut(&str),
 }
 
@@ -351,9 +341,22 @@ impl Measure for ServerMeasure<'_> {
         let file = step_experiment(self.a, self.b, candidates, step, self.opts, &self.description)?;
         let text =
             toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
-        let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
+        let plan = Plan::for_home(&file, Path::new("/"), self.home).map_err(Error::Other)?;
         let labels: Vec<String> = plan.targets.iter().map(|t| t.label.clone()).collect();
         (self.log)(&format!("step {} ({}): {}", step.number, file.name, labels.join(", ")));
+        for c in &plan.cells {
+            let p = &plan.preparations[c.preparation];
+            let label = &plan.targets[c.target].label;
+            match self.prepared.iter_mut().find(|d| d.key == p.key) {
+                Some(d) if !d.probes.contains(label) => d.probes.push(label.clone()),
+                Some(_) => {}
+                None => self.prepared.push(PreparedData {
+                    key: p.key.clone(),
+                    options: p.server_options.clone(),
+                    probes: vec![label.clone()],
+                }),
+            }
+        }
         let o = run_experiment(
             &text,
             None,
@@ -393,15 +396,23 @@ pub fn search_config(opts: &ExplainOptions) -> SearchConfig {
 }
 
 /// The report of a dry run, or the frame of a real one.
-fn frame(a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &ExplainOptions) -> Result<ExplainReport> {
+fn frame(home: &Home, a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &ExplainOptions) -> Result<ExplainReport> {
     let cfg = search_config(opts);
     let n = p.candidates.len();
     let est = |k| bisect::estimate_runs(n, k, &cfg);
-    // A plan of the first step gives the time per run.
+    // A plan of the first step gives the time per run and per preparation.
     let probes = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A] };
-    let plan =
-        Plan::new(&step_experiment(a, b, &p.candidates, &probes, opts, "")?, Path::new("/")).map_err(Error::Other)?;
-    let per_run = plan.estimate().as_secs() / plan.runs.len().max(1) as u64;
+    let plan = Plan::for_home(&step_experiment(a, b, &p.candidates, &probes, opts, "")?, Path::new("/"), home)
+        .map_err(Error::Other)?;
+    let per_run = plan.runs.iter().map(|r| plan.run_estimate(r.cell)).sum::<std::time::Duration>().as_secs()
+        / plan.runs.len().max(1) as u64;
+    let shaping: Vec<String> = p.candidates.iter().filter(|c| c.transfer.shapes_data).map(|c| c.name.clone()).collect();
+    // Every combination of the shaping candidates that a probe sets is data of its own (B's own
+    // combination, none of them, is B's data); at most one per probe run.
+    let combinations = 1usize.checked_shl(shaping.len() as u32).map_or(usize::MAX, |c| c - 1);
+    let probes_max = est(n.min(3)) / cfg.runs_per_probe.max(1);
+    let extra_preparations = if shaping.is_empty() { 0 } else { combinations.min(probes_max.max(1)) };
+    let rows = plan.preparations.first().map_or(0, |x| x.rows);
     Ok(ExplainReport {
         a: a.describe(),
         b: b.describe(),
@@ -418,8 +429,13 @@ fn frame(a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &ExplainOptions) ->
         max_runs: opts.max_runs,
         estimate_runs: [est(1), est(2), est(3)],
         seconds_per_run: per_run,
+        mapping: p.mapping.clone(),
+        shaping,
+        extra_preparations,
+        seconds_per_preparation: crate::experiment::plan::prepare_estimate(rows).as_secs(),
         outcome: None,
         experiments: vec![],
+        prepared: vec![],
     })
 }
 
@@ -442,7 +458,7 @@ pub fn explain(
     let work: PathBuf = home.root().join("explain").join(crate::owned::slug(&opts.name));
     let result = (|| {
         let prepared = prepare(home, a, b, &work, log)?;
-        let mut report = frame(a, b, &prepared, opts)?;
+        let mut report = frame(home, a, b, &prepared, opts)?;
         if dry_run {
             return Ok(report);
         }
@@ -465,14 +481,19 @@ pub fn explain(
             b,
             opts,
             description,
-            executor: Reuse { inner: SandboxExecutor::locked(home, &opts.name)?, prepared: HashMap::new() },
+            home,
+            executor: SandboxExecutor::locked(home, &opts.name)?,
             progress,
             experiments: vec![],
+            prepared: vec![],
             log,
         };
         let outcome = bisect::search(&prepared.candidates, &search_config(opts), &mut measure);
-        let _ = crate::owned::remove(measure.executor.inner.work_dir());
+        let _ = crate::owned::remove(measure.executor.work_dir());
         report.experiments = std::mem::take(&mut measure.experiments);
+        // Only the data really prepared (a step that failed before preparing leaves none).
+        let done = measure.executor.prepared().to_vec();
+        report.prepared = measure.prepared.into_iter().filter(|d| done.contains(&d.key)).collect();
         report.outcome = Some(outcome?);
         Ok(report)
     })();
@@ -513,10 +534,8 @@ mod tests {
     fn step_experiments_put_b_first_and_give_it_a_values() {
         let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
         let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
-        let c = vec![
-            Candidate { name: "innodb_flush_log_at_trx_commit".into(), a: "2".into(), b: "1".into() },
-            Candidate { name: "sync_binlog".into(), a: "0".into(), b: "1".into() },
-        ];
+        let c =
+            vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
         let step = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A, Probe::Set(vec![0, 1])] };
         let f = step_experiment(&a, &b, &c, &step, &opts(), "B against A").unwrap();
         assert_eq!(f.name, "explain-gap");

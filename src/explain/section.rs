@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Effect, Gap, SearchOutcome};
-use super::preflight::override_for;
 use super::runner::{ATTRIBUTION_SEED, DESCRIPTION_MARKER, samples_by_target};
 use super::targets::stored_specs;
+use super::transfer::{atoms, options_of};
 use crate::error::Result;
 use crate::experiment::ExperimentFile;
 use crate::metric::Metric;
@@ -75,7 +75,7 @@ pub fn from_outcome(
         .iter()
         .enumerate()
         .map(|(i, f)| Attributed {
-            names: f.set.iter().map(|&c| override_for(&o.candidates[c].name, &o.candidates[c].a)).collect(),
+            names: f.set.iter().flat_map(|&c| options_of(&o.candidates[c])).collect(),
             increment: f.attributed().clone(),
             alone: if i == 0 { None } else { f.alone.clone() },
         })
@@ -136,13 +136,15 @@ pub fn from_stored(
         }
     };
     section.gap = Some(gap);
-    let base: BTreeSet<&String> = b_spec.overrides.iter().collect();
+    // Options compared as single assignments (one per flag of a flag list).
+    let base: BTreeSet<String> = b_spec.overrides.iter().flat_map(|o| atoms(o)).collect();
     let result = |label: &str| samples.get(label).cloned().unwrap_or_else(|| Err(format!("no runs of {label}")));
     // Units (findings alone) and cumulative sets, in target order.
     let mut units: Vec<(BTreeSet<String>, String)> = Vec::new();
     let mut cumulative: Vec<(usize, String)> = Vec::new();
     for (label, spec) in specs.iter().filter(|(l, _)| l.as_str() != "A" && l.as_str() != "B") {
-        let set: BTreeSet<String> = spec.overrides.iter().filter(|o| !base.contains(o)).cloned().collect();
+        let set: BTreeSet<String> =
+            spec.overrides.iter().flat_map(|o| atoms(o)).filter(|o| !base.contains(o)).collect();
         let seen: BTreeSet<String> = units.iter().flat_map(|(u, _)| u.iter().cloned()).collect();
         if set.is_disjoint(&seen) {
             units.push((set, label.clone()));

@@ -264,6 +264,8 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
                 name: name.clone(),
                 file: Some(std::path::absolute(f).unwrap_or_else(|_| f.clone())),
                 set: toml::Table::new(),
+                charset: None,
+                collation: None,
             });
             name
         });
@@ -282,6 +284,8 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
             password_env: None,
             database: None,
             replace_tables: false,
+            charset: t.charset.as_ref().map(|c| c.charset.clone()),
+            collation: t.charset.as_ref().and_then(|c| c.collation.clone()),
         });
     }
     Ok(ExperimentFile {
@@ -314,10 +318,11 @@ pub fn run_series(
 ) -> Result<i64> {
     let file = series_experiment(targets, run)?;
     let text = toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the experiment: {e}")))?;
-    let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
     for t in targets {
         home.build(&t.build)?;
     }
+    // Targets whose values shape the data differently get data of their own.
+    let plan = Plan::for_home(&file, Path::new("/"), home).map_err(Error::Other)?;
     let mut executor = SandboxExecutor::locked(home, &file.name)?;
     let o = run_experiment(&text, None, &plan, store, &mut executor, &RunOptions::default(), progress);
     let _ = crate::owned::remove(executor.work_dir());

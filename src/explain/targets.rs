@@ -5,7 +5,7 @@
 //! `system:log-bin,sync_binlog=0`; a bare `NAME` is a flag. More options and a base my.cnf come from
 //! the commands' `--set-a/--set-b/--config-a/--config-b` flags.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::diffvars::Snapshot;
@@ -14,6 +14,7 @@ use crate::experiment::{ExperimentFile, Plan, TargetKind};
 use crate::server::effective::{self, option_variables};
 use crate::server::{Home, Sandbox, SandboxSpec, admin, config};
 use crate::store::{Experiment, Status, Store};
+use crate::workload::ConnectionCharset;
 
 /// A server to start: a build with an optional base my.cnf and options on top.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,6 +27,8 @@ pub struct TargetSpec {
     pub config: Option<PathBuf>,
     /// `name=value` or bare `name` options on top, as with `--set`.
     pub overrides: Vec<String>,
+    /// Client side: the character set (and collation) every workload connection sets.
+    pub charset: Option<ConnectionCharset>,
 }
 
 impl TargetSpec {
@@ -70,6 +73,9 @@ impl TargetSpec {
         if !self.overrides.is_empty() {
             s.push_str(&format!(", set {}", self.overrides.join(" ")));
         }
+        if let Some(c) = &self.charset {
+            s.push_str(&format!(", connections {}", c.statement()));
+        }
         s
     }
 
@@ -95,6 +101,7 @@ pub fn capture_live(home: &Home, spec: &TargetSpec, work: &Path, name: &str) -> 
         let vars = admin::global_variables(&mut conn)?;
         let version = admin::version(&mut conn)?;
         drop(conn);
+        let session = session_values(&sb, spec.charset.as_ref());
         sb.stop()?;
         Ok(Snapshot {
             label: spec.label.clone(),
@@ -102,10 +109,40 @@ pub fn capture_live(home: &Home, spec: &TargetSpec, work: &Path, name: &str) -> 
             server_version: Some(version),
             variables: vars.into_iter().collect(),
             explicit: spec.explicit_variables()?,
+            session: session?,
         })
     })();
     let _ = crate::owned::remove(&dir);
     result
+}
+
+/// The session variables a connection decides (character sets and collation), as a workload's
+/// connection sees them: the benchmark account over TCP, with the handshake versus's clients send
+/// (utf8mb4_general_ci), then the target's `SET NAMES`.
+pub const SESSION_VARIABLES: &[&str] =
+    &["character_set_client", "character_set_connection", "character_set_results", "collation_connection"];
+
+/// Reads [`SESSION_VARIABLES`] over a connection like a workload's; an error names the `SET NAMES`.
+pub fn session_values(sb: &Sandbox, charset: Option<&ConnectionCharset>) -> Result<BTreeMap<String, String>> {
+    use mysql::prelude::Queryable;
+    let i = sb.info();
+    let mut conn = admin::connect_tcp(i.port, &i.user, Some(&i.password), Some(&i.database))?;
+    if let Some(c) = charset {
+        let sql = c.statement();
+        conn.query_drop(&sql).map_err(|e| Error::Other(format!("{sql}: {e}")))?;
+    }
+    let select: Vec<String> = SESSION_VARIABLES.iter().map(|v| format!("@@session.{v}")).collect();
+    let sql = format!("SELECT {}", select.join(", "));
+    let row: Option<mysql::Row> = conn.query_first(&sql).map_err(|e| Error::Other(format!("{sql}: {e}")))?;
+    let mut out = BTreeMap::new();
+    if let Some(row) = row {
+        for (k, name) in SESSION_VARIABLES.iter().enumerate() {
+            if let Some(Some(v)) = row.get::<Option<String>, _>(k) {
+                out.insert(name.to_string(), v);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Finds a stored experiment by id or by name (the latest of that name).
@@ -134,9 +171,10 @@ pub fn stored_specs(e: &Experiment) -> Result<Vec<(String, TargetSpec)>> {
         .targets
         .into_iter()
         .filter_map(|t| match t.kind {
-            TargetKind::Sandbox { build, base_file, overrides, .. } => {
-                Some((t.label.clone(), TargetSpec { label: t.label, build, config: base_file, overrides }))
-            }
+            TargetKind::Sandbox { build, base_file, overrides, .. } => Some((
+                t.label.clone(),
+                TargetSpec { label: t.label, build, config: base_file, overrides, charset: t.charset },
+            )),
             TargetKind::External { .. } => None,
         })
         .collect())
@@ -185,6 +223,7 @@ pub fn capture_stored(store: &Store, which: &str, label: &str) -> Result<Snapsho
         server_version: d.run.server_version.clone(),
         variables: d.variables.into_iter().collect(),
         explicit,
+        session: BTreeMap::new(),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod mycnf;
 pub mod process;
 pub mod sandbox;
 pub mod snapshot;
+pub mod variables;
 
 pub use build::{Build, Flavor, Layout, Source, Version};
 pub use home::Home;

@@ -46,6 +46,63 @@ pub struct Endpoint {
     pub password: String,
     /// The default database of the workload's connections.
     pub database: String,
+    /// Statements every connection of the workload runs first, reconnects included (the target's
+    /// connection character set: [`ConnectionCharset::statement`]).
+    pub init: Vec<String>,
+}
+
+/// The client side of a target's character set: what every connection of its workloads sets with
+/// `SET NAMES`, whatever the server's defaults (`character_set_server` and `collation_server` are the
+/// server side: startup options).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ConnectionCharset {
+    /// The character set of the client, the connection and the results (`latin1`, `utf8mb4`).
+    pub charset: String,
+    /// The connection's collation; the character set's default when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<String>,
+}
+
+impl ConnectionCharset {
+    /// Checks the names: a collation needs a character set, and both are plain names. The error says
+    /// what is wrong; the caller names where.
+    pub fn new(
+        charset: Option<&str>,
+        collation: Option<&str>,
+    ) -> std::result::Result<Option<ConnectionCharset>, String> {
+        let name_ok = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        match (charset, collation) {
+            (None, None) => Ok(None),
+            (None, Some(c)) => Err(format!(
+                "collation '{c}' needs the character set too (SET NAMES takes the character set first), e.g. \
+                 charset latin1 with collation latin1_swedish_ci"
+            )),
+            (Some(cs), co) => {
+                for n in std::iter::once(cs).chain(co) {
+                    if !name_ok(n) {
+                        return Err(format!("'{n}' is not a character set or collation name"));
+                    }
+                }
+                Ok(Some(ConnectionCharset { charset: cs.to_string(), collation: co.map(str::to_string) }))
+            }
+        }
+    }
+
+    /// `SET NAMES latin1 COLLATE latin1_swedish_ci`.
+    pub fn statement(&self) -> String {
+        match &self.collation {
+            Some(c) => format!("SET NAMES {} COLLATE {c}", self.charset),
+            None => format!("SET NAMES {}", self.charset),
+        }
+    }
+
+    /// `latin1` or `latin1 / latin1_swedish_ci`.
+    pub fn describe(&self) -> String {
+        match &self.collation {
+            Some(c) => format!("{} / {c}", self.charset),
+            None => self.charset.clone(),
+        }
+    }
 }
 
 /// What prepare creates: workloads of equal shape share one prepared snapshot per server.

@@ -61,7 +61,7 @@ use crate::stats::{self, Comparison, Verdict};
 
 pub use model::{
     Candidate, Conclusion, Effect, Finding, Gap, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
-    SearchOutcome, Step, StepRecord, effect, gap, probe_label,
+    SearchOutcome, Step, StepRecord, Transfer, effect, gap, probe_label,
 };
 
 /// Worst-case runs of a search over `n` candidates with `k` findings (see the module docs): the
@@ -107,6 +107,8 @@ struct Search<'a> {
     cfg: &'a SearchConfig,
     candidates: &'a [Candidate],
     out: SearchOutcome,
+    /// For each candidate, the group it was last cleared with (itself alone, a half, or the whole rest).
+    cleared_in: Vec<Option<Vec<usize>>>,
 }
 
 fn base_probe(base: &[usize]) -> Probe {
@@ -137,12 +139,14 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             together: None,
             unresolved: vec![],
             cleared: vec![],
+            cleared_with: vec![],
             unexplained_points: None,
             conclusion: Conclusion::Partial,
             steps: vec![],
             runs_used: 0,
             notes: vec![],
         },
+        cleared_in: vec![None; candidates.len()],
     };
     if candidates.is_empty() {
         s.out.notes.push("no differing variable can be set on B: nothing to bisect".into());
@@ -228,6 +232,8 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             break;
         }
         if !rest_effect.toward_a {
+            // The rest, all set at once, does not move the base: cleared as one group.
+            s.clear(&rest);
             s.out.conclusion = if first { Conclusion::NotConfig } else { Conclusion::Explained };
             if !first {
                 s.out.notes.push(format!(
@@ -255,6 +261,7 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
     if s.out.conclusion != Conclusion::NoGap {
         s.out.cleared = rest.iter().copied().filter(|i| !s.out.unresolved.iter().any(|u| u.contains(i))).collect();
     }
+    s.out.cleared_with = s.cleared_with();
     if !s.out.unresolved.is_empty() {
         s.out.conclusion = Conclusion::Partial;
     }
@@ -274,6 +281,18 @@ fn confirm_probes(k: usize) -> usize {
 }
 
 impl Search<'_> {
+    /// Records that `group` was cleared as one: leaving it out (or setting it all) cost nothing.
+    fn clear(&mut self, group: &[usize]) {
+        for &i in group {
+            self.cleared_in[i] = Some(group.to_vec());
+        }
+    }
+
+    /// For each cleared candidate (in the order of `cleared`), the group it was last cleared with.
+    fn cleared_with(&self) -> Vec<Vec<usize>> {
+        self.out.cleared.iter().map(|&i| self.cleared_in[i].clone().unwrap_or_else(|| vec![i])).collect()
+    }
+
     fn fits(&self, probes: usize) -> bool {
         self.out.runs_used + probes * self.cfg.runs_per_probe <= self.cfg.max_runs
     }
@@ -409,6 +428,7 @@ impl Search<'_> {
                     self.out.unresolved.push(part);
                 } else if !e.toward_a {
                     // Cleared for this round; a later round may find it once others are set.
+                    self.clear(&part);
                 } else if part.len() == 1 {
                     let names = self.names(&part);
                     found.push(finding(part, names, e));

@@ -7,15 +7,53 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::stats::{self, CompareConfig, Comparison, Direction, Verdict};
 
-/// One variable that can be tried on B: its name and both values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One variable (or a few that move as one) that can be tried on B: its name, both values and how B
+/// is given A's value.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Candidate {
-    /// Variable name.
+    /// Variable name (`sync_binlog`; `optimizer_switch:cset_narrowing` for one flag of a list;
+    /// `character_set_server+collation_server` for variables that move together).
     pub name: String,
     /// A's value (what B is given).
     pub a: String,
     /// B's own value.
     pub b: String,
+    /// How B is given A's value, when it is not simply `name=a`.
+    #[serde(default, skip_serializing_if = "Transfer::is_plain")]
+    pub transfer: Transfer,
+}
+
+impl Candidate {
+    /// A variable given to B as `name=a`.
+    pub fn new(name: impl Into<String>, a: impl Into<String>, b: impl Into<String>) -> Candidate {
+        Candidate { name: name.into(), a: a.into(), b: b.into(), transfer: Transfer::default() }
+    }
+}
+
+/// How B is given A's value of a candidate.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Transfer {
+    /// The startup options that give it (`character_set_server=latin1`, `collation_server=…`;
+    /// `optimizer_switch=cset_narrowing=off`); empty: `name=a`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    /// Client side: the character set and collation B's workload connections set instead of B's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charset: Option<crate::workload::ConnectionCharset>,
+    /// A's value shapes the data: the probes that set it run on data prepared under it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shapes_data: bool,
+    /// What was done to A's value to give it to B (a list taken element by element, a type mapped,
+    /// variables moved together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Transfer {
+    /// True when B is simply given `name=a`.
+    pub fn is_plain(&self) -> bool {
+        self == &Transfer::default()
+    }
 }
 
 /// What one probe of a step measures.
@@ -202,6 +240,12 @@ pub struct SearchOutcome {
     pub unresolved: Vec<Vec<usize>>,
     /// Candidates not found to move B towards A.
     pub cleared: Vec<usize>,
+    /// For each cleared candidate (in the order of `cleared`), the group it was last cleared with:
+    /// itself alone, or several left out (or set) together whose absence cost nothing as a group. A
+    /// value that matters inside such a group (its effect cancelled by another's) would need the
+    /// group split to be found.
+    #[serde(default)]
+    pub cleared_with: Vec<Vec<usize>>,
     /// Points of the gap not recovered by the findings together.
     pub unexplained_points: Option<f64>,
     /// How it ended.
@@ -223,6 +267,12 @@ impl SearchOutcome {
     /// The findings that are groups acting together.
     pub fn groups(&self) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(|f| f.set.len() > 1)
+    }
+
+    /// The group candidate `i` was cleared with, if it was cleared (itself alone, or a group).
+    pub fn cleared_group(&self, i: usize) -> Option<&[usize]> {
+        let k = self.cleared.iter().position(|&c| c == i)?;
+        Some(self.cleared_with.get(k).map(Vec::as_slice).unwrap_or(std::slice::from_ref(&self.cleared[k])))
     }
 }
 

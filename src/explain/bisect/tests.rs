@@ -89,11 +89,11 @@ impl Measure for Model {
 }
 
 fn candidates(names: &[&str]) -> Vec<Candidate> {
-    names.iter().map(|n| Candidate { name: n.to_string(), a: "a".into(), b: "b".into() }).collect()
+    names.iter().map(|n| Candidate::new(*n, "a", "b")).collect()
 }
 
 fn named(n: usize) -> Vec<Candidate> {
-    (0..n).map(|i| Candidate { name: format!("v{i:02}"), a: "a".into(), b: "b".into() }).collect()
+    (0..n).map(|i| Candidate::new(format!("v{i:02}"), "a", "b")).collect()
 }
 
 /// Halving only (no singles step) and no extra rounds, so that the steps are predictable.
@@ -128,6 +128,7 @@ fn seed_case_names_both_culprits_in_order_and_clears_the_cache() {
     assert!(out.findings.iter().all(|f| f.round == 1 && f.set.len() == 1));
     assert!(out.unresolved.is_empty());
     assert_eq!(out.cleared, [0]);
+    assert_eq!(out.cleared_with, [vec![0]], "the cache was left out alone");
     let gap = out.gap.unwrap();
     let want_gap = (1.0 / (1.15 * 1.6 * 1.03) - 1.0) * 100.0;
     assert!((gap.points - want_gap).abs() < 3.0, "gap {} want {want_gap}", gap.points);
@@ -247,6 +248,8 @@ fn a_gap_that_config_does_not_explain_is_said_so() {
     assert_eq!(out.conclusion, Conclusion::NotConfig);
     assert_eq!(out.steps.len(), 1);
     assert!(!out.rounds[0].rest.toward_a);
+    assert_eq!(out.cleared, [0, 1, 2]);
+    assert_eq!(out.cleared_with, vec![vec![0, 1, 2]; 3], "all set at once: cleared together");
 }
 
 /// Two values that matter only together: each is needed, so each is a culprit; alone neither helps.
@@ -261,6 +264,13 @@ fn values_needed_together_are_both_culprits() {
     found.sort();
     assert_eq!(found, ["v00", "v01"]);
     assert_eq!(out.cleared, [2, 3, 4, 5, 6, 7]);
+    // Halving left out {4..7}, then {2, 3}, as groups that cost nothing: cleared together, not alone.
+    assert_eq!(
+        out.cleared_with,
+        [vec![2, 3], vec![2, 3], vec![4, 5, 6, 7], vec![4, 5, 6, 7], vec![4, 5, 6, 7], vec![4, 5, 6, 7]]
+    );
+    assert_eq!(out.cleared_group(5), Some(&[4, 5, 6, 7][..]));
+    assert_eq!(out.cleared_group(0), None, "a culprit is not cleared");
     let second = &out.findings[1];
     assert!(second.increment.as_ref().unwrap().toward_a && !second.alone.as_ref().unwrap().toward_a);
 }

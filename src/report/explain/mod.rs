@@ -8,6 +8,7 @@
 //!   of A's values set on B recovers, recomputed from the stored runs.
 
 mod attribution;
+mod mapping;
 pub mod render;
 
 pub use attribution::{attribution_table, sentences};
@@ -72,6 +73,7 @@ pub fn variable_changes(s: &Selected, explicit: &Explicit) -> Vec<VarChanges> {
             server_version: r.detail.run.server_version.clone(),
             variables: r.detail.variables.iter().cloned().collect(),
             explicit: explicit.get(&(r.detail.run.experiment_id, cell.target.clone())).cloned().unwrap_or_default(),
+            session: BTreeMap::new(),
         }
     };
     let mut out = Vec::new();

@@ -112,36 +112,70 @@ pub fn render_diff(d: &VarDiff, all: bool, format: OutputFormat, color: bool) ->
         t.caption = Some(format!("{}; --all shows the noise", c.summary));
     }
     write_table(&mut out, &t, format, color);
+    if !c.session.is_empty() {
+        write_table(&mut out, &session_table(&c), format, color);
+    }
     Ok(out)
 }
 
-/// The variables bisected and what became of each.
+/// The session character sets and collation of both targets' workload connections.
+fn session_table(c: &VarChanges) -> Table {
+    let mut t = table(
+        "diff-vars-session",
+        "Session values of a workload connection",
+        &[("variable", false), (c.a.as_str(), false), (c.b.as_str(), false), ("differs", false)],
+    );
+    t.caption = Some(
+        "Read over a connection like a workload's (the handshake asks for utf8mb4_general_ci, then the target's \
+         SET NAMES): what the connections use, whatever the global defaults above say. The client sets these \
+         (--charset-a/--charset-b); the server's own defaults are startup options (character-set-server, \
+         collation-server, skip-character-set-client-handshake)."
+            .into(),
+    );
+    for r in &c.session {
+        let v = |x: &Option<String>| x.clone().map(plain).unwrap_or_else(|| muted("(none)"));
+        let differs = match (&r.a, &r.b) {
+            (Some(x), Some(y)) if !crate::server::effective::same_value(x, y) => "yes",
+            _ => "",
+        };
+        t.rows.push(vec![plain(&r.name), v(&r.a), v(&r.b), plain(differs)]);
+    }
+    t
+}
+
+/// The variables bisected, how each is given to B, and what became of it.
 fn candidates_table(r: &ExplainReport) -> Table {
     let mut t = table(
         "explain-candidates",
         "Variables bisected",
-        &[("variable", false), ("A", false), ("B", false), ("result", false)],
+        &[
+            ("variable", false),
+            ("A", false),
+            ("B", false),
+            ("given to B as", false),
+            ("data", false),
+            ("result", false),
+        ],
     );
     t.caption = Some("Differing variables that B accepts with A's value at startup.".into());
     for (i, c) in r.candidates.iter().enumerate() {
         let result = match &r.outcome {
             None => String::new(),
-            Some(o) => {
-                if let Some((n, f)) = o.findings.iter().enumerate().find(|(_, f)| f.set.contains(&i)) {
-                    let what = if f.set.len() == 1 { "culprit" } else { "acts together with others" };
-                    format!("{what} #{} (round {})", n + 1, f.round)
-                } else if o.unresolved.iter().any(|g| g.contains(&i)) {
-                    "unresolved".into()
-                } else if o.cleared.contains(&i) {
-                    "cleared".into()
-                } else if o.conclusion == Conclusion::NoGap {
-                    "not searched: no significant gap".into()
-                } else {
-                    "not searched".into()
-                }
-            }
+            Some(o) => super::mapping::result_text(r, o, i),
         };
-        t.rows.push(vec![plain(&c.name), plain(short(&c.a)), plain(short(&c.b)), plain(result)]);
+        let given = crate::report::svg::truncate(&super::mapping::given_text(r, i), 70);
+        let data = super::mapping::data_text(r, i);
+        t.rows.push(vec![
+            plain(&c.name),
+            plain(short(&c.a)),
+            plain(short(&c.b)),
+            plain(given),
+            plain(data),
+            plain(result),
+        ]);
+    }
+    if let Some(note) = r.outcome.as_ref().and_then(super::mapping::cleared_together_note) {
+        t.footnotes.push(note);
     }
     t
 }
@@ -257,8 +291,11 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     out.push('\n');
     let Some(o) = &r.outcome else {
         write_table(&mut out, &candidates_table(r), format, color);
+        if let Some(t) = super::mapping::mapping_table(r) {
+            write_table(&mut out, &t, format, color);
+        }
         write_skipped(&mut out, r, format, color);
-        for l in plan_lines(r) {
+        for l in plan_lines(r).into_iter().chain(super::mapping::data_plan_line(r)) {
             let _ = writeln!(out, "{l}");
         }
         return Ok(out);
@@ -267,9 +304,14 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     let s = crate::explain::section::from_outcome(o, &last, "", &r.metric, r.higher_is_better, r.confidence);
     let verdict = match o.conclusion {
         Conclusion::NoGap => "B is not significantly different from A: there is no gap to explain.",
+        Conclusion::NotConfig if !r.shaping.is_empty() => {
+            "Setting all of A's values on B (those that shape the data on data prepared under them) does not move \
+             it significantly towards A: the gap is not in the variables that could be set; they were cleared \
+             together."
+        }
         Conclusion::NotConfig => {
             "Setting all of A's values on B does not move it significantly towards A: the gap is not in the \
-             variables that could be set."
+             variables that could be set; they were cleared together."
         }
         Conclusion::Explained => "",
         Conclusion::Partial => "The search is incomplete (see the notes): some groups are unresolved.",
@@ -280,7 +322,12 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     let unexplainable: Vec<String> = r
         .skipped
         .iter()
-        .filter(|x| matches!(x.reason, SkipReason::NotOnB | SkipReason::Rejected(_) | SkipReason::Adjusted(_)))
+        .filter(|x| {
+            matches!(
+                x.reason,
+                SkipReason::NotOnB | SkipReason::Rejected(_) | SkipReason::Adjusted(_) | SkipReason::NotGiven(_)
+            )
+        })
         .map(|x| x.name.clone())
         .collect();
     if !unexplainable.is_empty() {
@@ -296,7 +343,13 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         write_table(&mut out, &super::attribution_table(&s), format, color);
     }
     write_table(&mut out, &candidates_table(r), format, color);
+    if let Some(t) = super::mapping::mapping_table(r) {
+        write_table(&mut out, &t, format, color);
+    }
     write_skipped(&mut out, r, format, color);
+    if let Some(t) = super::mapping::prepared_table(r) {
+        write_table(&mut out, &t, format, color);
+    }
     write_table(&mut out, &steps_table(r), format, color);
     if !o.notes.is_empty() && s.effects.is_empty() {
         for n in &o.notes {

@@ -295,6 +295,7 @@ pub fn connect_options(server: &Endpoint) -> ConnectOptions {
         password: server.password.clone(),
         db: String::new(),
         ps_mode: PsMode::Disable,
+        init: server.init.clone(),
         ..ConnectOptions::default()
     }
 }
@@ -307,6 +308,7 @@ pub fn sandbox_connect_options(i: &crate::server::SandboxInfo) -> ConnectOptions
         user: i.user.clone(),
         password: i.password.clone(),
         database: String::new(),
+        init: Vec::new(),
     })
 }
 

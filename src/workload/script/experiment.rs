@@ -155,6 +155,7 @@ impl ScriptWorkload {
             user: String::new(),
             password: String::new(),
             database: String::new(),
+            init: Vec::new(),
         };
         w.options(&probe, None).map_err(|e| format!("workload {}: {e}", def.label()))?;
         Ok(w)
@@ -189,6 +190,8 @@ impl ScriptWorkload {
         }
         let mut o = options::from_values(values, None, None)?.options;
         o.connect.stmt_cache_size = self.script.statements.len() + 8;
+        // The target's client-side character set (`SET NAMES`) first on every connection.
+        o.connect.init.splice(0..0, server.init.iter().cloned());
         Ok(o)
     }
 

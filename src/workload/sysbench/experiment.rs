@@ -70,6 +70,7 @@ impl SysbenchWorkload {
             user: String::new(),
             password: String::new(),
             database: String::new(),
+            init: Vec::new(),
         };
         let settings = RunSettings {
             target: "",
@@ -79,7 +80,7 @@ impl SysbenchWorkload {
             repetition: 1,
             seed: 1,
         };
-        w.options(&w.pairs(1, &placeholder, Command::Run, Some(&settings)), Command::Run)
+        w.options(&w.pairs(1, &placeholder, Command::Run, Some(&settings)), Command::Run, &[])
             .map_err(|e| format!("workload {label}: {e}"))?;
         Ok(w)
     }
@@ -126,9 +127,13 @@ impl SysbenchWorkload {
         out
     }
 
-    fn options(&self, pairs: &[(String, String)], command: Command) -> Result<options::Options> {
+    /// The typed options of an invocation; `init` (the target's `SET NAMES`) runs on every connection
+    /// before the test's own statements.
+    fn options(&self, pairs: &[(String, String)], command: Command, init: &[String]) -> Result<options::Options> {
         let values: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.replace('-', "_"), v.clone())).collect();
-        Ok(options::from_values(values, Some(self.test), Some(command))?.options)
+        let mut o = options::from_values(values, Some(self.test), Some(command))?.options;
+        o.connect.init.splice(0..0, init.iter().cloned());
+        Ok(o)
     }
 
     /// The command line of an invocation, as stored for people to read and rerun.
@@ -140,7 +145,7 @@ impl SysbenchWorkload {
     }
 
     fn invoke(&self, threads: u32, server: &Endpoint, command: Command, log: &mut dyn FnMut(&str)) -> Result<()> {
-        let o = self.options(&self.pairs(threads, server, command, None), command)?;
+        let o = self.options(&self.pairs(threads, server, command, None), command, &server.init)?;
         let driver = super::driver_for(&o);
         let lines = std::sync::Mutex::new(Vec::new());
         let collect = |l: &str| lines.lock().unwrap_or_else(|e| e.into_inner()).push(l.to_string());
@@ -215,13 +220,18 @@ impl Workload for SysbenchWorkload {
     fn run(&self, ctx: RunContext<'_>) -> RunOutcome {
         let settings = ctx.settings;
         let pairs = self.pairs(settings.threads, ctx.server, Command::Run, Some(&settings));
-        let o = match self.options(&pairs, Command::Run) {
+        let o = match self.options(&pairs, Command::Run, &ctx.server.init) {
             Ok(o) => o,
             Err(e) => return RunOutcome::Failed { error: e.to_string(), intervals: Vec::new() },
         };
         let scrubbed: Vec<String> =
             self.command_line(&pairs, Command::Run).iter().map(|a| store::scrub_arg(a)).collect();
-        let command = serde_json::json!({ "sysbench": scrubbed });
+        // sysbench has no option for what the target's connections run first: stored next to it.
+        let command = if ctx.server.init.is_empty() {
+            serde_json::json!({ "sysbench": scrubbed })
+        } else {
+            serde_json::json!({ "sysbench": scrubbed, "connection_init": ctx.server.init })
+        };
         outcome(measure(Source::Test(self.test), &o, command, ctx))
     }
 }
