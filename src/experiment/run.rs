@@ -158,6 +158,13 @@ fn run_pending(
                 }
                 outcome.done += 1;
             }
+            // A run that fails while versus is stopping was most likely stopped by the same signal (a
+            // scheduler signals the whole process group): it is interrupted, to be run again, not failed.
+            RunOutcome::Failed { intervals, .. } if crate::interrupt::is_interrupted() => {
+                store.interrupt_run(row.id, &intervals)?;
+                outcome.interrupted = true;
+                break;
+            }
             RunOutcome::Failed { error, intervals } => {
                 progress.run_failed(&error);
                 store.fail_run(row.id, &error, &intervals)?;

@@ -202,6 +202,11 @@ impl SandboxExecutor {
                 } else {
                     "restoring the prepared data"
                 });
+                // The experiment's lock is ours, so a server still running here was left by a versus
+                // that was killed outright: stop it before its directory goes.
+                if crate::server::sandbox::stop_leftover(&dir) > 0 {
+                    progress.step("stopped the server a killed run left behind");
+                }
                 crate::owned::remove(&dir)?;
                 snapshot::restore(&snap, &dir.join("data"))?;
                 let spec = self.sandbox_spec(plan, cell.target, &dir)?;

@@ -73,6 +73,15 @@ pub fn cmdline_contains(pid: u32, needle: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The processes that have `arg` as one of their arguments exactly (from /proc).
+pub fn with_argument(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| cmdline_contains(pid, arg))
+        .collect()
+}
+
 /// Stops `pid`: SIGTERM, then polls until it is gone; SIGKILL once `timeout` has passed.
 /// With `child`, the process is also reaped.
 pub fn terminate(pid: u32, mut child: Option<&mut Child>, timeout: Duration) -> StopOutcome {

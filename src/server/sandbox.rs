@@ -605,6 +605,17 @@ pub fn is_our_server(info: &SandboxInfo) -> bool {
         && process::cmdline_contains(info.pid, &format!("--defaults-file={}", info.cnf.display()))
 }
 
+/// Stops any server still running on the option file of the sandbox directory `dir` (a versus that
+/// was killed outright leaves its server behind, perhaps before it recorded it). Only processes given
+/// exactly `--defaults-file=DIR/my.cnf` are stopped, by PID. Returns how many there were.
+pub fn stop_leftover(dir: &Path) -> usize {
+    let pids = process::with_argument(&format!("--defaults-file={}", dir.join("my.cnf").display()));
+    for &pid in &pids {
+        process::terminate(pid, None, Duration::from_secs(120));
+    }
+    pids.len()
+}
+
 /// True when nothing listens on 127.0.0.1:`port`.
 pub fn port_is_free(port: u16) -> bool {
     TcpListener::bind(("127.0.0.1", port)).is_ok()
