@@ -18,10 +18,10 @@ use super::search::{self, Bench, ConfigResult, Samples, SearchResult, SearchSett
 use crate::error::{Error, Result};
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
-use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
+use crate::experiment::{ExperimentFile, Order, Plan, Progress};
 use crate::explain::bisect::Candidate as BisectCandidate;
 use crate::explain::preflight::preflight;
-use crate::explain::runner::set_table;
+use crate::explain::runner::{run_step, set_table};
 use crate::explain::skip::Skipped;
 use crate::explain::targets::TargetSpec;
 use crate::explain::transfer::{merge_overrides, override_for};
@@ -255,20 +255,7 @@ impl ServerBench<'_> {
         let text =
             toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
         let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
-        let o = run_experiment(
-            &text,
-            None,
-            &plan,
-            self.store,
-            &mut self.executor,
-            &RunOptions::default(),
-            &mut self.progress,
-        )?;
-        self.experiments.push((o.experiment_id, file.name.clone()));
-        if o.interrupted {
-            return Err(Error::Interrupted);
-        }
-        Ok(o.experiment_id)
+        run_step(&text, &plan, self.store, &mut self.executor, &mut self.progress, &mut self.experiments)
     }
 }
 

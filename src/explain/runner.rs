@@ -357,20 +357,8 @@ impl Measure for ServerMeasure<'_> {
                 }),
             }
         }
-        let o = run_experiment(
-            &text,
-            None,
-            &plan,
-            self.store,
-            &mut self.executor,
-            &RunOptions::default(),
-            &mut self.progress,
-        )?;
-        self.experiments.push((o.experiment_id, file.name.clone()));
-        if o.interrupted {
-            return Err(Error::Interrupted);
-        }
-        let mut by_label = samples_by_target(self.store, o.experiment_id, self.opts.metric)?;
+        let id = run_step(&text, &plan, self.store, &mut self.executor, &mut self.progress, &mut self.experiments)?;
+        let mut by_label = samples_by_target(self.store, id, self.opts.metric)?;
         Ok(labels.iter().map(|l| by_label.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
     }
 }
@@ -499,6 +487,24 @@ pub fn explain(
     })();
     let _ = crate::owned::remove(&work);
     result
+}
+
+/// Runs one step's experiment (explain's probes, advise's screens) with `executor`, and records it in
+/// `experiments`; an interrupted step is [`Error::Interrupted`].
+pub fn run_step(
+    text: &str,
+    plan: &Plan,
+    store: &mut Store,
+    executor: &mut SandboxExecutor,
+    progress: &mut Progress,
+    experiments: &mut Vec<(i64, String)>,
+) -> Result<i64> {
+    let o = run_experiment(text, None, plan, store, executor, &RunOptions::default(), progress)?;
+    experiments.push((o.experiment_id, plan.file.name.clone()));
+    if o.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(o.experiment_id)
 }
 
 #[cfg(test)]

@@ -16,20 +16,8 @@ use crate::report::explain::render::write_table;
 use crate::report::tables::{Cell, Table, Tone};
 use crate::stats::{Comparison, Direction, Verdict};
 
-fn cell(text: impl Into<String>, tone: Tone) -> Cell {
-    Cell { text: text.into(), tone }
-}
-
 fn table(id: &str, title: &str, header: &[(&str, bool)]) -> Table {
-    Table {
-        id: id.into(),
-        title: title.into(),
-        caption: None,
-        header: header.iter().map(|(h, _)| h.to_string()).collect(),
-        numeric: header.iter().map(|(_, n)| *n).collect(),
-        rows: vec![],
-        footnotes: vec![],
-    }
+    Table::new(id, title, header.iter().map(|(h, n)| (h.to_string(), *n)).collect())
 }
 
 fn bytes(b: u64) -> String {
@@ -135,12 +123,12 @@ pub fn candidates_table(r: &AdviseReport) -> Table {
             (k, _) => k.label().to_string(),
         };
         t.rows.push(vec![
-            cell(&c.variable, Tone::Plain),
-            cell(c.old.clone().unwrap_or_default(), Tone::Muted),
-            cell(&c.display, tone),
-            cell(risk, Tone::Plain),
-            cell(outcome, tone),
-            cell(format!("{} ({}; {})", c.rule, c.source, c.why), Tone::Muted),
+            Cell::toned(&c.variable, Tone::Plain),
+            Cell::toned(c.old.clone().unwrap_or_default(), Tone::Muted),
+            Cell::toned(&c.display, tone),
+            Cell::toned(risk, Tone::Plain),
+            Cell::toned(outcome, tone),
+            Cell::toned(format!("{} ({}; {})", c.rule, c.source, c.why), Tone::Muted),
         ]);
     }
     t
@@ -169,15 +157,15 @@ pub fn confirmation_table(r: &AdviseReport) -> Option<Table> {
     let cmp = |x: &Option<Comparison>| match x {
         Some(x) => {
             let (v, tone) = verdict(x);
-            cell(format!("{} {v}", gain(x)), tone)
+            Cell::toned(format!("{} {v}", gain(x)), tone)
         }
-        None => cell("—", Tone::Muted),
+        None => Cell::toned("—", Tone::Muted),
     };
     for row in &c.rows {
         let mut cells =
-            vec![cell(row.threads.map(|t| t.to_string()).unwrap_or_else(|| "geo. mean".into()), Tone::Plain)];
+            vec![Cell::toned(row.threads.map(|t| t.to_string()).unwrap_or_else(|| "geo. mean".into()), Tone::Plain)];
         for m in &row.means {
-            cells.push(cell(m.map(|v| format!("{v:.1}")).unwrap_or_else(|| "—".into()), Tone::Plain));
+            cells.push(Cell::toned(m.map(|v| format!("{v:.1}")).unwrap_or_else(|| "—".into()), Tone::Plain));
         }
         for v in row.vs_current.iter().skip(1) {
             cells.push(cmp(v));
@@ -188,7 +176,7 @@ pub fn confirmation_table(r: &AdviseReport) -> Option<Table> {
         if c.index("advised+durability").is_some() {
             cells.push(cmp(&row.durability_vs_advised));
         }
-        cells.push(cell(
+        cells.push(Cell::toned(
             row.detectable.map(|d| format!("±{:.1} %", d * 100.0)).unwrap_or_else(|| "—".into()),
             Tone::Muted,
         ));

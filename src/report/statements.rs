@@ -12,10 +12,6 @@ use super::{html, markdown, terminal};
 use crate::stats::Verdict;
 use crate::workload::script::stored::{Section, short};
 
-fn cell(text: impl Into<String>, tone: Tone) -> Cell {
-    Cell { text: text.into(), tone }
-}
-
 /// The table of one section.
 pub fn table(s: &Section, id: &str) -> Table {
     let mut header = vec!["#".to_string(), "statement".to_string(), "location".to_string()];
@@ -48,12 +44,12 @@ pub fn table(s: &Section, id: &str) -> Table {
     };
     for st in &s.statements {
         let mut row = vec![
-            cell(st.number.to_string(), Tone::Plain),
-            cell(short(&st.text, 48), Tone::Plain),
-            cell(st.location.clone(), Tone::Muted),
+            Cell::toned(st.number.to_string(), Tone::Plain),
+            Cell::toned(short(&st.text, 48), Tone::Plain),
+            Cell::toned(st.location.clone(), Tone::Muted),
         ];
         for (i, side) in st.sides.iter().enumerate() {
-            row.push(cell(fmt::opt_num(side.mean_ms), if i == 0 { Tone::Muted } else { Tone::Plain }));
+            row.push(Cell::toned(fmt::opt_num(side.mean_ms), if i == 0 { Tone::Muted } else { Tone::Plain }));
             if i == 0 {
                 continue;
             }
@@ -63,8 +59,8 @@ pub fn table(s: &Section, id: &str) -> Table {
                 Some(Verdict::Faster) => Tone::Better,
                 _ => Tone::Plain,
             };
-            row.push(cell(c.and_then(|c| c.ratio).map(fmt::ratio).unwrap_or_else(|| "—".into()), tone));
-            row.push(cell(
+            row.push(Cell::toned(c.and_then(|c| c.ratio).map(fmt::ratio).unwrap_or_else(|| "—".into()), tone));
+            row.push(Cell::toned(
                 match c.map(|c| (c.ci_low, c.ci_high)) {
                     Some((Some(lo), Some(hi))) => fmt::ci(lo, hi),
                     _ => "—".into(),
@@ -82,12 +78,15 @@ pub fn table(s: &Section, id: &str) -> Table {
             {
                 t.footnotes.push(note);
             }
-            row.push(cell(verdict, tone));
+            row.push(Cell::toned(verdict, tone));
             let changed = c.is_some_and(|c| c.plan_changed);
-            row.push(cell(if changed { "changed" } else { "" }, if changed { Tone::Worse } else { Tone::Plain }));
+            row.push(Cell::toned(
+                if changed { "changed" } else { "" },
+                if changed { Tone::Worse } else { Tone::Plain },
+            ));
         }
         let count: u64 = st.sides.iter().map(|x| x.count).sum();
-        row.push(cell(count.to_string(), Tone::Muted));
+        row.push(Cell::toned(count.to_string(), Tone::Muted));
         t.rows.push(row);
     }
     t

@@ -17,15 +17,7 @@ fn muted(text: impl Into<String>) -> Cell {
 }
 
 fn table(id: &str, title: &str, header: &[&str]) -> Table {
-    Table {
-        id: id.into(),
-        title: title.into(),
-        caption: None,
-        header: header.iter().map(|h| h.to_string()).collect(),
-        numeric: vec![false; header.len()],
-        rows: vec![],
-        footnotes: vec![],
-    }
+    Table::new(id, title, header.iter().map(|h| (h.to_string(), false)).collect())
 }
 
 /// How the variables that are not simply `name=value` are given to B; `None` when there are none.

@@ -59,15 +59,7 @@ fn short(v: &str) -> String {
 }
 
 fn table(id: &str, title: &str, header: &[(&str, bool)]) -> Table {
-    Table {
-        id: id.into(),
-        title: title.into(),
-        caption: None,
-        header: header.iter().map(|(h, _)| h.to_string()).collect(),
-        numeric: header.iter().map(|(_, n)| *n).collect(),
-        rows: vec![],
-        footnotes: vec![],
-    }
+    Table::new(id, title, header.iter().map(|(h, n)| (h.to_string(), *n)).collect())
 }
 
 /// The differing variables as a table.
