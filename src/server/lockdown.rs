@@ -49,6 +49,14 @@ impl Account {
         }
     }
 
+    /// The uid and gid the server is started under, when it is not versus's own.
+    pub fn ids(&self) -> Option<(u32, u32)> {
+        match self {
+            Account::Unprivileged { uid, gid, .. } => Some((*uid, *gid)),
+            Account::Same | Account::Root => None,
+        }
+    }
+
     /// The account named by a sandbox record (`None`: not recorded, or versus was not root).
     pub fn from_option(name: Option<&str>) -> Account {
         match name {

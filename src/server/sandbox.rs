@@ -529,6 +529,12 @@ impl Sandbox {
         let line = flavor::start_command(&self.build, &self.paths);
         let mut cmd = line.to_command();
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        // Started under the server's account rather than switching to it itself (`user=`): a switch of
+        // credentials clears the parent-death signal that ties a guarded server to versus.
+        if let Some((uid, gid)) = self.account.ids() {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(gid);
+        }
         process::isolate(&mut cmd, !detached);
         let started = Instant::now();
         let child = cmd
