@@ -120,6 +120,16 @@ fn json(v: &serde_json::Value) -> String {
     v.to_string()
 }
 
+/// The number the next attempt at `block` gets (attempts count from 1 per block).
+fn next_attempt(db: &mut dyn Backend, experiment_id: i64, block: u32) -> DbResult<i64> {
+    db.query(
+        "SELECT coalesce(max(attempt), 0) + 1 FROM block_attempts WHERE experiment_id = ?1 AND block = ?2",
+        params![experiment_id, block],
+    )?
+    .remove(0)
+    .get(0)
+}
+
 fn begin(db: &mut dyn Backend, experiment_id: i64, block: u32, host: &AttemptHost) -> DbResult<BlockStart> {
     let done = db.query(
         "SELECT attempt FROM block_attempts WHERE experiment_id = ?1 AND block = ?2 AND status = 'done' \
@@ -135,13 +145,7 @@ fn begin(db: &mut dyn Backend, experiment_id: i64, block: u32, host: &AttemptHos
          WHERE experiment_id = ?1 AND block = ?2 AND status = 'running'",
         params![experiment_id, block, now()],
     )?;
-    let next: i64 = db
-        .query(
-            "SELECT coalesce(max(attempt), 0) + 1 FROM block_attempts WHERE experiment_id = ?1 AND block = ?2",
-            params![experiment_id, block],
-        )?
-        .remove(0)
-        .get(0)?;
+    let next = next_attempt(db, experiment_id, block)?;
     let attempt_id: i64 = db
         .query(
             "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, fingerprint, \
@@ -193,13 +197,7 @@ impl Store {
     pub fn reject_block(&mut self, experiment_id: i64, block: u32, host: &AttemptHost, why: &str) -> Result<u32> {
         let shown = self.shown.clone();
         in_transaction(self.db.get_mut().as_mut(), |db| -> DbResult<u32> {
-            let next: i64 = db
-                .query(
-                    "SELECT coalesce(max(attempt), 0) + 1 FROM block_attempts WHERE experiment_id = ?1 AND block = ?2",
-                    params![experiment_id, block],
-                )?
-                .remove(0)
-                .get(0)?;
+            let next = next_attempt(db, experiment_id, block)?;
             db.execute(
                 "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, fingerprint, \
                  canary, error, started_at, finished_at) VALUES (?1, ?2, ?3, 'rejected', ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
