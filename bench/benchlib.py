@@ -41,8 +41,14 @@ class Server:
         return r.stdout
 
     def sql(self, q, check=True):
+        """Runs q as root over the socket (with the sandbox's generated root password, passed in the
+        environment rather than on the command line)."""
+        env = dict(os.environ)
+        pw = os.path.join(self.dir, "root.password")
+        if os.path.exists(pw):
+            env["MYSQL_PWD"] = open(pw).read().strip()
         return subprocess.run(["mariadb", "--no-defaults", "-S", self.sock, "-uroot", "-N", "-e", q],
-                              capture_output=True, text=True, check=check)
+                              capture_output=True, text=True, check=check, env=env)
 
     def cpu(self):
         """The server's user + system CPU seconds so far."""
