@@ -17,6 +17,7 @@ pub mod owned;
 pub mod report;
 pub mod sampler;
 pub mod server;
+pub mod shell;
 pub mod stats;
 pub mod store;
 pub mod workload;

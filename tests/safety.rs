@@ -428,8 +428,8 @@ fn a_measured_run_the_store_cannot_take_is_kept_in_a_recovery_file_and_imported_
     let disk = SmallDisk::mount(&t.path().join("disk"), "4m");
     let db = disk.dir.join("results.db");
     let file = t.path().join("full.toml");
-    std::fs::write(&file, external_experiment("full", server.port).replace("duration = \"1s\"", "duration = \"4s\""))
-        .unwrap();
+    let text = external_experiment("full", server.port).replace("duration = \"1s\"", "duration = \"4s\"");
+    std::fs::write(&file, text.replace("prewarm = false", "prewarm = false\nrepetitions = 1")).unwrap();
     let child = versus(&home, &["run", file.to_str().unwrap(), "--db", db.to_str().unwrap()])
         .env("SAFETY_TEST_PW", &server.password)
         .env("TMPDIR", &spill)
@@ -465,19 +465,40 @@ fn a_measured_run_the_store_cannot_take_is_kept_in_a_recovery_file_and_imported_
     assert!(last.contains(&format!("versus import {}", saved[0].display())), "{last}");
     assert_eq!(mode(&saved[0]), 0o600);
 
-    // Space again: the import stores exactly what was measured, once.
+    // Space again. A command that only reads the store names the file and the exact command (quoted
+    // for a shell), and imports nothing.
     std::fs::OpenOptions::new().write(true).open(&filler).unwrap().set_len(0).unwrap();
-    let import = versus(&home, &["import", saved[0].to_str().unwrap()]).output().unwrap();
-    assert!(import.status.success(), "{}", stderr(&import));
+    let dbs = db.to_str().unwrap();
+    let read = versus(&home, &["runs", "1", "--db", dbs]).env("TMPDIR", &spill).output().unwrap();
+    assert!(read.status.success(), "{}", stderr(&read));
+    let notice = format!("`versus import {}` stores it", saved[0].display());
+    assert!(stderr(&read).contains(&notice), "{}", stderr(&read));
+    let store = versus::store::Store::open(&db).unwrap();
+    assert_eq!(store.runs(1).unwrap()[0].status, versus::store::Status::Running);
+    drop(store);
+
+    // The next command that writes to the store imports it, exactly what was measured, once.
+    let resume = versus(&home, &["run", "--resume-id", "1", "--db", dbs])
+        .env("SAFETY_TEST_PW", &server.password)
+        .env("TMPDIR", &spill)
+        .output()
+        .unwrap();
+    let err = stderr(&resume);
+    assert!(resume.status.success(), "{err}");
+    assert!(err.contains(&format!("versus: imported run 1 of experiment 1 from {}", saved[0].display())), "{err}");
+    let imported = PathBuf::from(format!("{}.imported", saved[0].display()));
+    assert!(!saved[0].exists() && imported.exists(), "the imported file is renamed, not deleted");
     let store = versus::store::Store::open(&db).unwrap();
     let run = &store.runs(1).unwrap()[0];
     assert_eq!(run.status, versus::store::Status::Done, "{run:?}");
-    let recovered: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();
+    let recovered: serde_json::Value = serde_json::from_slice(&std::fs::read(&imported).unwrap()).unwrap();
     let tps = recovered["result"]["summary"]["tps"].as_f64().unwrap();
     assert!(tps > 0.0 && run.summary.as_ref().unwrap().tps == tps, "{tps} {run:?}");
     assert!(!store.run(run.id).unwrap().unwrap().intervals.is_empty());
     assert_eq!(store.experiment(1).unwrap().unwrap().status, versus::store::Status::Done);
-    let again = versus(&home, &["import", saved[0].to_str().unwrap()]).output().unwrap();
+    let quiet = versus(&home, &["runs", "--db", dbs]).env("TMPDIR", &spill).output().unwrap();
+    assert!(!stderr(&quiet).contains("recovery"), "nothing is pending any more: {}", stderr(&quiet));
+    let again = versus(&home, &["import", imported.to_str().unwrap(), "--db", dbs]).output().unwrap();
     assert_eq!(again.status.code(), Some(1));
     assert!(stderr(&again).contains("stored already"), "{}", stderr(&again));
     drop(store);

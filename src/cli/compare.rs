@@ -148,7 +148,7 @@ impl SelectArgs {
                 "no results store here; run an experiment first (`versus run FILE`) or pass --db with its path",
             ));
         }
-        Store::connect_read(&location)
+        super::open_read(&location)
     }
 }
 

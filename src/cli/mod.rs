@@ -192,13 +192,32 @@ impl DbArg {
             .unwrap_or_else(|| Location::Sqlite(home.root().join("results.db")))
     }
 
-    /// Opens the store.
+    /// Opens the store, after importing the runs that recovery files hold for it (each said on stderr).
     pub fn open(&self, home: &Home) -> Result<Store> {
-        Store::connect(&self.location(home))
+        let mut store = Store::connect(&self.location(home))?;
+        say(&store.import_pending());
+        Ok(store)
     }
 
-    /// Opens the store to read it only (it may be write-protected).
+    /// Opens the store to read it only (it may be write-protected); recovery files waiting for it are
+    /// named on stderr with the command that imports them.
     pub fn open_read(&self, home: &Home) -> Result<Store> {
-        Store::connect_read(&self.location(home))
+        open_read(&self.location(home))
+    }
+}
+
+/// Opens the store at `location` to read it, naming on stderr the recovery files waiting for it.
+pub(crate) fn open_read(location: &Location) -> Result<Store> {
+    let store = Store::connect_read(location)?;
+    say(&store.pending_notices());
+    Ok(store)
+}
+
+/// Prints `lines` on stderr (a closed stderr is no error).
+fn say(lines: &[String]) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    for l in lines {
+        let _ = writeln!(err, "{l}");
     }
 }

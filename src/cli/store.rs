@@ -75,17 +75,11 @@ pub(super) fn import(a: ImportArgs) -> Result<i32> {
         ));
     }
     let mut store = Store::connect(&location)?;
-    store.import_recovered(&r)?;
-    if store.pending_runs(r.experiment_id)?.is_empty() {
-        let status = crate::experiment::run::finished_status(&store, r.experiment_id)?;
-        store.set_experiment_status(r.experiment_id, status)?;
-    }
-    println!(
-        "run {} of experiment {} stored in {}; {} can be deleted",
-        r.run_id,
-        r.experiment_id,
-        store.path().display(),
-        a.file.display()
-    );
+    let (r, renamed) = store.import_file(&a.file)?;
+    let kept = match renamed {
+        Some(p) => format!("the file is kept as {}", p.display()),
+        None => format!("{} can be deleted", a.file.display()),
+    };
+    println!("run {} of experiment {} stored in {}; {kept}", r.run_id, r.experiment_id, store.path().display());
     Ok(0)
 }

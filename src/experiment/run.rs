@@ -182,8 +182,7 @@ fn run_pending(
 
 /// How an experiment with no pending runs ended: `failed` when any of its runs failed.
 pub fn finished_status(store: &Store, experiment_id: i64) -> Result<Status> {
-    let failed = store.runs(experiment_id)?.iter().any(|r| r.status == Status::Failed);
-    Ok(if failed { Status::Failed } else { Status::Done })
+    store.finished_status(experiment_id)
 }
 
 /// The error for a run that was measured but that the store refused: the run goes to a recovery file
@@ -194,7 +193,7 @@ fn unstored(store: &Store, experiment_id: i64, run_id: i64, result: &crate::stor
         Ok(path) => Error::Other(format!(
             "run {run_id} was measured but not stored ({e}); it is saved in {p}: once the store can be written \
              again, `versus import {p}` stores it and `versus run --resume-id {experiment_id}` runs the rest",
-            p = path.display()
+            p = crate::shell::quote(&path.display().to_string())
         )),
         Err(save) => Error::Other(format!("run {run_id} was measured but not stored ({e}), and {save}")),
     }

@@ -8,13 +8,7 @@ use std::fmt::Write as _;
 use super::{FleetJob, slurm_time};
 
 /// The text as a single-quoted shell word.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-:=@,+".contains(c)) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+pub use crate::shell::quote as shell_quote;
 
 /// Where each task's output goes: next to the experiment file, `NAME-JOB_TASK.out`.
 pub fn output_pattern(job: &FleetJob) -> String {

@@ -227,6 +227,12 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
+    /// How an experiment with no pending runs ended: `failed` when any of its runs failed.
+    pub fn finished_status(&self, experiment_id: i64) -> Result<Status> {
+        let failed = self.runs(experiment_id)?.iter().any(|r| r.status == Status::Failed);
+        Ok(if failed { Status::Failed } else { Status::Done })
+    }
+
     /// One run with everything stored for it (for `versus show RUN`).
     pub fn run(&self, run_id: i64) -> Result<Option<RunDetail>> {
         run_detail(self.db.borrow_mut().as_mut(), run_id)

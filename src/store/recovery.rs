@@ -5,6 +5,12 @@
 //! The file is JSON (0600), written next to the store when that directory takes it, else in the
 //! system's temporary directory. It names the store, the experiment (by uid, so that it cannot be
 //! imported into another store's run with the same id) and the run.
+//!
+//! Every command that opens the store to write imports the recovery files waiting for it
+//! ([`Store::import_pending`]); a command that only reads names each one with the exact `versus import`
+//! command ([`Store::pending_notices`]). An imported file is renamed to `….recovery.json.imported`
+//! (kept, never deleted), and the store refuses a run that is stored already, so nothing is imported
+//! twice.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -37,6 +43,41 @@ pub struct Recovered {
 
 const KIND: &str = "versus-recovered-run";
 
+/// How the name of every recovery file ends (before it is imported).
+const SUFFIX: &str = ".recovery.json";
+
+/// What an imported recovery file is renamed with.
+const IMPORTED: &str = ".imported";
+
+/// The stem of this store's recovery file names.
+fn stem(location: &Location) -> String {
+    match location {
+        Location::Sqlite(p) => p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("results".into()),
+        Location::Postgres(_) => "versus-store".into(),
+    }
+}
+
+/// The directories recovery files of `location` are written to, in order.
+fn recovery_dirs(location: &Location) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Location::Sqlite(p) = location {
+        dirs.push(p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf());
+    }
+    dirs.push(std::env::temp_dir());
+    dirs
+}
+
+/// True when `recorded` (a recovery file's `store`) names the store at `location`.
+fn same_store(recorded: &str, location: &Location) -> bool {
+    match (Location::parse(recorded), location) {
+        (Location::Sqlite(a), Location::Sqlite(b)) => match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == *b,
+        },
+        (a, b) => a.to_string() == b.to_string(),
+    }
+}
+
 impl Store {
     /// Writes run `run_id` of experiment `experiment_id`, which the store refused with `error`, to a
     /// recovery file; returns its path. Tries the store's directory, then the temporary directory.
@@ -52,18 +93,9 @@ impl Store {
             result: result.clone(),
         };
         let text = serde_json::to_vec_pretty(&record).map_err(|e| Error::Other(format!("recovery file: {e}")))?;
-        let stem = match self.location() {
-            Location::Sqlite(p) => p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("results".into()),
-            Location::Postgres(_) => "versus-store".into(),
-        };
-        let name = format!("{stem}.experiment-{experiment_id}.run-{run_id}.recovery.json");
-        let mut dirs = Vec::new();
-        if let Location::Sqlite(p) = self.location() {
-            dirs.push(p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf());
-        }
-        dirs.push(std::env::temp_dir());
+        let name = format!("{}.experiment-{experiment_id}.run-{run_id}{SUFFIX}", stem(self.location()));
         let mut tried = Vec::new();
-        for dir in dirs {
+        for dir in recovery_dirs(self.location()) {
             let path = dir.join(&name);
             match write_new(&path, &text) {
                 Ok(()) => return Ok(path),
@@ -98,6 +130,86 @@ impl Store {
         }
     }
 
+    /// Imports the recovery file at `path` (`versus import`, and [`Store::import_pending`]): stores its
+    /// run, brings the experiment's status up to date when no run is left to do, and renames the file
+    /// to `….imported`; returns what it held and the new name (`None` when the file could not be
+    /// renamed; the run is stored all the same and a second import is refused).
+    pub fn import_file(&mut self, path: &Path) -> Result<(Recovered, Option<PathBuf>)> {
+        let r = load(path)?;
+        self.import_recovered(&r)?;
+        if self.pending_runs(r.experiment_id)?.is_empty() {
+            let status = self.finished_status(r.experiment_id)?;
+            self.set_experiment_status(r.experiment_id, status)?;
+        }
+        let mut renamed = path.as_os_str().to_owned();
+        renamed.push(IMPORTED);
+        let renamed = PathBuf::from(renamed);
+        let renamed = std::fs::rename(path, &renamed).is_ok().then_some(renamed);
+        Ok((r, renamed))
+    }
+
+    /// The recovery files waiting for this store: named for it, in the directories
+    /// [`Store::save_recovery`] writes to, recording this store, not imported yet.
+    pub fn pending_recoveries(&self) -> Vec<PathBuf> {
+        let prefix = format!("{}.experiment-", stem(self.location()));
+        let mut found = Vec::new();
+        for dir in recovery_dirs(self.location()) {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            let mut here: Vec<PathBuf> = entries
+                .flatten()
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with(&prefix) && n.ends_with(SUFFIX)
+                })
+                .map(|e| e.path())
+                .filter(|p| load(p).is_ok_and(|r| same_store(&r.store, self.location())))
+                .filter(|p| !found.iter().any(|f: &PathBuf| same_file(f, p)))
+                .collect();
+            here.sort();
+            found.extend(here);
+        }
+        found
+    }
+
+    /// Imports every recovery file waiting for this store (done by every command that opens the store
+    /// to write); returns one line per file, for stderr: what was stored, or why a file was not and the
+    /// command that stores it.
+    pub fn import_pending(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for path in self.pending_recoveries() {
+            lines.push(match self.import_file(&path) {
+                Ok((r, renamed)) => format!(
+                    "versus: imported run {} of experiment {} from {} (measured, but the store could not take it \
+                     then){}",
+                    r.run_id,
+                    r.experiment_id,
+                    path.display(),
+                    renamed.map(|p| format!("; the file is now {}", p.display())).unwrap_or_default()
+                ),
+                Err(e) => format!("versus: notice: {} was not imported: {e}", path.display()),
+            });
+        }
+        lines
+    }
+
+    /// One line per recovery file waiting for this store, with the command that stores it (for
+    /// commands that only read the store).
+    pub fn pending_notices(&self) -> Vec<String> {
+        self.pending_recoveries()
+            .iter()
+            .map(|p| {
+                let what = load(p).map(|r| format!("run {} of experiment {}", r.run_id, r.experiment_id));
+                format!(
+                    "versus: notice: {} holds {} (measured, not stored yet); `versus import {}` stores it",
+                    p.display(),
+                    what.unwrap_or_else(|_| "a measured run".into()),
+                    crate::shell::quote(&p.display().to_string())
+                )
+            })
+            .collect()
+    }
+
     /// The uid of experiment `id`.
     fn experiment_uid(&self, id: i64) -> Result<String> {
         let rows = self
@@ -119,6 +231,10 @@ pub fn load(path: &Path) -> Result<Recovered> {
         return Err(Error::file(path, "not a versus recovery file"));
     }
     Ok(r)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
 }
 
 fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
