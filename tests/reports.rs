@@ -162,3 +162,66 @@ fn both_pages_render_in_headless_chromium_within_the_height_limit() {
     let cross = build(&flavors(&f), Selection::default());
     check_in_chromium(&report::render(&cross, Format::Html).unwrap(), &f);
 }
+
+/// A confirmation experiment as `versus advise` stores it (`NAME-confirm-N`, its description marked):
+/// the current config (MariaDB 10.11's defaults), the innodb_dedicated_server equivalent and the advice,
+/// at 2 and 8 threads, 5 repetitions.
+fn advise_confirmation(dir: &Path) -> Store {
+    let mut store = Store::open(dir.join("results.db")).unwrap();
+    let definition = "name = \"advise-confirm-9\"\n\
+                      description = \"versus advise: build system (advise-confirm-9)\"\n\
+                      threads = [2, 8]\nrepetitions = 5\norder = \"shuffled\"\nseed = 9\n\n\
+                      [[targets]]\nname = \"current\"\nbuild = \"system\"\n\n\
+                      [[targets]]\nname = \"dedicated\"\nbuild = \"system\"\n\
+                      set = { innodb_buffer_pool_size = \"3G\", innodb_log_file_size = \"768M\" }\n\n\
+                      [[targets]]\nname = \"advised\"\nbuild = \"system\"\n\
+                      set = { innodb_buffer_pool_size = \"3G\", innodb_log_file_size = \"1G\", innodb_io_capacity = \"1000\" }\n\n\
+                      [[workloads]]\ntest = \"oltp_read_write\"\n";
+    let rw = |label, tps, vars| Sim {
+        workload: "oltp_read_write",
+        test: "oltp_read_write",
+        base: server_variables("mariadb-10.11"),
+        server_version: Some(MARIADB_10_11),
+        vars,
+        ..Sim::new(label, "system", "default", tps)
+    };
+    let sims = [
+        rw("current", 400.0, &[]),
+        rw("dedicated", 560.0, &[("innodb_buffer_pool_size", "3221225472"), ("innodb_log_file_size", "805306368")]),
+        rw(
+            "advised",
+            610.0,
+            &[
+                ("innodb_buffer_pool_size", "3221225472"),
+                ("innodb_log_file_size", "1073741824"),
+                ("innodb_io_capacity", "1000"),
+            ],
+        ),
+    ];
+    let plan = Plan { definition: Some(definition.to_string()), ..Plan::new("advise-confirm-9", &[2, 8], 5) };
+    record(&mut store, &sims, &plan);
+    store
+}
+
+#[test]
+fn advise_confirmation_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = advise_confirmation(dir.path());
+    let r = build(&store, Selection::default());
+    let [s] = r.advise.as_slice() else { panic!("one advise section: {:?}", r.advise) };
+    assert_eq!(s.confirmation.labels, ["current", "dedicated", "advised"]);
+    assert!(s.confirmation.holds, "the advice is 50 % faster at both thread counts: {s:?}");
+    let advised = &s.configs[2];
+    assert_eq!(advised.sets, ["innodb_buffer_pool_size=3G", "innodb_io_capacity=1000", "innodb_log_file_size=1G"]);
+    let html = report::render(&r, Format::Html).unwrap();
+    assert!(html.contains("<h2 id=\"advised\">Advised: advise-confirm-9"), "{html}");
+    assert!(html.contains("tps by thread count") && html.contains("ratio to the current config"), "two charts");
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/compare-report.schema.json")).expect("schema is JSON");
+    let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
+    let errors: Vec<String> =
+        jsonschema::validator_for(&schema).unwrap().iter_errors(&json).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(json["advise"][0]["confirmation"]["labels"][2], "advised");
+    snapshot_all("advise", &r);
+}

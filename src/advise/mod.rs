@@ -19,6 +19,7 @@ pub mod memory;
 pub mod rules;
 pub mod runner;
 pub mod search;
+pub mod section;
 
 pub use facts::{Facts, ProbeFacts};
 pub use rules::{Area, Candidate, Considered, Risk, candidates};

@@ -614,7 +614,7 @@ pub(super) fn no_difference(o: &SearchOutcome) -> bool {
 
 #[path = "search_steps.rs"]
 mod steps;
-pub use steps::step_cost;
+pub use steps::{confirmation, step_cost};
 
 #[cfg(test)]
 #[path = "search_tests.rs"]

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::explain::bisect::{self, Measure, Probe, ProbeResult, SearchOutcome, Step as BisectStep};
-use crate::stats::{self, SampleLevel, Verdict};
+use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 
 /// Runs explain's steps as advise steps: B is the tier's base, A the base with every live value.
 struct Adapter<'a, 'b> {
@@ -156,7 +156,7 @@ impl Search<'_> {
         }
         let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
         let results = self.run(Phase::Confirm, configs, reps, bench)?;
-        let c = self.confirmation(labels, &results, reps);
+        let c = confirmation(labels, &results, reps, &self.s.threads, &self.s.compare);
         let withdraw = |s: &mut Self, set: &[usize], why: &str| {
             for &i in set {
                 s.out.fates[i] = Fate::Withdrawn(why.to_string());
@@ -179,62 +179,72 @@ impl Search<'_> {
         self.out.confirmation = Some(c);
         Ok(())
     }
+}
 
-    fn confirmation(&self, labels: Vec<String>, results: &[ConfigResult], reps: u32) -> Confirmation {
-        let idx = |l: &str| labels.iter().position(|x| x == l);
-        let (dedicated, advised, traded) = (idx("dedicated"), idx("advised"), idx("advised+durability"));
-        let pick = |r: &ConfigResult, t: Option<u32>| -> Option<Vec<f64>> {
-            let s = r.as_ref().ok()?;
-            let v = match t {
-                Some(t) => s.per_threads.get(&t)?.clone(),
-                None => s.combined.clone(),
-            };
-            (v.len() >= 2).then_some(v)
+/// The confirmation from the measured `results` of `labels` (the first is the current config) at every
+/// one of `threads` and, with two or more, over their geometric mean; shared by the search and the
+/// report's advise section (recomputed from a stored confirmation experiment).
+pub fn confirmation(
+    labels: Vec<String>,
+    results: &[ConfigResult],
+    reps: u32,
+    threads: &[u32],
+    compare: &CompareConfig,
+) -> Confirmation {
+    let cmp_samples = |x: &[f64], y: &[f64]| stats::compare(x, y, SampleLevel::Repetitions, compare).ok();
+    let idx = |l: &str| labels.iter().position(|x| x == l);
+    let (dedicated, advised, traded) = (idx("dedicated"), idx("advised"), idx("advised+durability"));
+    let pick = |r: &ConfigResult, t: Option<u32>| -> Option<Vec<f64>> {
+        let s = r.as_ref().ok()?;
+        let v = match t {
+            Some(t) => s.per_threads.get(&t)?.clone(),
+            None => s.combined.clone(),
         };
-        let mut rows = Vec::new();
-        let threads: Vec<Option<u32>> = self.s.threads.iter().map(|&t| Some(t)).chain([None]).collect();
-        for t in threads {
-            if t.is_none() && self.s.threads.len() < 2 {
-                continue;
-            }
-            let samples: Vec<Option<Vec<f64>>> = results.iter().map(|r| pick(r, t)).collect();
-            let cmp = |a: Option<usize>, b: Option<usize>| -> Option<stats::Comparison> {
-                let (x, y) = (samples.get(a?)?.as_ref()?, samples.get(b?)?.as_ref()?);
-                self.compare(x, y)
-            };
-            let means = samples.iter().map(|s| s.as_ref().and_then(|v| stats::mean(v))).collect();
-            let vs_current = (0..labels.len()).map(|i| if i == 0 { None } else { cmp(Some(0), Some(i)) }).collect();
-            let detectable = advised.or(traded).and_then(|i| {
-                let (x, y) = (samples[0].as_ref()?, samples[i].as_ref()?);
-                let cc = &self.s.compare;
-                stats::detectable_effect_of(
-                    x,
-                    y,
-                    SampleLevel::Repetitions,
-                    cc.bootstrap.confidence,
-                    cc.noise_band,
-                    stats::DEFAULT_POWER,
-                )
-                .ok()
-                .map(|d| d.either_way())
-            });
-            rows.push(ConfirmRow {
-                threads: t,
-                means,
-                vs_current,
-                advised_vs_dedicated: cmp(dedicated, advised),
-                durability_vs_advised: cmp(advised.or(Some(0)), traded),
-                detectable,
-            });
+        (v.len() >= 2).then_some(v)
+    };
+    let mut rows = Vec::new();
+    let points: Vec<Option<u32>> = threads.iter().map(|&t| Some(t)).chain([None]).collect();
+    for t in points {
+        if t.is_none() && threads.len() < 2 {
+            continue;
         }
-        let holds_for = |get: &dyn Fn(&ConfirmRow) -> Option<stats::Comparison>| -> bool {
-            let v: Vec<Verdict> = rows.iter().filter_map(get).map(|c| c.verdict).collect();
-            v.contains(&Verdict::Faster) && !v.contains(&Verdict::Slower)
+        let samples: Vec<Option<Vec<f64>>> = results.iter().map(|r| pick(r, t)).collect();
+        let cmp = |a: Option<usize>, b: Option<usize>| -> Option<stats::Comparison> {
+            let (x, y) = (samples.get(a?)?.as_ref()?, samples.get(b?)?.as_ref()?);
+            cmp_samples(x, y)
         };
-        let holds = advised.is_some_and(|i| holds_for(&|r: &ConfirmRow| r.vs_current[i]));
-        let durability_holds = traded.map(|_| holds_for(&|r: &ConfirmRow| r.durability_vs_advised));
-        Confirmation { labels, rows, repetitions: reps, holds, durability_holds }
+        let means = samples.iter().map(|s| s.as_ref().and_then(|v| stats::mean(v))).collect();
+        let vs_current = (0..labels.len()).map(|i| if i == 0 { None } else { cmp(Some(0), Some(i)) }).collect();
+        let detectable = advised.or(traded).and_then(|i| {
+            let (x, y) = (samples[0].as_ref()?, samples[i].as_ref()?);
+            let cc = compare;
+            stats::detectable_effect_of(
+                x,
+                y,
+                SampleLevel::Repetitions,
+                cc.bootstrap.confidence,
+                cc.noise_band,
+                stats::DEFAULT_POWER,
+            )
+            .ok()
+            .map(|d| d.either_way())
+        });
+        rows.push(ConfirmRow {
+            threads: t,
+            means,
+            vs_current,
+            advised_vs_dedicated: cmp(dedicated, advised),
+            durability_vs_advised: cmp(advised.or(Some(0)), traded),
+            detectable,
+        });
     }
+    let holds_for = |get: &dyn Fn(&ConfirmRow) -> Option<stats::Comparison>| -> bool {
+        let v: Vec<Verdict> = rows.iter().filter_map(get).map(|c| c.verdict).collect();
+        v.contains(&Verdict::Faster) && !v.contains(&Verdict::Slower)
+    };
+    let holds = advised.is_some_and(|i| holds_for(&|r: &ConfirmRow| r.vs_current[i]));
+    let durability_holds = traded.map(|_| holds_for(&|r: &ConfirmRow| r.durability_vs_advised));
+    Confirmation { labels, rows, repetitions: reps, holds, durability_holds }
 }
 
 /// The time a step of `configs` configs takes at `repetitions` × `threads` runs of `per_run` each.

@@ -9,7 +9,7 @@ use crate::advise::facts::{GIB, MIB};
 use crate::advise::memory::MemoryEstimate;
 use crate::advise::rules::Risk;
 use crate::advise::runner::AdviseReport;
-use crate::advise::search::{Conclusion, Contribution, Fate, Tier};
+use crate::advise::search::{Conclusion, Confirmation, Contribution, Fate, Tier};
 use crate::error::{Error, Result};
 use crate::report::explain::OutputFormat;
 use crate::report::explain::render::write_table;
@@ -34,7 +34,7 @@ pub fn gain(c: &Comparison) -> String {
     format!("{:+.1} % (CI {:+.1} to {:+.1} %)", g * 100.0, lo * 100.0, hi * 100.0)
 }
 
-fn verdict(c: &Comparison) -> (&'static str, Tone) {
+pub(super) fn verdict(c: &Comparison) -> (&'static str, Tone) {
     match c.verdict {
         Verdict::Faster => ("faster", Tone::Better),
         Verdict::Slower => ("slower", Tone::Worse),
@@ -137,9 +137,17 @@ pub fn candidates_table(r: &AdviseReport) -> Table {
 /// The confirmation as a table: one row per thread count (and the geometric mean).
 pub fn confirmation_table(r: &AdviseReport) -> Option<Table> {
     let c = r.result.as_ref()?.confirmation.as_ref()?;
+    Some(confirmation_of(c, &r.metric, "advise-confirmation"))
+}
+
+/// A confirmation as a table with id `id`: one row per thread count (and the geometric mean), each
+/// config's mean of `metric`, each one against the current config (and the advice against the dedicated
+/// baseline, the durability tier against the advice) with interval and verdict, and what could be
+/// detected.
+pub fn confirmation_of(c: &Confirmation, metric: &str, id: &str) -> Table {
     let mut header: Vec<(String, bool)> = vec![("threads".into(), true)];
     for l in &c.labels {
-        header.push((format!("{l} ({})", r.metric), true));
+        header.push((format!("{l} ({metric})"), true));
     }
     for l in c.labels.iter().skip(1) {
         header.push((format!("{l} vs current"), false));
@@ -153,7 +161,7 @@ pub fn confirmation_table(r: &AdviseReport) -> Option<Table> {
     }
     header.push(("detectable".into(), true));
     let h: Vec<(&str, bool)> = header.iter().map(|(s, n)| (s.as_str(), *n)).collect();
-    let mut t = table("advise-confirmation", &format!("Confirmation ({} shuffled repetitions)", c.repetitions), &h);
+    let mut t = table(id, &format!("Confirmation ({} shuffled repetitions)", c.repetitions), &h);
     let cmp = |x: &Option<Comparison>| match x {
         Some(x) => {
             let (v, tone) = verdict(x);
@@ -182,7 +190,7 @@ pub fn confirmation_table(r: &AdviseReport) -> Option<Table> {
         ));
         t.rows.push(cells);
     }
-    Some(t)
+    t
 }
 
 /// The report for the terminal or as markdown.

@@ -26,12 +26,14 @@ pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let explicit = super::explain::explicit_variables(&selected);
     let changes = super::explain::variable_changes(&selected, &explicit);
     let explain = super::explain::explain_sections(store, &selected, sel)?;
+    let advise = super::advise_section::advise_sections(store, &selected, sel)?;
     let findings = super::explain::findings(&explain);
     let mut r = from_selected(selected, sel, &explicit, &findings)?;
     r.variable_changes = changes;
     // The targets of a `versus explain` step are not an ordered series.
     r.series = if explain.is_empty() { super::explain::series_section(&r) } else { None };
     r.explain = explain;
+    r.advise = advise;
     Ok(r)
 }
 
@@ -171,6 +173,7 @@ fn from_selected(
         variable_changes: Vec::new(),
         series: None,
         explain: Vec::new(),
+        advise: Vec::new(),
     })
 }
 

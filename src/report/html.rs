@@ -263,6 +263,23 @@ pub fn render(r: &CompareReport) -> String {
         out.push_str("</ul>\n");
     }
     super::explain::write_html(&mut out, r);
+    for (i, s) in r.advise.iter().enumerate() {
+        let id = if i == 0 { "advised".to_string() } else { format!("advised-{i}") };
+        let _ = writeln!(
+            out,
+            "<h2 id=\"{id}\">{}</h2>\n<ul class=\"summary\">",
+            escape(&super::advise_section::heading(s))
+        );
+        for l in super::advise_section::lines(s) {
+            let _ = writeln!(out, "<li>{}</li>", escape(&l));
+        }
+        out.push_str("</ul>\n");
+        for svg in super::advise_section::charts(s) {
+            out.push_str(&svg);
+            out.push('\n');
+        }
+        write_table(&mut out, &super::advise_section::table(s, i), 3);
+    }
     write_table(&mut out, &tables::ratio_table(r), 2);
     if let Some(svg) = ratio_chart(r) {
         out.push_str(&svg);

@@ -99,6 +99,14 @@ pub fn render(r: &CompareReport) -> String {
     }
     out.push('\n');
     super::explain::write_markdown(&mut out, r);
+    for (i, s) in r.advise.iter().enumerate() {
+        let _ = writeln!(out, "## {}\n", html(&super::advise_section::heading(s)));
+        for l in super::advise_section::lines(s) {
+            let _ = writeln!(out, "- {}", html(&l));
+        }
+        out.push('\n');
+        write_table(&mut out, &super::advise_section::table(s, i));
+    }
     write_table(&mut out, &tables::ratio_table(r));
     let (abs, rel) = tables::pivot_tables(r);
     write_table(&mut out, &abs);

@@ -15,6 +15,7 @@
 //! settings per candidate, the version series with change points, and `versus explain` attributions.
 
 pub mod advise;
+pub mod advise_section;
 pub mod comparison;
 pub mod csv;
 pub mod explain;

@@ -425,6 +425,9 @@ pub struct CompareReport {
     /// The attribution of every selected experiment stored by `versus explain`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub explain: Vec<crate::explain::section::ExplainSection>,
+    /// The confirmation of every selected experiment stored by `versus advise` (`NAME-confirm-N`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub advise: Vec<crate::advise::section::AdviseSection>,
 }
 
 impl CompareReport {

@@ -141,6 +141,14 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
     }
     out.push('\n');
     write_table(&mut out, &tables::ratio_table(r), opts.color);
+    for (i, s) in r.advise.iter().enumerate() {
+        let _ = writeln!(out, "{}", super::advise_section::heading(s));
+        for l in super::advise_section::lines(s) {
+            let _ = writeln!(out, "• {l}");
+        }
+        out.push('\n');
+        write_table(&mut out, &super::advise_section::table(s, i), opts.color);
+    }
     if !opts.brief {
         let (_, rel) = tables::pivot_tables(r);
         write_table(&mut out, &rel, opts.color);
