@@ -170,7 +170,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, ..RunOptions::default() };
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let status = store.experiment(outcome.experiment_id)?.map(|e| e.status);
-    let finished = matches!(status, Some(Status::Done | Status::Failed));
+    let finished = matches!(status, Some(Status::Done | Status::Failed | Status::Partial));
     if finished && !a.keep_data {
         let _ = crate::owned::remove(executor.work_dir());
     }
@@ -179,7 +179,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         println!("interrupted; continue with: versus run --resume-id {}", outcome.experiment_id);
         return Err(Error::Interrupted);
     }
-    if outcome.failed > 0 || status == Some(Status::Failed) {
+    if outcome.failed > 0 || matches!(status, Some(Status::Failed | Status::Partial)) {
         let runs = store.runs(outcome.experiment_id)?;
         let failed = runs.iter().filter(|r| r.status == Status::Failed).count();
         return Err(Error::Other(format!(
@@ -290,9 +290,21 @@ pub(super) fn runs(home: &Home, a: RunsArgs) -> Result<i32> {
         return Ok(0);
     };
     let id = resolve_experiment(&store, &which)?;
+    let runs = store.runs(id)?;
+    if let Some(e) = store.experiment(id)? {
+        let count = |s: Status| runs.iter().filter(|r| r.status == s).count();
+        println!(
+            "experiment {id} ({}): {}, {} runs, {} done, {} failed",
+            e.name,
+            e.status,
+            runs.len(),
+            count(Status::Done),
+            count(Status::Failed)
+        );
+    }
     let mut t =
         table(&["RUN", "#", "TARGET", "WORKLOAD", "THREADS", "REP", "STATUS", "TPS", "P95 MS", "VERSION", "ERROR"]);
-    for r in store.runs(id)? {
+    for r in runs {
         let (tps, p95) = match &r.summary {
             Some(s) => (format!("{:.2}", s.tps), format!("{:.2}", s.latency_p95_us / 1000.0)),
             None => ("-".into(), "-".into()),

@@ -24,6 +24,10 @@ pub enum Status {
     Failed,
     /// Stopped by the user (Ctrl-C) or a signal.
     Interrupted,
+    /// An experiment with nothing left to run, some of whose runs are done and some failed (only
+    /// experiments are partial: their runs are done or failed). Stored as `failed` (the schema's
+    /// status values are fixed) and read back as `partial` because one of its runs is done.
+    Partial,
 }
 
 impl Status {
@@ -35,6 +39,15 @@ impl Status {
             Status::Done => "done",
             Status::Failed => "failed",
             Status::Interrupted => "interrupted",
+            Status::Partial => "partial",
+        }
+    }
+
+    /// The text written to the database's `status` column (`partial` is written `failed`).
+    pub fn stored(self) -> &'static str {
+        match self {
+            Status::Partial => Status::Failed.as_str(),
+            other => other.as_str(),
         }
     }
 }
@@ -55,6 +68,7 @@ impl FromStr for Status {
             "done" => Status::Done,
             "failed" => Status::Failed,
             "interrupted" => Status::Interrupted,
+            "partial" => Status::Partial,
             other => return Err(format!("unknown status '{other}'")),
         })
     }

@@ -16,8 +16,12 @@ fn json_at<T: serde::de::DeserializeOwned>(row: &Row, i: usize) -> DbResult<T> {
     serde_json::from_str(&row.get::<String>(i)?).map_err(|e| DbError(format!("column {i}: {e}")))
 }
 
-pub(super) const EXPERIMENT_COLUMNS: &str =
-    "id, name, file, definition, definition_hash, created_at, status, seed, host, versus_version";
+/// An experiment's columns; its status read as `partial` when it is stored `failed` and one of its runs
+/// is done (see [`Status::Partial`]).
+pub(super) const EXPERIMENT_COLUMNS: &str = "id, name, file, definition, definition_hash, created_at, \
+     CASE WHEN experiments.status = 'failed' AND EXISTS (SELECT 1 FROM runs \
+     WHERE runs.experiment_id = experiments.id AND runs.status = 'done') THEN 'partial' \
+     ELSE experiments.status END, seed, host, versus_version";
 
 fn experiment_from(row: &Row) -> DbResult<Experiment> {
     Ok(Experiment {
@@ -196,14 +200,15 @@ impl Store {
             .map_err(|e| self.err(e))?;
         rows.iter()
             .map(|row| {
+                let (status, done) = (status_at(row, 4)?, row.get::<u64>(6)?);
                 Ok(ExperimentSummary {
                     id: row.get(0)?,
                     name: row.get(1)?,
                     file: row.get(2)?,
                     created_at: row.get(3)?,
-                    status: status_at(row, 4)?,
+                    status: if status == Status::Failed && done > 0 { Status::Partial } else { status },
                     runs: row.get(5)?,
-                    done: row.get(6)?,
+                    done,
                     failed: row.get(7)?,
                 })
             })
@@ -227,10 +232,17 @@ impl Store {
         .map_err(|e| self.err(e))
     }
 
-    /// How an experiment with no pending runs ended: `failed` when any of its runs failed.
+    /// How an experiment with no pending runs ended: `done` when every run is done, `failed` when none
+    /// is, `partial` between.
     pub fn finished_status(&self, experiment_id: i64) -> Result<Status> {
-        let failed = self.runs(experiment_id)?.iter().any(|r| r.status == Status::Failed);
-        Ok(if failed { Status::Failed } else { Status::Done })
+        let runs = self.runs(experiment_id)?;
+        let failed = runs.iter().any(|r| r.status == Status::Failed);
+        let done = runs.iter().any(|r| r.status == Status::Done);
+        Ok(match (failed, done) {
+            (false, _) => Status::Done,
+            (true, true) => Status::Partial,
+            (true, false) => Status::Failed,
+        })
     }
 
     /// One run with everything stored for it (for `versus show RUN`).

@@ -226,7 +226,7 @@ impl Store {
         let n = self
             .db
             .borrow_mut()
-            .execute("UPDATE experiments SET status = ?1 WHERE id = ?2", params![status.as_str(), id])
+            .execute("UPDATE experiments SET status = ?1 WHERE id = ?2", params![status.stored(), id])
             .map_err(|e| self.err(e))?;
         if n == 0 {
             return Err(self.err(format!("no experiment with id {id}")));
