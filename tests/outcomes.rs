@@ -332,3 +332,52 @@ fn an_experiment_with_some_runs_failed_is_partial_and_one_with_all_failed_is_fai
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["experiments"][0]["status"], "partial", "{v}");
 }
+
+#[test]
+fn every_printing_command_ends_quietly_on_a_closed_pipe() {
+    let server = common::start_server();
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    let two = external_experiment("pipe", server.port).replace(
+        "[[workloads]]",
+        &format!(
+            "[[targets]]\nname = \"ext2\"\naddress = \"127.0.0.1:{}\"\nuser = \"sbtest\"\npassword_env = \
+             \"SAFETY_TEST_PW\"\ndatabase = \"sbtest\"\n[[workloads]]",
+            server.port
+        ),
+    );
+    let file = t.path().join("pipe.toml");
+    // Both targets are one server: each prepares the tables again over the other's.
+    let two = two.replace("database = \"sbtest\"\n", "database = \"sbtest\"\nreplace_tables = true\n");
+    std::fs::write(&file, two.replace("prewarm = false", "prewarm = false\nrepetitions = 2")).unwrap();
+    let run = versus(&home, &["run", file.to_str().unwrap()]).env("SAFETY_TEST_PW", &server.password).output().unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let commands: &[&[&str]] = &[
+        &["runs"],
+        &["runs", "1"],
+        &["show", "1"],
+        &["compare", "1"],
+        &["report", "1", "--format", "markdown"],
+        &["report", "1", "--format", "json"],
+        &["report", "1", "--format", "csv"],
+        &["report", "1", "--format", "html"],
+        &["diff-vars", "ext", "ext2", "--from", "1"],
+        &["diff-vars", "ext", "ext2", "--from", "1", "--format", "json", "--all"],
+        &["series", "ext", "ext2", "--from", "1"],
+        &["series", "ext", "ext2", "--from", "1", "--format", "markdown"],
+        &["server", "list"],
+        &["--help"],
+        &["run", "--help"],
+        &["sysbench", "--help"],
+        &["script", "--help"],
+    ];
+    for args in commands {
+        // Open, the command prints something: a closed pipe is then a real test of its output.
+        let open = versus(&home, args).output().unwrap();
+        assert!(open.status.success() && !open.stdout.is_empty(), "{args:?}: {:?} {}", open.status, stderr(&open));
+        let out = versus(&home, args).stdout(closed_pipe()).output().unwrap();
+        let err = stderr(&out);
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("error"), "{args:?}: {err}");
+        assert!(matches!(out.status.code(), Some(0 | 141)), "{args:?}: {:?} {err}", out.status);
+    }
+}

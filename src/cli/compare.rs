@@ -1,6 +1,5 @@
 //! `versus compare` and `versus report`: flags to a [`Selection`], the report to the terminal or a file.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -162,8 +161,7 @@ pub fn compare(home: &Home, args: CompareArgs) -> Result<i32> {
         ColorWhen::Auto => anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
     };
     let text = terminal::render_with(&report, &terminal::Options { color, brief: args.brief });
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").map_err(|e| Error::Other(format!("cannot write to standard output: {e}")))?;
+    super::output::print(&format!("{text}\n"))?;
     Ok(0)
 }
 
@@ -188,9 +186,7 @@ pub fn report(home: &Home, args: ReportArgs) -> Result<i32> {
             eprintln!("wrote {} ({format})", path.display());
         }
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())
-                .map_err(|e| Error::Other(format!("cannot write to standard output: {e}")))?;
+            super::output::print(&text)?;
         }
     }
     Ok(0)

@@ -1,6 +1,5 @@
 //! `versus diff-vars`, `versus explain` and `versus series`: flags to calls into [`crate::explain`].
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -128,10 +127,7 @@ pub(super) fn color(when: ColorWhen) -> bool {
 }
 
 pub(super) fn print(text: &str) -> Result<()> {
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| Error::Other(format!("cannot write to standard output: {e}")))
+    super::output::print(text)
 }
 
 /// `versus diff-vars`.

@@ -305,10 +305,7 @@ impl Observer for Progress {
 }
 
 fn write_out(s: &str) -> Result<()> {
-    let mut o = std::io::stdout().lock();
-    o.write_all(s.as_bytes())
-        .and_then(|_| o.flush())
-        .map_err(|e| Error::Other(format!("cannot write to standard output: {e}")))
+    super::output::print(s)
 }
 
 /// Runs `versus ibench`; the exit code is 0, 1 when a step failed, 130 when interrupted.

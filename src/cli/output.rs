@@ -5,6 +5,9 @@
 //! measured was stored before it was printed.
 
 use std::any::Any;
+use std::io::{ErrorKind, Write};
+
+use crate::error::{Error, Result};
 
 /// The exit status after output to a closed stream.
 pub const CLOSED_OUTPUT_EXIT: u8 = 141;
@@ -17,6 +20,17 @@ pub fn install_hook() {
             default(info);
         }
     }));
+}
+
+/// Writes `text` to stdout and flushes it. A closed stdout ends versus as the print macros do (quietly,
+/// exit status 141, servers stopped on the way out); any other failure is an error.
+pub fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => std::panic::panic_any(format!("failed printing to stdout: {e}")),
+        Err(e) => Err(Error::Other(format!("cannot write to standard output: {e}"))),
+    }
 }
 
 /// True when a panic's payload is a print macro's failure to write to stdout or stderr.
