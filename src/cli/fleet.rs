@@ -177,10 +177,10 @@ fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
             job_cancelled |= !started && end.state.as_deref() == Some("CANCELLED");
             ended.push((k, task, end));
         }
-        let job_goes_on = !job_cancelled && !queue.is_empty();
+        let context = follow::job_context(job_cancelled, queue.len());
         for (k, task, end) in ended {
             let n = requeued.get(&k).copied().unwrap_or(0);
-            match follow::judge(k, attempts.as_deref().unwrap_or_default(), &end, n, job_goes_on) {
+            match follow::judge(k, attempts.as_deref().unwrap_or_default(), &end, n, context) {
                 Verdict::Requeue(why) => match requeue(&task) {
                     Ok(()) => {
                         let line =

@@ -210,6 +210,8 @@ impl SandboxExecutor {
                 crate::owned::remove(&dir)?;
                 snapshot::restore(&snap, &dir.join("data"))?;
                 let spec = self.sandbox_spec(plan, cell.target, &dir)?;
+                // Stopping: no server to start (a scheduler's grace period before SIGKILL is short).
+                crate::interrupt::check()?;
                 progress.step("starting the server");
                 let sb = self.start_checked(plan, cell.target, spec, progress)?;
                 let admin = sb.connect_root()?;

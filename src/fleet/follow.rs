@@ -2,9 +2,12 @@
 //! results store, not the scheduler, knows whether a block was measured: a task killed mid-block
 //! (SIGKILL, a lost node) leaves its attempt `running` and its block incomplete, and is run again. A
 //! task cancelled on its own (`scancel JOB_K`, also `--signal=KILL`, which Slurm delivers as SIGTERM
-//! first, so versus stops cleanly and records the attempt as interrupted) is run again while the rest
-//! of its job goes on; when the whole job was cancelled, nothing is. A task that refused its block or
-//! whose runs failed is not run again: a retry would not change that.
+//! first) is run again while the rest of its job goes on; when the whole job was cancelled, nothing is.
+//! How a cancelled task's attempt ends depends on timing: versus stops cleanly and records it
+//! `failed` (interrupted) when it can within Slurm's KillWait, and is SIGKILLed with its attempt still
+//! `running` when it cannot. The scheduler's final state (`CANCELLED`) is the same either way, so it
+//! decides: both are "stopped", never "died". A task that refused its block or whose runs failed is
+//! not run again: a retry would not change that.
 
 use crate::store::{Attempt, AttemptStatus};
 
@@ -22,6 +25,26 @@ pub struct TaskEnd {
     pub exit_code: Option<i32>,
 }
 
+impl TaskEnd {
+    /// Stopped by the scheduler (cancelled, preempted, out of time), which signals SIGTERM first and
+    /// SIGKILL after its grace period.
+    fn stopped(&self) -> bool {
+        matches!(self.state.as_deref(), Some("CANCELLED" | "PREEMPTED" | "TIMEOUT"))
+    }
+}
+
+/// What the rest of an ended task's job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Other tasks are still queued or running, and none was cancelled before it started.
+    GoesOn,
+    /// The whole job was cancelled: a task was cancelled before it started its block.
+    Cancelled,
+    /// Nothing else is left in the queue: the task was the job's last. Slurm cannot tell a whole-job
+    /// cancel (`scancel JOB`) from a cancel of that task alone (`scancel JOB_K`) then.
+    Ended,
+}
+
 /// What to do about an ended task's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -34,31 +57,31 @@ pub enum Verdict {
 }
 
 /// The verdict on `block` from its `attempts` (any order; other blocks' are ignored), how its task
-/// ended, how often the follower has requeued it already, and whether the rest of its job goes on
-/// (other tasks still queued, and none cancelled before it started).
-pub fn judge(block: u32, attempts: &[Attempt], end: &TaskEnd, requeued: u32, job_goes_on: bool) -> Verdict {
+/// ended, how often the follower has requeued it already, and what the rest of its job does.
+pub fn judge(block: u32, attempts: &[Attempt], end: &TaskEnd, requeued: u32, job: Job) -> Verdict {
     let mine: Vec<&Attempt> = attempts.iter().filter(|a| a.block == block).collect();
     if mine.iter().any(|a| a.status == AttemptStatus::Done) {
         return Verdict::Complete;
     }
     let last = mine.iter().max_by_key(|a| (a.attempt, a.started_at, a.id));
+    let n = last.map_or(0, |a| a.attempt);
     let retry = match last.map(|a| a.status) {
-        Some(AttemptStatus::Running | AttemptStatus::Abandoned) => {
-            let n = last.map_or(0, |a| a.attempt);
-            format!("its task died during attempt {n}")
-        }
+        // Killed after the scheduler's grace period, before versus could record the interruption.
+        Some(AttemptStatus::Running | AttemptStatus::Abandoned) if end.stopped() => match stopped(n, end, job) {
+            Ok(why) => why,
+            Err(v) => return v,
+        },
+        Some(AttemptStatus::Running | AttemptStatus::Abandoned) => format!("its task died during attempt {n}"),
         Some(AttemptStatus::Rejected) => "its host's canary was an outlier".to_string(),
         Some(AttemptStatus::Failed) => {
-            let n = last.map_or(0, |a| a.attempt);
             let why = last.and_then(|a| a.error.clone()).unwrap_or_else(|| "runs failed".into());
-            let stopped = matches!(end.state.as_deref(), Some("CANCELLED" | "PREEMPTED" | "TIMEOUT"));
-            if why != "interrupted" || !stopped {
+            if why != "interrupted" || !end.stopped() {
                 return Verdict::Incomplete(format!("attempt {n} failed: {why}"));
             }
-            if !job_goes_on {
-                return Verdict::Incomplete(format!("attempt {n} was stopped: its job was cancelled"));
+            match stopped(n, end, job) {
+                Ok(why) => why,
+                Err(v) => return v,
             }
-            format!("its task was stopped ({}) during attempt {n}", end.state.as_deref().unwrap_or_default())
         }
         Some(AttemptStatus::Done) => unreachable!("handled above"),
         None if end.exit_code == Some(EXIT_SPEC_ERROR) => {
@@ -78,6 +101,34 @@ pub fn judge(block: u32, attempts: &[Attempt], end: &TaskEnd, requeued: u32, job
         Verdict::Incomplete(format!("{retry}; requeued {requeued} times already"))
     } else {
         Verdict::Requeue(retry)
+    }
+}
+
+/// Why a task the scheduler stopped during attempt `n` is run again, or the verdict that it is not.
+fn stopped(n: u32, end: &TaskEnd, job: Job) -> Result<String, Verdict> {
+    let state = end.state.as_deref().unwrap_or_default();
+    match job {
+        Job::Cancelled => Err(Verdict::Incomplete(format!("attempt {n} was stopped: its job was cancelled"))),
+        // The user's cancel of what was left of the job must not be undone; a task cancelled alone is
+        // one command away from running again, and the follower says which.
+        Job::Ended if state == "CANCELLED" => Err(Verdict::Incomplete(format!(
+            "its task was cancelled during attempt {n} and was the last of its job: taken as the whole job \
+             cancelled (Slurm does not tell `scancel JOB` from `scancel JOB_TASK` then), not requeued"
+        ))),
+        Job::GoesOn | Job::Ended => Ok(format!("its task was stopped ({state}) during attempt {n}")),
+    }
+}
+
+/// What the rest of the job does, seen from the follower: whether a task was cancelled before it
+/// started its block (a whole-job cancel does that; a pending task cancelled alone is taken the same
+/// way), and how many of its tasks are still queued.
+pub fn job_context(cancelled_before_start: bool, queued: usize) -> Job {
+    if cancelled_before_start {
+        Job::Cancelled
+    } else if queued == 0 {
+        Job::Ended
+    } else {
+        Job::GoesOn
     }
 }
 
@@ -115,9 +166,9 @@ mod tests {
     #[test]
     fn a_block_killed_mid_way_is_requeued_until_the_limit() {
         let a = [attempt(0, 1, AttemptStatus::Abandoned), attempt(0, 2, AttemptStatus::Running)];
-        let v = judge(0, &a, &ended("FAILED", 0), 0, false);
+        let v = judge(0, &a, &ended("FAILED", 0), 0, Job::Ended);
         assert_eq!(v, Verdict::Requeue("its task died during attempt 2".into()));
-        let v = judge(0, &a, &ended("FAILED", 0), MAX_REQUEUES, true);
+        let v = judge(0, &a, &ended("FAILED", 0), MAX_REQUEUES, Job::GoesOn);
         assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("requeued 3 times")), "{v:?}");
     }
 
@@ -128,23 +179,58 @@ mod tests {
             attempt(0, 2, AttemptStatus::Done),
             attempt(1, 1, AttemptStatus::Running),
         ];
-        assert_eq!(judge(0, &a, &TaskEnd::default(), 5, true), Verdict::Complete);
-        assert!(matches!(judge(1, &a, &TaskEnd::default(), 0, true), Verdict::Requeue(_)));
+        assert_eq!(judge(0, &a, &TaskEnd::default(), 5, Job::GoesOn), Verdict::Complete);
+        assert!(matches!(judge(1, &a, &TaskEnd::default(), 0, Job::GoesOn), Verdict::Requeue(_)));
     }
 
     #[test]
     fn a_task_cancelled_alone_is_requeued_but_not_when_its_job_was_cancelled() {
-        let stopped = [attempt(2, 1, AttemptStatus::Failed)];
-        assert_eq!(
-            judge(2, &stopped, &ended("CANCELLED", 0), 0, true),
-            Verdict::Requeue("its task was stopped (CANCELLED) during attempt 1".into())
-        );
-        assert_eq!(
-            judge(2, &stopped, &ended("CANCELLED", 0), 0, false),
-            Verdict::Incomplete("attempt 1 was stopped: its job was cancelled".into())
-        );
+        // Stopped cleanly (interrupted recorded) or SIGKILLed after KillWait (attempt left running): the
+        // scheduler's state decides, so both read the same.
+        for status in [AttemptStatus::Failed, AttemptStatus::Running] {
+            let stopped = [attempt(2, 1, status)];
+            assert_eq!(
+                judge(2, &stopped, &ended("CANCELLED", 0), 0, Job::GoesOn),
+                Verdict::Requeue("its task was stopped (CANCELLED) during attempt 1".into()),
+                "{status:?}"
+            );
+            assert_eq!(
+                judge(2, &stopped, &ended("CANCELLED", 0), 0, Job::Cancelled),
+                Verdict::Incomplete("attempt 1 was stopped: its job was cancelled".into()),
+                "{status:?}"
+            );
+            let v = judge(2, &stopped, &ended("CANCELLED", 0), MAX_REQUEUES, Job::GoesOn);
+            assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("requeued 3 times")), "{v:?}");
+        }
         // Interrupted, but the task exited on its own (e.g. Ctrl-C in an interactive allocation).
-        assert!(matches!(judge(2, &stopped, &ended("FAILED", 1), 0, true), Verdict::Incomplete(_)));
+        let stopped = [attempt(2, 1, AttemptStatus::Failed)];
+        assert!(matches!(judge(2, &stopped, &ended("FAILED", 1), 0, Job::GoesOn), Verdict::Incomplete(_)));
+    }
+
+    #[test]
+    fn the_last_task_cancelled_is_taken_as_the_job_cancelled_but_preempted_or_timed_out_is_requeued() {
+        for status in [AttemptStatus::Failed, AttemptStatus::Running] {
+            let last = [attempt(4, 1, status)];
+            let v = judge(4, &last, &ended("CANCELLED", 0), 0, Job::Ended);
+            assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("last of its job")), "{v:?}");
+            for state in ["PREEMPTED", "TIMEOUT"] {
+                assert_eq!(
+                    judge(4, &last, &ended(state, 0), 0, Job::Ended),
+                    Verdict::Requeue(format!("its task was stopped ({state}) during attempt 1"))
+                );
+                assert!(matches!(judge(4, &last, &ended(state, 0), 0, Job::Cancelled), Verdict::Incomplete(_)));
+            }
+        }
+        // Killed outright as the job's last task: nobody cancelled anything, it is run again.
+        let killed = [attempt(4, 1, AttemptStatus::Running)];
+        assert_eq!(
+            judge(4, &killed, &ended("FAILED", 0), 0, Job::Ended),
+            Verdict::Requeue("its task died during attempt 1".into())
+        );
+        assert_eq!(job_context(true, 3), Job::Cancelled);
+        assert_eq!(job_context(true, 0), Job::Cancelled);
+        assert_eq!(job_context(false, 0), Job::Ended);
+        assert_eq!(job_context(false, 2), Job::GoesOn);
     }
 
     #[test]
@@ -152,18 +238,18 @@ mod tests {
         let mut failed = attempt(2, 1, AttemptStatus::Failed);
         failed.error = Some("1 run(s) failed".into());
         assert_eq!(
-            judge(2, &[failed], &ended("FAILED", 1), 0, true),
+            judge(2, &[failed], &ended("FAILED", 1), 0, Job::GoesOn),
             Verdict::Incomplete("attempt 1 failed: 1 run(s) failed".into())
         );
-        let v = judge(2, &[], &ended("FAILED", 3), 0, true);
+        let v = judge(2, &[], &ended("FAILED", 3), 0, Job::GoesOn);
         assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("exit code 3")), "{v:?}");
-        let v = judge(2, &[], &ended("CANCELLED", 0), 0, true);
+        let v = judge(2, &[], &ended("CANCELLED", 0), 0, Job::GoesOn);
         assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("cancelled")), "{v:?}");
         // A task that died before its first attempt (no state left: purged) is run again.
-        assert!(matches!(judge(2, &[], &TaskEnd::default(), 0, true), Verdict::Requeue(_)));
-        assert!(matches!(judge(2, &[], &ended("NODE_FAIL", 0), 1, true), Verdict::Requeue(_)));
+        assert!(matches!(judge(2, &[], &TaskEnd::default(), 0, Job::GoesOn), Verdict::Requeue(_)));
+        assert!(matches!(judge(2, &[], &ended("NODE_FAIL", 0), 1, Job::GoesOn), Verdict::Requeue(_)));
         let rejected = [attempt(3, 1, AttemptStatus::Rejected)];
-        let v = judge(3, &rejected, &ended("COMPLETED", 75), 0, true);
+        let v = judge(3, &rejected, &ended("COMPLETED", 75), 0, Job::GoesOn);
         assert!(matches!(&v, Verdict::Requeue(w) if w.contains("canary")), "{v:?}");
     }
 
