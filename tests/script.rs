@@ -81,7 +81,7 @@ fn weights_distributions_and_per_statement_counts() {
     let mut c = driver.connect().unwrap();
     run::setup(&s, c.as_mut(), 1, &|_| {}).unwrap();
 
-    let events = run::events(s.clone(), 4, Arc::new(AtomicBool::new(false)));
+    let events = run::events(s.clone(), 4, Arc::new(AtomicBool::new(false)), 7);
     let r =
         runner::run_source(Source::Custom(events.factory()), &o, driver, Arc::new(AtomicBool::new(false)), &mut Quiet)
             .unwrap();
@@ -123,6 +123,82 @@ fn weights_distributions_and_per_statement_counts() {
             assert!(x > critical, "the uniform draws do not pass as Gaussian");
         }
     }
+}
+
+const BRANCHES: &str = r#"-- @setup
+CREATE TABLE picks (id BIGINT AUTO_INCREMENT PRIMARY KEY, branch CHAR(4) NOT NULL, r INT NOT NULL,
+  p BIGINT NOT NULL, h BIGINT NOT NULL, f BIGINT NOT NULL);
+-- @transaction pick
+\set r random(0, 99)
+\set p permute(:r, 100, 7)
+\if :r < 30 and not :r = 29
+\set h hash(:r, 5432)
+INSERT INTO picks (branch, r, p, h, f) VALUES ('low', :r, :p, :h, 0);
+\elif :r >= 90 or :r = 29
+\set h hash_murmur2(:r)
+INSERT INTO picks (branch, r, p, h, f) VALUES ('edge', :r, :p, :h, 0);
+\else
+\set h hash_fnv1a(:r, 5432)
+\set m :r & 7 | 8 << 1 # 1
+INSERT INTO picks (branch, r, p, h, f) VALUES ('mid', :r, :p, :h, :m);
+\endif
+"#;
+
+/// `\if`/`\elif`/`\else`, comparisons and logic, `hash*` and `permute` against a real server: every
+/// row went through the branch its draw selects, with the values pgbench's functions give (computed
+/// here by the library and compared with what the server stored), and each branch's statement counts
+/// match the rows.
+#[test]
+fn conditionals_hash_and_permute() {
+    let server = common::start_server();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "branches.sql", BRANCHES);
+    let defines = [("default_seed".to_string(), versus::workload::script::expr::Value::Int(99))];
+    let (s, _) = parse::load(Path::new(&file), 1, &defines).unwrap();
+    let s = Arc::new(s);
+    let o = run_options(&server, &["--threads=2", "--events=3000", "--time=0", "--rand-seed=11"]);
+    let driver = versus::workload::sysbench::driver_for(&o);
+    let mut c = driver.connect().unwrap();
+    run::setup(&s, c.as_mut(), 1, &|_| {}).unwrap();
+    let events = run::events(s.clone(), 2, Arc::new(AtomicBool::new(false)), 11);
+    runner::run_source(Source::Custom(events.factory()), &o, driver, Arc::new(AtomicBool::new(false)), &mut Quiet)
+        .unwrap();
+    let f = events.figures();
+    assert_eq!(f.transactions[0], 3000);
+
+    let mut root = server.root_conn();
+    let rows: Vec<(String, i64, i64, i64, i64)> = root.query("SELECT branch, r, p, h, f FROM sbtest.picks").unwrap();
+    assert_eq!(rows.len(), 3000, "one insert per transaction, whichever branch");
+    use versus::workload::script::hash;
+    let mut seen = std::collections::BTreeMap::new();
+    for (branch, r, p, h, fv) in &rows {
+        let want_branch = if *r < 30 && *r != 29 {
+            "low"
+        } else if *r >= 90 || *r == 29 {
+            "edge"
+        } else {
+            "mid"
+        };
+        assert_eq!(branch, want_branch, "r = {r}");
+        assert_eq!(*p, hash::permute(*r, 100, 7), "permute({r}, 100, 7)");
+        let want_h = match want_branch {
+            "low" => hash::murmur2(*r, 5432),
+            "edge" => hash::murmur2(*r, 99),
+            _ => hash::fnv1a(*r, 5432),
+        };
+        assert_eq!(*h, want_h, "{branch} hash of {r}");
+        assert_eq!(*fv, if want_branch == "mid" { (((r & 7) | 8) << 1) ^ 1 } else { 0 }, "left to right");
+        seen.insert(*r, *p);
+    }
+    assert!(seen.len() > 90, "most of the 100 draws seen: {}", seen.len());
+    let images: std::collections::BTreeSet<i64> = seen.values().copied().collect();
+    assert_eq!(images.len(), seen.len(), "permute maps distinct draws to distinct values");
+    let count = |b: &str| rows.iter().filter(|r| r.0 == b).count() as u64;
+    // Statements 1, 2, 3 are the low, edge and mid inserts.
+    assert_eq!(f.latency[0].len(), count("low"));
+    assert_eq!(f.latency[1].len(), count("edge"));
+    assert_eq!(f.latency[2].len(), count("mid"));
+    assert!(count("low") > 0 && count("edge") > 0 && count("mid") > 0);
 }
 
 /// `SELECT c FROM sbtest1 WHERE id=:id`, prepared, is what `versus sysbench oltp_point_select` sends:

@@ -294,7 +294,7 @@ impl Workload for ScriptWorkload {
             "script": { "file": self.path.display().to_string(), "options": o, "command": super::command_line(&self.path, &o) },
             "plans": plans,
         });
-        let events = super::run::events(self.script.clone(), o.threads as usize, crate::interrupt::flag());
+        let events = super::run::events(self.script.clone(), o.threads as usize, crate::interrupt::flag(), o.rand.seed);
         let measured = measure(Source::Custom(events.factory()), &o, command, ctx);
         let measured = measured.and_then(|(r, mut stored)| {
             let figures = events.figures();

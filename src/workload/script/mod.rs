@@ -10,8 +10,10 @@
 //! - [`experiment`]: the [`crate::workload::Workload`] of experiments; [`stored`]: per-statement
 //!   comparisons from stored runs for `versus compare` and `versus report`.
 
+pub mod eval;
 pub mod experiment;
 pub mod expr;
+pub mod hash;
 pub mod parse;
 pub mod plan;
 pub mod random;
@@ -150,6 +152,11 @@ fn merge(mut a: Script, b: Script) -> Script {
                     parse::Step::Sleep { expr: remap(expr, &map), unit_us, loc: moved(loc) }
                 }
                 parse::Step::Sql(i) => parse::Step::Sql(i + offset),
+                // Branch targets are positions in the same list, which moves as a whole.
+                parse::Step::Branch { cond, otherwise, loc } => {
+                    parse::Step::Branch { cond: remap(cond, &map), otherwise, loc: moved(loc) }
+                }
+                j @ parse::Step::Jump { .. } => j,
             })
             .collect()
     };
@@ -184,6 +191,8 @@ fn remap(e: expr::Expr, map: &[usize]) -> expr::Expr {
     match e {
         Expr::Var(s) => Expr::Var(map[s]),
         Expr::Neg(x) => Expr::Neg(Box::new(remap(*x, map))),
+        Expr::Not(x) => Expr::Not(Box::new(remap(*x, map))),
+        Expr::BitNot(x) => Expr::BitNot(Box::new(remap(*x, map))),
         Expr::Bin(op, x, y) => Expr::Bin(op, Box::new(remap(*x, map)), Box::new(remap(*y, map))),
         Expr::Call(f, args) => Expr::Call(f, args.into_iter().map(|x| remap(x, map)).collect()),
         c => c,
@@ -289,7 +298,7 @@ fn run_command(script: &Arc<Script>, o: &Options) -> Result<i32> {
     out("Initializing worker threads...\n\n");
     crate::interrupt::install();
     let stop = crate::interrupt::flag();
-    let events = run::events(script.clone(), o.threads as usize, stop.clone());
+    let events = run::events(script.clone(), o.threads as usize, stop.clone(), o.rand.seed);
     let driver = crate::workload::sysbench::driver_for(o);
     let result =
         runner::run_source(Source::Custom(events.factory()), o, driver, stop, &mut Text { pct: o.percentile })?;

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::expr::{self, Value};
-use super::parse::{Script, Statement, Step};
+use super::eval;
+use super::expr::Value;
+use super::parse::{CLIENT_ID_SLOT, DEFAULT_SEED_SLOT, Script, Statement, Step};
 use super::random::Rng;
 use crate::driver::{Connection, DbError, Param, StmtId};
 use crate::error::Error;
@@ -59,11 +60,34 @@ pub struct ScriptEvents {
     weights: Arc<Vec<u64>>,
     clients: Vec<Arc<Mutex<Figures>>>,
     stop: Arc<AtomicBool>,
+    default_seed: i64,
+}
+
+/// The variables before a transaction's first step: `default_seed`, then the `--define`s (which may
+/// set `default_seed` too).
+fn initial_vars(script: &Script, default_seed: i64) -> Vec<Value> {
+    let mut vars = vec![Value::Int(0); script.vars.len()];
+    vars[DEFAULT_SEED_SLOT] = Value::Int(default_seed);
+    for (slot, v) in &script.defines {
+        vars[*slot] = *v;
+    }
+    vars
+}
+
+/// The `default_seed` of a run: drawn from `--rand-seed` when it is given (not 0), else at random, as
+/// pgbench draws it.
+pub fn default_seed(rand_seed: u64) -> i64 {
+    let seed = if rand_seed != 0 {
+        rand_seed
+    } else {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    };
+    Rng::seeded(seed ^ 0x6465_6661_756c_7473).below(u64::MAX) as i64
 }
 
 /// The runner's source of events for `script` with `clients` clients (the run's threads), stopped early
-/// by `stop` in a `\sleep`.
-pub fn events(script: Arc<Script>, clients: usize, stop: Arc<AtomicBool>) -> ScriptEvents {
+/// by `stop` in a `\sleep`; `rand_seed` is the run's `--rand-seed` (for `default_seed`).
+pub fn events(script: Arc<Script>, clients: usize, stop: Arc<AtomicBool>, rand_seed: u64) -> ScriptEvents {
     let mut total = 0u64;
     let weights = script
         .transactions
@@ -74,7 +98,7 @@ pub fn events(script: Arc<Script>, clients: usize, stop: Arc<AtomicBool>) -> Scr
         })
         .collect();
     let clients = (0..clients).map(|_| Arc::new(Mutex::new(Figures::new(&script)))).collect();
-    ScriptEvents { script, weights: Arc::new(weights), clients, stop }
+    ScriptEvents { script, weights: Arc::new(weights), clients, stop, default_seed: default_seed(rand_seed) }
 }
 
 impl ScriptEvents {
@@ -82,12 +106,10 @@ impl ScriptEvents {
     pub fn factory(&self) -> Arc<EventFactory> {
         let (script, weights, clients, stop) =
             (self.script.clone(), self.weights.clone(), self.clients.clone(), self.stop.clone());
+        let default_seed = self.default_seed;
         Arc::new(move |tid: usize, seed: u64| -> Box<dyn Events> {
-            let mut vars = vec![Value::Int(0); script.vars.len()];
-            for (slot, v) in &script.defines {
-                vars[*slot] = *v;
-            }
-            vars[0] = Value::Int(tid as i64);
+            let mut vars = initial_vars(&script, default_seed);
+            vars[CLIENT_ID_SLOT] = Value::Int(tid as i64);
             Box::new(Client {
                 script: script.clone(),
                 weights: weights.clone(),
@@ -209,16 +231,27 @@ impl Events for Client {
     fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         let t = self.pick();
         let script = &*self.script;
-        for step in &script.transactions[t].steps {
+        let steps = &script.transactions[t].steps;
+        let mut pc = 0;
+        while let Some(step) = steps.get(pc) {
+            pc += 1;
             match step {
+                Step::Branch { cond, otherwise, loc } => {
+                    let v =
+                        eval::eval(cond, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
+                    if !v.truth() {
+                        pc = *otherwise;
+                    }
+                }
+                Step::Jump { to } => pc = *to,
                 Step::Set { slot, expr, loc } => {
                     let v =
-                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
+                        eval::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     self.vars[*slot] = v;
                 }
                 Step::Sleep { expr, unit_us, loc } => {
                     let v =
-                        expr::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
+                        eval::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     let us = match v {
                         Value::Int(i) if i >= 0 => i as u64 * unit_us,
                         Value::Double(d) if d >= 0.0 => (d * *unit_us as f64) as u64,
@@ -284,16 +317,21 @@ impl Drop for Client {
 /// Runs the setup on `conn`: its `\set`s with a generator seeded by `seed`, its statements as text
 /// with the values in place. `log` gets one line per statement.
 pub fn setup(script: &Script, conn: &mut dyn Connection, seed: u64, log: &dyn Fn(&str)) -> Result<(), Error> {
-    let mut vars = vec![Value::Int(0); script.vars.len()];
-    for (slot, v) in &script.defines {
-        vars[*slot] = *v;
-    }
+    let mut vars = initial_vars(script, default_seed(seed));
     let mut rng = Rng::seeded(seed);
-    for step in &script.setup_steps {
+    let mut pc = 0;
+    while let Some(step) = script.setup_steps.get(pc) {
+        pc += 1;
         match step {
             Step::Set { slot, expr, loc } => {
-                vars[*slot] = expr::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
+                vars[*slot] = eval::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
             }
+            Step::Branch { cond, otherwise, loc } => {
+                if !eval::eval(cond, &vars, &mut rng).map_err(|m| at(script, *loc, m))?.truth() {
+                    pc = *otherwise;
+                }
+            }
+            Step::Jump { to } => pc = *to,
             Step::Sleep { .. } => {}
             Step::Sql(i) => {
                 let st = &script.setup[*i];
@@ -313,16 +351,14 @@ pub fn setup(script: &Script, conn: &mut dyn Connection, seed: u64, log: &dyn Fn
 }
 
 /// One value of every variable as a transaction's `\set`s draw them (the first time, from `seed`),
-/// for the statements of that transaction: what `EXPLAIN` is given.
+/// for the statements of that transaction: what `EXPLAIN` is given. Every `\set` counts, in order,
+/// whichever `\if` branch it is in, so that the statements of every branch get values.
 pub fn sample_values(script: &Script, transaction: usize, seed: u64) -> Result<Vec<Value>, Error> {
-    let mut vars = vec![Value::Int(0); script.vars.len()];
-    for (slot, v) in &script.defines {
-        vars[*slot] = *v;
-    }
+    let mut vars = initial_vars(script, default_seed(seed.max(1)));
     let mut rng = Rng::seeded(seed);
     for step in &script.transactions[transaction].steps {
         if let Step::Set { slot, expr, loc } = step {
-            vars[*slot] = expr::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
+            vars[*slot] = eval::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
         }
     }
     Ok(vars)

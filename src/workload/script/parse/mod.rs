@@ -12,14 +12,18 @@
 //!
 //! Statements end with `;` (outside quotes and comments) and may span lines; `:name` is a variable,
 //! sent as a prepared-statement parameter (or substituted as text with `--db-ps-mode=disable`).
-//! Meta-commands take one line: `\set NAME EXPRESSION` (see [`super::expr`]) and `\sleep EXPRESSION
-//! [us|ms|s]`. A variable must be set earlier in the same transaction, be `client_id` (the client's
-//! number from 0), or be given with `--define NAME=VALUE`. Errors name the file, line and column.
+//! Meta-commands take one line: `\set NAME EXPRESSION` (see [`super::expr`]), `\sleep EXPRESSION
+//! [us|ms|s]`, and `\if EXPRESSION` / `\elif EXPRESSION` / `\else` / `\endif` (nested as deep as
+//! needed, closed in the transaction that opened them); see [`meta`]. A variable must be set earlier in
+//! the same transaction on every path that reaches its use, be `client_id` (the client's number from 0)
+//! or `default_seed`, or be given with `--define NAME=VALUE`. Errors name the file, line and column.
+
+mod meta;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::expr::{self, Expr, Value};
+use super::expr::{self, DEFAULT_SEED, Expr, Value};
 
 /// A position in a file: the file (index into [`Script::files`]), line and column from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -144,6 +148,20 @@ pub enum Step {
     },
     /// A statement (index into [`Script::statements`], or into [`Script::setup`] in the setup).
     Sql(usize),
+    /// `\if` or `\elif`: when the condition is false, go on at step `otherwise` of the same list.
+    Branch {
+        /// The condition.
+        cond: Expr,
+        /// The step after the branch's body (the next `\elif`, the `\else` body or the `\endif`).
+        otherwise: usize,
+        /// Where.
+        loc: Loc,
+    },
+    /// The end of a branch's body: go on at step `to`, after the `\endif`.
+    Jump {
+        /// The step after the `\endif`.
+        to: usize,
+    },
 }
 
 /// A transaction: what one event of the workload runs.
@@ -197,6 +215,14 @@ impl Script {
 /// The variable every client has: its number from 0.
 pub const CLIENT_ID: &str = "client_id";
 
+/// The slot of `client_id`.
+pub const CLIENT_ID_SLOT: usize = 0;
+
+/// The slot of `default_seed`, the seed of `hash*` and `permute` when their seed is left out: the
+/// same for every client of a run; from `--rand-seed` when it is given, else drawn at random (as in
+/// pgbench), unless `--define default_seed=N` sets it.
+pub const DEFAULT_SEED_SLOT: usize = 1;
+
 /// Largest weight of a transaction.
 pub const MAX_WEIGHT: u32 = 1_000_000;
 
@@ -236,7 +262,7 @@ pub fn parse(file: &str, text: &str, defines: &[(String, Value)]) -> Result<Scri
         script: Script {
             file: file.to_string(),
             files: vec![file.to_string()],
-            vars: vec![CLIENT_ID.to_string()],
+            vars: vec![CLIENT_ID.to_string(), DEFAULT_SEED.to_string()],
             defines: Vec::new(),
             setup: Vec::new(),
             setup_steps: Vec::new(),
@@ -245,8 +271,9 @@ pub fn parse(file: &str, text: &str, defines: &[(String, Value)]) -> Result<Scri
         },
         section: Section::Start,
         known: Vec::new(),
-        defined: vec![CLIENT_ID.to_string()],
+        defined: vec![CLIENT_ID.to_string(), DEFAULT_SEED.to_string()],
         open: None,
+        ifs: Vec::new(),
     };
     for (name, v) in defines {
         let slot = p.slot(name);
@@ -257,6 +284,7 @@ pub fn parse(file: &str, text: &str, defines: &[(String, Value)]) -> Result<Scri
         p.line(i + 1, line)?;
     }
     p.finish_statement(Loc { file: 0, line: text.lines().count().max(1), col: 1 }, true)?;
+    p.close_section()?;
     p.finish(text)
 }
 
@@ -294,6 +322,8 @@ struct Reader {
     /// Defined everywhere: `client_id` and the `--define`s.
     defined: Vec<String>,
     open: Option<Open>,
+    /// The `\if`s open in the current transaction (or the setup), innermost last.
+    ifs: Vec<meta::If>,
 }
 
 impl Reader {
@@ -356,117 +386,6 @@ impl Reader {
             return self.sql(n, &chars, first);
         }
         self.sql(n, &chars, 0)
-    }
-
-    fn directive(&mut self, loc: Loc, d: &str) -> Result<(), ScriptError> {
-        let (word, arg) = d.split_once(char::is_whitespace).map(|(w, a)| (w, a.trim())).unwrap_or((d, ""));
-        match word {
-            "setup" => {
-                if self.section == Section::Setup || !self.script.setup_steps.is_empty() {
-                    return Err(self.err(loc, "a second -- @setup; a script has one setup section"));
-                }
-                if !self.script.transactions.is_empty() {
-                    return Err(self.err(loc, "-- @setup must come before the transactions"));
-                }
-                self.section = Section::Setup;
-                self.known.clear();
-            }
-            "transaction" => {
-                if arg.is_empty() {
-                    return Err(self.err(loc, "-- @transaction needs a name, e.g. -- @transaction checkout"));
-                }
-                if self.script.transactions.iter().any(|t| t.name == arg) {
-                    return Err(self.err(loc, format!("transaction '{arg}' is defined twice")));
-                }
-                let implicit_in_use = self.section == Section::Start && !self.script.transactions.is_empty();
-                if implicit_in_use {
-                    return Err(self.err(
-                        loc,
-                        "statements before the first -- @transaction; put them under a -- @transaction line too",
-                    ));
-                }
-                self.section = Section::Transaction;
-                self.known.clear();
-                self.script.transactions.push(Transaction { name: arg.to_string(), weight: 1, steps: Vec::new(), loc });
-            }
-            "weight" => {
-                let w: u32 = arg.parse().ok().filter(|w| *w <= MAX_WEIGHT).ok_or_else(|| {
-                    self.err(loc, format!("-- @weight takes a whole number from 0 to {MAX_WEIGHT}, not '{arg}'"))
-                })?;
-                if self.section == Section::Setup {
-                    return Err(self.err(loc, "-- @weight belongs to a transaction, not to the setup"));
-                }
-                self.current_steps(loc);
-                let t = self.script.transactions.last_mut().expect("made by current_steps");
-                if !t.steps.is_empty() {
-                    return Err(self.err(loc, "-- @weight must come before the transaction's first step"));
-                }
-                t.weight = w;
-            }
-            other => {
-                return Err(self.err(
-                    loc,
-                    format!("unknown directive '-- @{other}'; use -- @setup, -- @transaction NAME or -- @weight N"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn meta(&mut self, loc: Loc, text: &str) -> Result<(), ScriptError> {
-        let body = &text[1..];
-        let (cmd, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
-        // Columns of `rest` from the start of the line.
-        let rest_col =
-            loc.col + 1 + cmd.chars().count() + (body.chars().count() - cmd.chars().count() - rest.chars().count());
-        let expr_err = |r: &Reader, off: usize, e: expr::ParseError| {
-            r.err(Loc { file: 0, line: loc.line, col: off + e.col }, e.message)
-        };
-        match cmd {
-            "set" => {
-                let rest_trim = rest.trim_start();
-                let lead = rest.chars().count() - rest_trim.chars().count();
-                let (name, e) = rest_trim.split_once(char::is_whitespace).unwrap_or((rest_trim, ""));
-                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(
-                        self.err(loc, "\\set needs a variable name and an expression, e.g. \\set id random(1, 1000)")
-                    );
-                }
-                if e.trim().is_empty() {
-                    return Err(self.err(loc, format!("\\set {name} needs an expression")));
-                }
-                let e_col =
-                    rest_col + lead + name.chars().count() + (e.chars().count() - e.trim_start().chars().count()) + 1;
-                let parsed = expr::parse(e.trim(), &mut |v| self.use_var(v)).map_err(|x| expr_err(self, e_col, x))?;
-                let slot = self.slot(name);
-                if !self.known.iter().any(|k| k == name) {
-                    self.known.push(name.to_string());
-                }
-                self.current_steps(loc).push(Step::Set { slot, expr: parsed, loc });
-            }
-            "sleep" => {
-                let words: Vec<&str> = rest.split_whitespace().collect();
-                let (amount, unit_us) = match words.as_slice() {
-                    [.., u @ ("us" | "ms" | "s")] if words.len() >= 2 => {
-                        let unit = match *u {
-                            "us" => 1,
-                            "ms" => 1_000,
-                            _ => 1_000_000,
-                        };
-                        (rest.trim_end().trim_end_matches(u).trim(), unit)
-                    }
-                    [] => return Err(self.err(loc, "\\sleep needs an amount, e.g. \\sleep 10 ms")),
-                    _ => (rest.trim(), 1_000_000),
-                };
-                let a_col = rest_col + (rest.chars().count() - rest.trim_start().chars().count()) + 1;
-                let parsed = expr::parse(amount, &mut |v| self.use_var(v)).map_err(|x| expr_err(self, a_col, x))?;
-                self.current_steps(loc).push(Step::Sleep { expr: parsed, unit_us, loc });
-            }
-            other => {
-                return Err(self.err(loc, format!("unknown meta-command \\{other}; versus knows \\set and \\sleep")));
-            }
-        }
-        Ok(())
     }
 
     /// Scans SQL from `chars[from..]` of line `n`, continuing an open statement.
@@ -648,90 +567,4 @@ impl Reader {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse_ok(text: &str) -> Script {
-        parse("app.sql", text, &[]).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn parse_err(text: &str) -> String {
-        parse("app.sql", text, &[]).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn a_plain_file_is_one_transaction_named_after_it() {
-        let s = parse_ok(
-            "\\set id random(1, 10)\nSELECT c FROM t\n  WHERE id = :id;\nUPDATE t SET v = v + 1 WHERE id = :id; -- bump\n",
-        );
-        assert_eq!(s.transactions.len(), 1);
-        assert_eq!((s.transactions[0].name.as_str(), s.transactions[0].weight), ("app", 1));
-        assert_eq!(s.statements.len(), 2);
-        let st = &s.statements[0];
-        assert_eq!((st.number, st.loc), (1, Loc { file: 0, line: 2, col: 1 }));
-        assert_eq!(st.text, "SELECT c FROM t\n  WHERE id = :id");
-        assert_eq!(st.sql, "SELECT c FROM t\n  WHERE id = ?");
-        assert_eq!(st.params, vec![s.vars.iter().position(|v| v == "id").unwrap()]);
-        assert_eq!(s.statements[1].loc, Loc { file: 0, line: 4, col: 1 });
-        let mut vars = vec![Value::Int(0); s.vars.len()];
-        vars[st.params[0]] = Value::Int(42);
-        assert_eq!(st.with_values(&vars), "SELECT c FROM t\n  WHERE id = 42");
-        assert!(st.explainable());
-    }
-
-    #[test]
-    fn setup_transactions_and_weights() {
-        let s = parse_ok(
-            "-- @setup\nCREATE TABLE t (id INT);\nINSERT INTO t VALUES (1), (2);\n-- @transaction a\n-- @weight 3\n\\set x random(1, 2)\nBEGIN;\nSELECT * FROM t WHERE id = :x AND note = 'a;b?:c';\nCOMMIT;\n-- @transaction b\nSELECT 1; SELECT 2;\n\\sleep 2 ms\n",
-        );
-        assert_eq!(s.setup.len(), 2);
-        let names: Vec<(&str, u32)> = s.transactions.iter().map(|t| (t.name.as_str(), t.weight)).collect();
-        assert_eq!(names, [("a", 3), ("b", 1)]);
-        assert_eq!(s.statements.len(), 5);
-        assert_eq!(s.statements[1].params.len(), 1, "quoted ; ? : are text");
-        assert_eq!(s.statements[4].loc, Loc { file: 0, line: 11, col: 11 });
-        assert!(matches!(s.transactions[1].steps.last(), Some(Step::Sleep { unit_us: 1000, .. })));
-    }
-
-    #[test]
-    fn errors_name_the_line_and_column() {
-        let cases = [
-            ("", "app.sql:1:1: the script is empty"),
-            ("-- only a comment\n", "app.sql:1:1: the script has no statement to run"),
-            ("SELECT :nope;", "app.sql:1:8: unknown variable :nope"),
-            ("\\set a 1 +\nSELECT :a;", "app.sql:1:11: the expression ends too early"),
-            ("\\set a rand(1, 2)\nSELECT :a;", "app.sql:1:8: unknown function 'rand'"),
-            ("\\setrandom a 1 2\n", "app.sql:1:1: unknown meta-command \\setrandom"),
-            ("-- @weigth 2\nSELECT 1;", "app.sql:1:1: unknown directive '-- @weigth'"),
-            ("SELECT 'open;\n", "app.sql:1:1: a quoted string that never ends"),
-            ("SELECT 1;;", "app.sql:1:10: an empty statement"),
-            ("SELECT ? ;", "app.sql:1:8: a '?' outside quotes"),
-            (
-                "-- @transaction a\n\\set x 1\n-- @transaction b\nSELECT 1;\n",
-                "app.sql:1:1: transaction 'a' has no SQL statement",
-            ),
-            ("-- @transaction a\n-- @weight 0\nSELECT 1;", "app.sql:1:1: every transaction has weight 0"),
-            ("-- @transaction a\nSELECT 1;\n-- @transaction b\nSELECT :x;\n", "app.sql:4:8: unknown variable :x"),
-        ];
-        for (text, want) in cases {
-            let e = parse_err(text);
-            assert!(e.starts_with(want), "{text:?}: {e}");
-            assert!(!e.contains('\n'), "one line: {e}");
-        }
-    }
-
-    #[test]
-    fn defines_and_client_id_are_known_everywhere() {
-        let s = parse("x.sql", "SELECT :client_id + :scale;", &[("scale".into(), Value::Int(10))]).unwrap();
-        assert_eq!(s.statements[0].params.len(), 2);
-        assert_eq!(s.defines.len(), 1);
-    }
-
-    #[test]
-    fn file_weights() {
-        assert_eq!(file_and_weight("a.sql@3").unwrap(), (PathBuf::from("a.sql"), 3));
-        assert_eq!(file_and_weight("a.sql").unwrap(), (PathBuf::from("a.sql"), 1));
-        assert_eq!(file_and_weight("we@ird/a.sql").unwrap(), (PathBuf::from("we@ird/a.sql"), 1));
-        assert!(file_and_weight("a.sql@9999999").is_err());
-    }
-}
+mod tests;
