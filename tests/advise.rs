@@ -19,8 +19,20 @@ fn versus_cmd(home: &std::path::Path) -> Command {
     c
 }
 
-const TINY: &[&str] =
-    &["--workload", "oltp_read_write", "--tables", "2", "--table-size", "2000", "--threads", "2", "--duration", "2s"];
+const TINY: &[&str] = &[
+    "--workload",
+    "oltp_read_write",
+    "--tables",
+    "2",
+    "--table-size",
+    "2000",
+    "--threads",
+    "2",
+    "--duration",
+    "2s",
+    "--screen-repetitions",
+    "2",
+];
 
 fn fails_with(home: &std::path::Path, extra: &[&str], needle: &str) {
     let o = versus_cmd(home).arg("advise").args(extra).output().unwrap();

@@ -16,12 +16,13 @@ use super::memory::{MemoryEstimate, worst_case};
 use super::rules::{Candidate, Considered, candidates};
 use super::search::{self, Bench, ConfigResult, Samples, SearchResult, SearchSettings, Step, Tier, step_cost};
 use crate::error::{Error, Result};
+use crate::experiment::progress::human;
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
 use crate::experiment::{ExperimentFile, Order, Plan, Progress};
 use crate::explain::bisect::Candidate as BisectCandidate;
 use crate::explain::preflight::preflight;
-use crate::explain::runner::{run_step, set_table};
+use crate::explain::runner::{run_step_until, set_table};
 use crate::explain::skip::Skipped;
 use crate::explain::targets::TargetSpec;
 use crate::explain::transfer::{merge_overrides, override_for};
@@ -248,14 +249,34 @@ struct ServerBench<'a> {
     started: Instant,
     per_run: Duration,
     log: &'a mut dyn FnMut(&str),
+    /// The last step left runs at its deadline.
+    cut: bool,
 }
 
 impl ServerBench<'_> {
-    fn run(&mut self, file: ExperimentFile) -> Result<i64> {
+    /// Runs `file`, starting no run that would end after `deadline` (since advise started) by its estimate.
+    fn run(&mut self, file: ExperimentFile, deadline: Duration) -> Result<i64> {
         let text =
             toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
         let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
-        run_step(&text, &plan, self.store, &mut self.executor, &mut self.progress, &mut self.experiments)
+        let (id, cut) = run_step_until(
+            &text,
+            &plan,
+            self.store,
+            &mut self.executor,
+            &mut self.progress,
+            &mut self.experiments,
+            Some(self.started + deadline),
+        )?;
+        self.cut = cut;
+        if cut {
+            (self.log)(&format!(
+                "{}: stopped at its time limit ({} s after the start); the runs left were not started",
+                file.name,
+                deadline.as_secs()
+            ));
+        }
+        Ok(id)
     }
 }
 
@@ -283,12 +304,31 @@ impl Bench for ServerBench<'_> {
                 (l.clone(), o)
             })
             .collect();
-        let remaining = self.opts.budget.saturating_sub(self.started.elapsed()).as_secs();
-        (self.log)(&format!("step {} ({name}): {}; {remaining} s of the budget left", step.number, labels.join(", ")));
+        // The overall ETA: at the earliest this step and the confirmation after it, at the latest the budget.
+        let elapsed = self.started.elapsed();
+        let this = self.cost(targets.len(), step.repetitions);
+        let confirm = match step.phase {
+            search::Phase::Confirm => Duration::ZERO,
+            _ => self.cost(
+                2 + usize::from(!self.dedicated.is_empty()) + usize::from(self.opts.allow_durability),
+                self.opts.confirm_repetitions,
+            ),
+        };
+        let left = self.opts.budget.saturating_sub(elapsed);
+        (self.log)(&format!(
+            "step {} ({name}): {}; about {}; the advice ends in {} to {} ({} spent of the {} budget)",
+            step.number,
+            labels.join(", "),
+            human(this),
+            human((this + confirm).min(left)),
+            human(left),
+            human(elapsed),
+            human(self.opts.budget)
+        ));
         let seed = self.opts.seed.wrapping_add(step.number as u64);
         let file =
             experiment(self.current, self.opts, name, &targets, step.repetitions, self.opts.threads.clone(), seed)?;
-        let id = self.run(file)?;
+        let id = self.run(file, Duration::from_secs(step.deadline_s))?;
         let mut by = samples(self.store, id, self.opts.metric)?;
         Ok(labels.iter().map(|l| by.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
     }
@@ -299,6 +339,10 @@ impl Bench for ServerBench<'_> {
 
     fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    fn stopped_at_deadline(&self) -> bool {
+        self.cut
     }
 }
 
@@ -316,7 +360,7 @@ fn probe(bench: &mut ServerBench<'_>) -> Result<ProbeFacts> {
         vec![threads],
         bench.opts.seed,
     )?;
-    let id = bench.run(file)?;
+    let id = bench.run(file, bench.opts.budget)?;
     let runs = bench.store.runs(id)?;
     let run = runs.first().ok_or_else(|| Error::Other("the probe run was not stored".into()))?;
     let detail = bench.store.run(run.id)?.filter(|_| run.status == Status::Done).ok_or_else(|| {
@@ -430,6 +474,7 @@ pub fn advise(
             started,
             per_run,
             log,
+            cut: false,
         };
         let mut probe_summary = None;
         if !dry_run {

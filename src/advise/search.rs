@@ -84,6 +84,10 @@ pub struct Step {
     pub configs: Vec<Config>,
     /// Repetitions of every config at every thread count.
     pub repetitions: u32,
+    /// The step ends by this time since advise started, seconds (the budget, less the confirmation's
+    /// reserve for a search step): no run starts that would end later by its estimate.
+    #[serde(default)]
+    pub deadline_s: u64,
 }
 
 /// The samples of one config: per thread count one value per repetition, and per repetition the
@@ -101,13 +105,16 @@ pub type ConfigResult = std::result::Result<Samples, String>;
 
 /// Measures steps and knows what they cost.
 pub trait Bench {
-    /// Runs `step` (its configs at every thread count, shuffled) and returns one result per config.
-    /// An `Err` stops the search (the store failed, Ctrl-C).
+    /// Runs `step` (its configs at every thread count, shuffled) and returns one result per config,
+    /// starting no run that would end after [`Step::deadline_s`] by its estimate (configs left short of
+    /// two repetitions come back as `Err`). An `Err` stops the search (the store failed, Ctrl-C).
     fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ConfigResult>>;
     /// Estimated wall time of a step of `configs` configs at `repetitions` repetitions.
     fn cost(&self, configs: usize, repetitions: u32) -> Duration;
     /// Time spent since advise started (inspection included).
     fn elapsed(&self) -> Duration;
+    /// Whether the last [`Bench::measure`] left runs unstarted at its deadline.
+    fn stopped_at_deadline(&self) -> bool;
 }
 
 /// Settings of [`search`].
@@ -345,8 +352,21 @@ impl Search<'_> {
         bench: &mut dyn Bench,
     ) -> Result<Vec<ConfigResult>> {
         let estimated = bench.cost(configs.len(), repetitions);
-        let step = Step { number: self.out.steps.len() + 1, phase, configs, repetitions };
+        // Search steps leave the confirmation its reserve; the confirmation ends by the budget.
+        let deadline = match phase {
+            Phase::Confirm => self.s.budget,
+            _ => self.s.budget.saturating_sub(self.reserve),
+        };
+        let number = self.out.steps.len() + 1;
+        let step = Step { number, phase, configs, repetitions, deadline_s: deadline.as_secs() };
         let results = bench.measure(&step, self.cands)?;
+        if bench.stopped_at_deadline() {
+            self.out.notes.push(format!(
+                "step {number} ran into its time limit ({} s{}): runs that would have ended later were not started",
+                deadline.as_secs(),
+                if phase == Phase::Confirm { ", the budget" } else { ", the budget less the confirmation's reserve" }
+            ));
+        }
         self.out.steps.push(StepRecord { step, estimated_s: estimated.as_secs() });
         Ok(results)
     }

@@ -31,6 +31,10 @@ struct Mock {
     clock: Duration,
     rng: Xoshiro256PlusPlus,
     measured: Vec<(Phase, Config)>,
+    /// Each run takes this many times its estimate.
+    slow: f64,
+    /// The last step left runs at its deadline.
+    cut: bool,
 }
 
 impl Mock {
@@ -44,6 +48,8 @@ impl Mock {
             clock: Duration::from_secs(120),
             rng: crate::stats::seeded_rng(seed),
             measured: vec![],
+            slow: 1.0,
+            cut: false,
         }
     }
 
@@ -80,24 +86,42 @@ impl Mock {
 }
 
 impl Bench for Mock {
+    /// Round by round (a repetition of every config at every thread count), as the shuffled experiment
+    /// runs them; a run takes `slow` × its estimate, and none starts that would end after the deadline
+    /// by its estimate.
     fn measure(&mut self, step: &Step, _candidates: &[Candidate]) -> Result<Vec<ConfigResult>> {
-        let mut out = Vec::new();
-        for c in &step.configs {
-            self.measured.push((step.phase, c.clone()));
-            let mut s = Samples::default();
-            for _ in 0..step.repetitions {
+        let deadline = Duration::from_secs(step.deadline_s);
+        let mut samples = vec![Samples::default(); step.configs.len()];
+        self.measured.extend(step.configs.iter().map(|c| (step.phase, c.clone())));
+        self.cut = false;
+        'rounds: for _ in 0..step.repetitions {
+            for (c, s) in step.configs.iter().zip(&mut samples) {
                 let mut log = 0.0;
+                let mut values = Vec::new();
                 for &th in &self.threads.clone() {
+                    if self.clock + self.per_run > deadline {
+                        self.cut = true;
+                        break 'rounds;
+                    }
+                    self.clock += self.per_run.mul_f64(self.slow);
                     let v = self.truth(c, th) * (1.0 + self.cv * normal(&mut self.rng));
-                    s.per_threads.entry(th).or_default().push(v);
+                    values.push((th, v));
                     log += v.ln();
+                }
+                for (th, v) in values {
+                    s.per_threads.entry(th).or_default().push(v);
                 }
                 s.combined.push((log / self.threads.len() as f64).exp());
             }
-            out.push(Ok(s));
         }
-        self.clock += self.cost(step.configs.len(), step.repetitions);
-        Ok(out)
+        Ok(samples
+            .into_iter()
+            .map(|s| if s.combined.len() >= 2 { Ok(s) } else { Err("not run: the budget ran out".into()) })
+            .collect())
+    }
+
+    fn stopped_at_deadline(&self) -> bool {
+        self.cut
     }
 
     fn cost(&self, configs: usize, repetitions: u32) -> Duration {
@@ -293,4 +317,35 @@ fn advice_that_is_slower_at_one_thread_count_is_withdrawn() {
     assert!(!c.holds);
     assert!(matches!(&r.fates[0], Fate::Withdrawn(w) if w.contains("confirmation")), "{:?}", r.fates[0]);
     assert_eq!(r.conclusion, Conclusion::NotConfirmed);
+}
+
+#[test]
+fn the_budget_holds_when_runs_take_longer_than_estimated() {
+    for minutes in [20u64, 30, 45, 60] {
+        for seed in 0..3 {
+            let mut mock = Mock::new(field_case(), seed + minutes);
+            mock.slow = 1.6;
+            let s = settings(minutes, true);
+            let r = run(&mut mock, &s);
+            // No run starts that would end after the budget by its estimate: the budget is overrun by at
+            // most the last run's excess over its estimate.
+            let excess = mock.per_run.mul_f64(mock.slow - 1.0);
+            assert!(mock.clock <= s.budget + excess, "{minutes} min, seed {seed}: used {:?}", mock.clock);
+            for (i, f) in r.fates.iter().enumerate() {
+                if f.recommended().is_some() {
+                    let c = r.confirmation.as_ref().expect("a recommendation is confirmed");
+                    assert!(c.holds, "{minutes} min, seed {seed}: {i} recommended without a holding confirmation");
+                    assert!(c.rows.iter().all(|row| row.vs_current[1..].iter().all(Option::is_some)));
+                }
+            }
+        }
+    }
+    // Runs three times slower than estimated: the screening runs into its limit (the budget less the
+    // confirmation's reserve), says so, and nothing is recommended.
+    let mut mock = Mock::new(field_case(), 3);
+    mock.slow = 3.0;
+    let r = run(&mut mock, &settings(35, false));
+    assert!(r.notes.iter().any(|n| n.contains("step 1 ran into its time limit")), "{:?}", r.notes);
+    assert!(mock.clock <= Duration::from_secs(35 * 60) + mock.per_run * 2, "{:?}", mock.clock);
+    assert!(r.fates.iter().all(|f| f.recommended().is_none()), "{:?}", r.fates);
 }

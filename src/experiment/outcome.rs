@@ -13,4 +13,6 @@ pub struct Outcome {
     pub failed: usize,
     /// True when Ctrl-C stopped it.
     pub interrupted: bool,
+    /// True when it stopped at [`super::run::RunOptions::deadline`] with runs left (they stay pending).
+    pub out_of_time: bool,
 }

@@ -50,6 +50,9 @@ pub struct RunOptions {
     pub block: Option<(i64, u32)>,
     /// The noise band of the adaptive looks (default [`crate::stats::DEFAULT_NOISE_BAND`]).
     pub noise_band: Option<f64>,
+    /// A hard end: no run starts whose estimate ([`Plan::run_estimate`]) would take it past this
+    /// instant; the runs left stay pending (`versus advise`'s budget).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Runs (or resumes) the experiment in `file` with `text` as its definition.
@@ -79,10 +82,10 @@ pub fn run_experiment(
         false => None,
     };
     let mut prepared: HashMap<usize, std::result::Result<(), String>> = HashMap::new();
-    let mut outcome = Outcome { experiment_id, done: 0, failed: 0, interrupted: false };
+    let mut outcome = Outcome { experiment_id, done: 0, failed: 0, interrupted: false, out_of_time: false };
     loop {
-        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome)?;
-        let Some(seq) = adaptive.as_ref().filter(|_| !outcome.interrupted) else { break };
+        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome, opts.deadline)?;
+        let Some(seq) = adaptive.as_ref().filter(|_| !outcome.interrupted && !outcome.out_of_time) else { break };
         let noise_band = opts.noise_band.unwrap_or(crate::stats::DEFAULT_NOISE_BAND);
         let decision = adaptive::decide(plan, &store.runs(experiment_id)?, seq, noise_band)?;
         progress.note(decision.describe().trim_end());
@@ -108,7 +111,9 @@ pub fn run_experiment(
     Ok(outcome)
 }
 
-/// Executes `pending` in order, committing each run before the next starts.
+/// Executes `pending` in order, committing each run before the next starts; stops before a run that would
+/// end after `deadline` by its estimate.
+#[allow(clippy::too_many_arguments)]
 fn run_pending(
     plan: &Plan,
     pending: &[crate::store::RunRow],
@@ -117,12 +122,18 @@ fn run_pending(
     progress: &mut Progress,
     prepared: &mut HashMap<usize, std::result::Result<(), String>>,
     outcome: &mut Outcome,
+    deadline: Option<std::time::Instant>,
 ) -> Result<()> {
     let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
     for row in pending {
         let Some(&cell) = cell_index.get(row.cell.key.as_str()) else {
             return Err(Error::Other(format!("stored cell '{}' is not in the plan", row.cell.key)));
         };
+        if deadline.is_some_and(|d| std::time::Instant::now() + plan.run_estimate(cell) > d) {
+            progress.note("stopping: the next run would end after the time limit");
+            outcome.out_of_time = true;
+            break;
+        }
         let planned = PlannedRun { cell, repetition: row.repetition };
         progress.run_begins(plan, &planned);
         if crate::interrupt::is_interrupted() {
@@ -390,6 +401,27 @@ test = "oltp_point_select"
         let runs = store.runs(o.experiment_id).unwrap();
         assert!(runs.iter().all(|r| r.status == Status::Done && r.server_version.as_deref() == Some("1.2.3")));
         assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Done);
+    }
+
+    #[test]
+    fn no_run_starts_that_would_end_after_the_deadline() {
+        let (_d, mut store, _file, plan) = setup();
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] };
+        let estimate = plan.run_estimate(0);
+        assert!(estimate >= std::time::Duration::from_secs(2), "{estimate:?}");
+        // Less time than one run is estimated to take: nothing starts, everything stays pending.
+        let deadline = Some(std::time::Instant::now() + estimate / 2);
+        let opts = RunOptions { deadline, ..RunOptions::default() };
+        let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
+        assert_eq!((o.done, o.failed, o.interrupted, o.out_of_time), (0, 0, false, true));
+        assert!(ex.calls.is_empty() && ex.prepares == 0);
+        assert_eq!(store.pending_runs(o.experiment_id).unwrap().len(), 8);
+        assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Interrupted);
+        // Time for all of them (the mock's runs take no time).
+        let deadline = Some(std::time::Instant::now() + estimate * 2);
+        let opts = RunOptions { deadline, resume: true, ..RunOptions::default() };
+        let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
+        assert_eq!((o.done, o.out_of_time), (8, false));
     }
 
     #[test]

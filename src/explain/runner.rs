@@ -499,12 +499,27 @@ pub fn run_step(
     progress: &mut Progress,
     experiments: &mut Vec<(i64, String)>,
 ) -> Result<i64> {
-    let o = run_experiment(text, None, plan, store, executor, &RunOptions::default(), progress)?;
+    Ok(run_step_until(text, plan, store, executor, progress, experiments, None)?.0)
+}
+
+/// [`run_step`] that starts no run which would end after `deadline` by its estimate; returns the
+/// experiment's id and whether runs were left for lack of time.
+pub fn run_step_until(
+    text: &str,
+    plan: &Plan,
+    store: &mut Store,
+    executor: &mut SandboxExecutor,
+    progress: &mut Progress,
+    experiments: &mut Vec<(i64, String)>,
+    deadline: Option<std::time::Instant>,
+) -> Result<(i64, bool)> {
+    let opts = RunOptions { deadline, ..RunOptions::default() };
+    let o = run_experiment(text, None, plan, store, executor, &opts, progress)?;
     experiments.push((o.experiment_id, plan.file.name.clone()));
     if o.interrupted {
         return Err(Error::Interrupted);
     }
-    Ok(o.experiment_id)
+    Ok((o.experiment_id, o.out_of_time))
 }
 
 #[cfg(test)]
