@@ -381,3 +381,39 @@ fn every_printing_command_ends_quietly_on_a_closed_pipe() {
         assert!(matches!(out.status.code(), Some(0 | 141)), "{args:?}: {:?} {err}", out.status);
     }
 }
+
+/// diff-vars exits 0 when it compared the two targets (whether or not variables differ: the differences
+/// are its answer, as for `git diff`), 1 with one line when it could not compare them.
+#[test]
+fn diff_vars_exits_zero_when_it_compared_and_one_when_it_could_not() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().join("home");
+    let fetch = versus(&home, &["server", "fetch", "system"]).output().unwrap();
+    assert!(fetch.status.success(), "{}", stderr(&fetch));
+    // MariaDB's sync_binlog is 0 by default: setting 0 changes nothing, 1 changes it; both are answers.
+    for (b, rows) in [("system:sync_binlog=0", &[][..]), ("system:sync_binlog=1", &["sync_binlog"])] {
+        let out = versus(&home, &["diff-vars", "system", b, "--format", "json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = json["rows"].as_array().unwrap().iter().filter_map(|r| r["name"].as_str()).collect();
+        assert_eq!(names, rows, "{json}");
+    }
+    let broken = versus(&home, &["diff-vars", "system", "system:no_such_option_xyz=1"]).output().unwrap();
+    let err = stderr(&broken);
+    assert_eq!(broken.status.code(), Some(1), "{err}");
+    assert!(broken.stdout.is_empty(), "nothing is printed as if compared");
+    let last = err.trim_end().lines().last().unwrap_or_default();
+    assert!(last.starts_with("versus: error: ") && last.contains("no_such_option_xyz"), "{err}");
+    let unknown = versus(&home, &["diff-vars", "system", "nosuchbuild"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+    assert_eq!(
+        stderr(&unknown).lines().count(),
+        1,
+        "no server starts for a build that is not there: {}",
+        stderr(&unknown)
+    );
+    let left: Vec<_> = std::fs::read_dir(home.join("explain"))
+        .map(|d| d.flatten().map(|e| e.file_name()).filter(|n| n != versus::owned::MARKER).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "no work dir is left: {left:?}");
+}

@@ -156,6 +156,10 @@ pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
         }
         None => {
             let (ta, tb) = a.pair.specs()?;
+            // Both builds are checked before either server starts.
+            for t in [&ta, &tb] {
+                home.build(&t.build)?;
+            }
             let work = home.root().join("explain").join(format!("diff-vars-{}", std::process::id()));
             eprintln!("starting A ({}) to read its variables", ta.describe());
             let sa = capture_live(home, &ta, &work, "a");
