@@ -1,4 +1,4 @@
-//! The per-statement sections of script workloads: for each statement the mean latency per side and,
+//! The per-statement sections of script workloads: for each statement the mean and p95 latency per side and,
 //! per candidate, the ratio to the baseline with its interval and verdict and a mark where the server's
 //! plan changed; the sentences below the table name every statement that got slower or faster or whose
 //! plan changed.
@@ -18,7 +18,8 @@ pub fn table(s: &Section, id: &str) -> Table {
     let mut numeric = vec![true, false, false];
     for (i, side) in s.sides.iter().enumerate() {
         header.push(format!("{side} mean ms"));
-        numeric.push(true);
+        header.push(format!("{side} p95 ms"));
+        numeric.extend([true, true]);
         if i > 0 {
             header.push(format!("ratio {side}"));
             header.push(format!("{} % CI", (s.confidence * 100.0).round()));
@@ -33,7 +34,8 @@ pub fn table(s: &Section, id: &str) -> Table {
         id: id.to_string(),
         title: s.title.clone(),
         caption: Some(
-            "Mean latency per statement (the mean of each run's mean); ratio above 1: slower than the baseline. \
+            "Mean latency per statement (the mean of each run's mean) and its 95th percentile over every execution of the runs; \
+             ratio (of the means) above 1: slower than the baseline. \
              plan: 'changed' where the server's EXPLAIN shape (access type and index per table) differs from the baseline's."
                 .into(),
         ),
@@ -49,7 +51,9 @@ pub fn table(s: &Section, id: &str) -> Table {
             Cell::toned(st.location.clone(), Tone::Muted),
         ];
         for (i, side) in st.sides.iter().enumerate() {
-            row.push(Cell::toned(fmt::opt_num(side.mean_ms), if i == 0 { Tone::Muted } else { Tone::Plain }));
+            let side_tone = if i == 0 { Tone::Muted } else { Tone::Plain };
+            row.push(Cell::toned(fmt::opt_num(side.mean_ms), side_tone));
+            row.push(Cell::toned(fmt::opt_num(side.p95_ms), side_tone));
             if i == 0 {
                 continue;
             }
