@@ -7,6 +7,10 @@
 #
 # Environment: VERSUS_SECTION_SHOTS=0 skips the per-section screenshots; VERSUS_MAX_HEIGHT (default 8000) is the page-height limit in CSS px at 1400 px width;
 # VERSUS_MIN_TABLES (default 6) and VERSUS_MIN_CHARTS (default 3) the least tables and charts expected;
+# VERSUS_REQUIRE_IDS (default: table-ratios table-efficiency table-stability, those of `versus report`) the
+# element ids that must be on the rendered page, VERSUS_MIN_TOC (default 8) the least table-of-contents
+# entries (the Insert Benchmark page of `versus ibench compare --format html`:
+# VERSUS_REQUIRE_IDS="table-ibench-throughput table-ibench-relative" VERSUS_MIN_TOC=5);
 # VERSUS_NO_INSTALL=1 fails instead of installing Debian's chromium when it is missing.
 #
 # Writes OUTDIR/screenshot.png (1400 px wide, the top of the page), OUTDIR/screenshot-full.png (the
@@ -53,13 +57,13 @@ timeout 120 chromium "${flags[@]}" --virtual-time-budget=5000 --dump-dom "file:/
 tables=$(grep -o '<table class="data"' "$out/dom.html" | wc -l)
 charts=$(grep -o '<svg[^>]*class="chart"' "$out/dom.html" | wc -l)
 lines=$(grep -oE '<(polyline|circle|rect|path) ' "$out/dom.html" | wc -l)
-check "rendered DOM has the ratio table" grep -q 'id="table-ratios"' "$out/dom.html"
-check "rendered DOM has the efficiency and stability tables" \
-    bash -c "grep -q 'id=\"table-efficiency\"' '$out/dom.html' && grep -q 'id=\"table-stability\"' '$out/dom.html'"
+for id in ${VERSUS_REQUIRE_IDS:-table-ratios table-efficiency table-stability}; do
+    check "rendered DOM has #$id" grep -q "id=\"$id\"" "$out/dom.html"
+done
 check "rendered DOM has $tables tables (>= ${VERSUS_MIN_TABLES:-6})" test "$tables" -ge "${VERSUS_MIN_TABLES:-6}"
 check "rendered DOM has $charts SVG charts (>= ${VERSUS_MIN_CHARTS:-3}) with $lines marks" \
     bash -c "[ $charts -ge ${VERSUS_MIN_CHARTS:-3} ] && [ $lines -ge 10 ]"
-check "rendered DOM has the experiment definition" grep -q '<pre>' "$out/dom.html"
+check "rendered DOM has the experiment definition (or the options compared)" grep -q '<pre>' "$out/dom.html"
 
 # The layout at 1400 px: a probe page (outside the report, which has no scripts) loads the report in a
 # 1400-px frame and writes what it measures into its own DOM, which Chromium dumps.
@@ -99,7 +103,7 @@ check "layout measured at ${width} px (see $out/layout.txt)" test -n "$height"
 height=${height:-0}
 check "page height ${height} px at ${width} px wide (< ${max_height})" test "$height" -lt "$max_height"
 check "no horizontal overflow (page ${page_width:-?} px wide)" test "${page_width:-99999}" -le "$width"
-check "table of contents has ${toc:-0} entries" test "${toc:-0}" -ge 8
+check "table of contents has ${toc:-0} entries (>= ${VERSUS_MIN_TOC:-8})" test "${toc:-0}" -ge "${VERSUS_MIN_TOC:-8}"
 check "every section in the table of contents is on the page" \
     bash -c "! awk '\$1 == \"section\" && (\$2 < 0 || \$3 == 0)' '$out/layout.txt' | grep -q ."
 check "the table of contents is in page order" \

@@ -260,6 +260,18 @@ options = { rows = 20000, rows-i1 = 2000, rows-i2 = 200, query-seconds = 2, rate
     let out = versus().arg("--home").arg(&home).args(["report", "--format", "json", "--db"]).arg(&db).output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert_eq!(json["ibench"][0]["tables"]["steps"].as_array().map(Vec::len), Some(6));
+    // The HTML report's Insert Benchmark section: in the table of contents, the report's table markup,
+    // and no single-dot chart for steps shorter than a few samples (l.x takes well under a second).
+    let out = versus().arg("--home").arg(&home).args(["report", "--format", "html", "--db"]).arg(&db).output().unwrap();
+    let html = String::from_utf8_lossy(&out.stdout);
+    for want in
+        ["<li><a href=\"#ibench-0\">", "<table class=\"data\" id=\"table-ibench-0-throughput\">", "No chart for "]
+    {
+        assert!(html.contains(want), "missing {want}");
+    }
+    let short = html.lines().find(|l| l.contains("No chart for ")).unwrap_or_default();
+    assert!(short.contains("l.x"), "l.x is named as too short: {short}");
+    assert!(!html.contains("per second — ibench/l.x @"), "no chart for the sub-second l.x");
 }
 
 #[test]
@@ -284,6 +296,22 @@ fn saved_results_are_compared_from_the_command_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for want in ["**Relative to mock", "| mock#2 | 1.00 | 1.00 |", "qp100: efficiency per query", "| target | 100 |"] {
         assert!(text.contains(want), "missing {want}:\n{text}");
+    }
+    // The HTML is a page of its own, with the report's look, the files it came from and their options.
+    let out = versus().args(["ibench", "compare", "--format", "html"]).args(&paths).output().unwrap();
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for want in [
+        "<!DOCTYPE html>",
+        "<meta charset=\"utf-8\">",
+        "<nav><ol>",
+        "<table class=\"data\" id=\"table-ibench-throughput\">",
+        "Throughput per step relative to mock",
+        "a.json",
+        "&quot;rows_load&quot;: 500",
+        "</html>",
+    ] {
+        assert!(html.contains(want), "missing {want}:\n{html}");
     }
     std::fs::write(&paths[1], "{}").unwrap();
     let out = versus().args(["ibench", "compare"]).args(&paths).output().unwrap();

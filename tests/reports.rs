@@ -130,6 +130,11 @@ fn mysql_against_mariadb_in_every_format() {
 /// contents on the page in order, under 8,000 px high, nothing wider than the page. Skipped, with a
 /// notice, where Debian's chromium is not installed.
 fn check_in_chromium(page_html: &str, dir: &Path) {
+    check_in_chromium_with(page_html, dir, &[]);
+}
+
+/// [`check_in_chromium`] with the script's environment (which tables, how many sections) set by `env`.
+fn check_in_chromium_with(page_html: &str, dir: &Path, env: &[(&str, &str)]) {
     if std::process::Command::new("chromium").arg("--version").output().is_err() {
         eprintln!("skipped: chromium is not installed (apt-get install -y chromium; or run scripts/check-html.sh)");
         return;
@@ -142,6 +147,7 @@ fn check_in_chromium(page_html: &str, dir: &Path) {
         .arg(dir.join("check"))
         .env("VERSUS_NO_INSTALL", "1")
         .env("VERSUS_SECTION_SHOTS", "0")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
@@ -224,4 +230,126 @@ fn advise_confirmation_in_every_format() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(json["advise"][0]["confirmation"]["labels"][2], "advised");
     snapshot_all("advise", &r);
+}
+
+/// Three servers through every Insert Benchmark step, as `versus ibench compare` reads them: rates that
+/// differ by orders of magnitude between steps, query steps with an SLA (one missed), a sub-second step.
+fn ibench_page() -> String {
+    use versus::report::ibench::{Page, Source, Timeline, page};
+    use versus::workload::ibench::compare::{self, SideInput, StepFigures};
+    use versus::workload::ibench::options::Step;
+    use versus::workload::ibench::result::{StepEfficiency, StepStatus};
+    use versus::workload::ibench::stats::{Kind, Latency};
+
+    let steps: Vec<Step> = ["l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let base_rate = [98_000.0, 410_000.0, 31_000.0, 12_500.0, 2_400.0, 9_800.0, 2_100.0, 9_100.0, 1_700.0, 8_300.0];
+    let servers = [("mysql-8.4.7", 1.0), ("mariadb-10.11.19", 0.83), ("mariadb-11.8.9", 1.12)];
+    let mut sides = Vec::new();
+    let mut timelines = Vec::new();
+    for (side, (label, speed)) in servers.iter().enumerate() {
+        let mut figures = Vec::new();
+        for (j, step) in steps.iter().enumerate() {
+            let rate = base_rate[j] * speed * (1.0 + 0.01 * j as f64);
+            let target = step.is_query().then(|| 100.0 * f64::from(step.name()[2..].parse::<u32>().unwrap() / 100));
+            // mariadb-10.11 misses the insert rate in qp1000.
+            let ips = target.map_or(rate, |t| if side == 1 && j == 9 { 0.9 * t } else { t });
+            let us = (1e6 / rate * 4.0) as u64;
+            figures.push(StepFigures {
+                step: *step,
+                status: StepStatus::Done,
+                rate,
+                ips,
+                target_ips: target,
+                efficiency: StepEfficiency {
+                    per: if step.is_query() { "query" } else { "insert" }.into(),
+                    operations: (rate * 60.0) as u64,
+                    host_cpu_us_per_op: Some(40.0 / speed),
+                    host_cpu_pct: Some(62.0 + side as f64),
+                    host_cs_per_op: Some(0.4 * (1 + side) as f64),
+                    server_cpu_us_per_op: Some(31.0 / speed),
+                    server_cs_per_op: Some(0.2),
+                    client_cpu_us_per_op: Some(3.5),
+                    read_kb_per_op: Some(0.01 * j as f64),
+                    write_kb_per_op: Some(1.5 / speed),
+                    write_kb_per_insert: Some(1.4),
+                    server_rss_max_bytes: Some((1u64 << 30) + side as u64 * (200 << 20)),
+                    ..Default::default()
+                },
+                latency: Some(Latency {
+                    kind: if step.is_query() { Kind::Query } else { Kind::Insert },
+                    count: (rate * 60.0) as u64,
+                    min_us: us / 3,
+                    avg_us: us as f64,
+                    p50_us: us,
+                    p90_us: 2 * us,
+                    p95_us: 3 * us,
+                    p99_us: 6 * us,
+                    p999_us: 20 * us,
+                    max_us: 90_000 + 1000 * side as u64,
+                    buckets: [6000, 3000, 800, 150, 40, 9, 1, 0, 0, 0],
+                }),
+            });
+            // Per-interval rates: l.x has none, qp1000 ran for under a second (one interval).
+            let n = match j {
+                1 => 0,
+                9 => 1,
+                0 => 12,
+                _ => 6,
+            };
+            let points: Vec<(f64, f64)> = (1..=n)
+                .map(|k| (5.0 * k as f64, rate * (1.0 - 0.004 * k as f64) * if k % 4 == 0 { 0.93 } else { 1.0 }))
+                .collect();
+            if !points.is_empty() {
+                timelines.push(Timeline { side, step: *step, points });
+            }
+        }
+        sides.push(SideInput { label: label.to_string(), steps: figures });
+    }
+    let c = compare::build(&sides);
+    page(&Page {
+        comparison: &c,
+        sources: servers
+            .iter()
+            .map(|(label, _)| Source {
+                label: label.to_string(),
+                server_version: Some(format!("{}-log", &label[label.find('-').unwrap() + 1..])),
+                file: format!("{label}.json"),
+                options: "{\n  \"clients\": 1,\n  \"max_rows\": 1000000\n}".into(),
+            })
+            .collect(),
+        timelines,
+        versus_version: "0.0.0-test".into(),
+    })
+}
+
+#[test]
+fn ibench_compare_html_is_a_styled_page() {
+    let html = ibench_page();
+    insta::assert_snapshot!("ibench_html", html);
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<meta charset=\"utf-8\">"));
+    assert!(html.contains("table.data th, table.data td { border"), "the report's CSS");
+    assert!(html.contains("<nav><ol>") && html.contains("<a href=\"#ibench-throughput\">"), "a table of contents");
+    assert!(html.contains("<td class=\"num"), "numbers right-aligned");
+    assert!(html.contains("class=\"num ib-gray\""), "the SLA miss is gray");
+    // One chart over time per step with a few intervals; none for l.x and the sub-second qp1000.
+    assert_eq!(html.matches("per report interval</title>").count(), 8, "8 timelines");
+    assert!(!html.contains("l.x — inserted rows/s per report interval"), "l.x has no per-interval rate");
+    assert!(html.contains("No chart for qp1000"), "the short step is named");
+    assert!(html.contains("Throughput per step relative to mysql-8.4.7"));
+}
+
+#[test]
+fn ibench_page_renders_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    check_in_chromium_with(
+        &ibench_page(),
+        dir.path(),
+        &[
+            ("VERSUS_REQUIRE_IDS", "table-ibench-throughput table-ibench-relative table-ibench-insert-rate"),
+            ("VERSUS_MIN_TOC", "5"),
+        ],
+    );
 }

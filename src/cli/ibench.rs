@@ -343,8 +343,29 @@ fn to_json(r: &IbenchResult) -> Result<String> {
     serde_json::to_string_pretty(r).map_err(|e| Error::Other(format!("cannot encode the result as JSON: {e}")))
 }
 
+/// The page of `versus ibench compare --format html`: the comparison `t` of `results` read from `files`.
+fn html_page(t: &ibench::compare::Comparison, files: &[PathBuf], results: &[IbenchResult]) -> Result<String> {
+    use crate::report::ibench::{Page, Source, page, timelines};
+    let mut sources = Vec::new();
+    for ((label, path), r) in t.sides.iter().zip(files).zip(results) {
+        sources.push(Source {
+            label: label.clone(),
+            server_version: r.server_version.clone(),
+            file: path.display().to_string(),
+            options: serde_json::to_string_pretty(&r.options).map_err(|e| Error::Other(e.to_string()))?,
+        });
+    }
+    Ok(page(&Page {
+        comparison: t,
+        sources,
+        timelines: timelines(&results.iter().collect::<Vec<_>>()),
+        versus_version: env!("CARGO_PKG_VERSION").to_string(),
+    }))
+}
+
 fn compare(c: CompareArgs) -> Result<i32> {
     let mut sides = Vec::new();
+    let mut results = Vec::new();
     for path in &c.files {
         let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
         let r: IbenchResult = serde_json::from_str(&text).map_err(|e| {
@@ -363,12 +384,13 @@ fn compare(c: CompareArgs) -> Result<i32> {
             side.label = format!("{base}#{}", n + 1);
         }
         sides.push(side);
+        results.push(r);
     }
     let t = ibench::compare::build(&sides);
     let text = match c.format {
         CompareFormat::Text => ibench::report::comparison_text(&t, c.color),
         CompareFormat::Markdown => ibench::report::comparison_markdown(&t),
-        CompareFormat::Html => ibench::report::comparison_html(&t),
+        CompareFormat::Html => html_page(&t, &c.files, &results)?,
         CompareFormat::Json => serde_json::to_string_pretty(&t).map_err(|e| Error::Other(e.to_string()))? + "\n",
     };
     write_out(&text)?;

@@ -6,12 +6,11 @@
 use std::fmt::Write as _;
 
 use super::model::{CompareReport, Verdict};
+use super::page::{page_end, page_start};
 use super::svg::{self, BarChart, LineChart, RatioChart, RatioPoint, Series, charts};
 use super::tables::{self, Table, Tone};
 use super::terminal::heading;
 use super::variables;
-
-const CSS: &str = include_str!("templates/report.css");
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -93,12 +92,23 @@ fn ratio_chart(r: &CompareReport) -> Option<String> {
     }))
 }
 
-fn over_time_charts(r: &CompareReport) -> Vec<String> {
+/// A run needs at least this many per-second samples for a line over time (a sub-second Insert
+/// Benchmark step has one: it is named under the charts instead of drawn as a dot).
+const MIN_SAMPLES: usize = 3;
+
+/// The charts over time, one per case, and the labels of cases whose runs were too short for one.
+fn over_time_charts(r: &CompareReport) -> (Vec<String>, Vec<String>) {
     let mut out = Vec::new();
+    let mut short = Vec::new();
     for case in 0..r.cases.len() {
         let mut series = Vec::new();
         let mut seen = Vec::new();
-        for run in r.runs.iter().filter(|x| x.case == case && !x.series.is_empty()) {
+        if r.runs.iter().any(|x| x.case == case && !x.series.is_empty())
+            && !r.runs.iter().any(|x| x.case == case && x.series.len() >= MIN_SAMPLES)
+        {
+            short.push(r.case_label(case));
+        }
+        for run in r.runs.iter().filter(|x| x.case == case && x.series.len() >= MIN_SAMPLES) {
             let first = !seen.contains(&run.side);
             seen.push(run.side);
             series.push(Series {
@@ -120,7 +130,7 @@ fn over_time_charts(r: &CompareReport) -> Vec<String> {
             dots: false,
         }));
     }
-    out
+    (out, short)
 }
 
 fn threads_charts(r: &CompareReport) -> Vec<String> {
@@ -230,15 +240,7 @@ fn write_variables(out: &mut String, r: &CompareReport) {
 /// The HTML page of `report`.
 pub fn render(r: &CompareReport) -> String {
     let title = tables::short_title(r);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"generator\" content=\"versus {}\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n",
-        escape(&r.versus_version),
-        escape(&title)
-    );
+    let mut out = page_start(&title, &r.versus_version);
     let _ = writeln!(out, "<h1>{}</h1>\n<p class=\"lead\">{}.</p>", escape(&title), escape(&heading(r)));
     let _ = writeln!(
         out,
@@ -290,9 +292,17 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &abs, 3);
     write_table(&mut out, &rel, 3);
     let _ = writeln!(out, "<h2 id=\"over-time\">{} over time</h2>", escape(&r.rate_metric.name));
-    for svg in over_time_charts(r) {
+    let (time_charts, short) = over_time_charts(r);
+    for svg in time_charts {
         out.push_str(&svg);
         out.push('\n');
+    }
+    if !short.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"caption\">No chart for {}: fewer than {MIN_SAMPLES} samples per run (shorter than {MIN_SAMPLES} s).</p>",
+            escape(&short.join(", "))
+        );
     }
     out.push_str("<h2 id=\"threads\">By thread count</h2>\n");
     let threads = threads_charts(r);
@@ -318,7 +328,7 @@ pub fn render(r: &CompareReport) -> String {
     write_variables(&mut out, r);
     for (i, sec) in r.ibench.iter().enumerate() {
         let _ = writeln!(out, "<h2 class=\"ibench\" id=\"ibench-{i}\">{}</h2>", escape(&sec.title));
-        out.push_str(&crate::workload::ibench::report::comparison_html(&sec.tables));
+        super::ibench::write_section(&mut out, &format!("ibench-{i}"), &sec.tables, 3);
     }
     super::statements::write_html(&mut out, r);
     super::explain::write_html_changes(&mut out, r);
@@ -331,27 +341,6 @@ pub fn render(r: &CompareReport) -> String {
             escape(&e.definition)
         );
     }
-    let _ = writeln!(out, "<footer>Made by versus {}.</footer>\n</main>\n</body>\n</html>", escape(&r.versus_version));
-    let nav = toc(&out[head_end..]);
-    out.insert_str(head_end, &nav);
+    page_end(&mut out, head_end, &r.versus_version);
     out
-}
-
-/// The table of contents of `body`: a link to every `<h2 id=…>`, in page order.
-fn toc(body: &str) -> String {
-    let mut nav = String::from("<nav><ol>");
-    let mut rest = body;
-    while let Some(i) = rest.find("<h2 ") {
-        rest = &rest[i..];
-        let Some(end) = rest.find("</h2>") else { break };
-        let tag = &rest[..end];
-        if let (Some(id_at), Some(close)) = (tag.find(" id=\""), tag.find('>')) {
-            let id = &tag[id_at + 5..];
-            let id = &id[..id.find('"').unwrap_or(0)];
-            let _ = write!(nav, "<li><a href=\"#{id}\">{}</a></li>", &tag[close + 1..]);
-        }
-        rest = &rest[end..];
-    }
-    nav.push_str("</ol></nav>\n");
-    nav
 }

@@ -1,6 +1,7 @@
 //! Text for people: the progress lines of a run, its final report, and the comparison tables as
-//! terminal text (optionally coloured), markdown or HTML. Every table goes through one [`Grid`], so the
-//! three forms carry the same numbers.
+//! terminal text (optionally coloured) or markdown. Every table goes through one [`Grid`], so every
+//! form carries the same numbers; the HTML page and section are drawn from the same grids by
+//! `report::ibench`.
 
 use std::fmt::Write as _;
 
@@ -77,31 +78,6 @@ impl Grid {
         }
         s
     }
-
-    /// An HTML table with the reference's background colours.
-    pub fn html(&self) -> String {
-        let mut s = String::from("<table>\n<tr>");
-        for h in &self.header {
-            let _ = write!(s, "<th>{}</th>", escape(h));
-        }
-        s.push_str("</tr>\n");
-        for row in &self.rows {
-            s.push_str("<tr>");
-            for (t, c) in row {
-                match c.hex() {
-                    Some(hex) => {
-                        let _ = write!(s, "<td style=\"background:{hex}\">{}</td>", escape(t));
-                    }
-                    None => {
-                        let _ = write!(s, "<td>{}</td>", escape(t));
-                    }
-                }
-            }
-            s.push_str("</tr>\n");
-        }
-        s.push_str("</table>\n");
-        s
-    }
 }
 
 fn paint(text: &str, hex: &str) -> String {
@@ -109,11 +85,6 @@ fn paint(text: &str, hex: &str) -> String {
     let bg = anstyle::RgbColor((v >> 16) as u8, (v >> 8) as u8, v as u8);
     let style = anstyle::Style::new().bg_color(Some(bg.into())).fg_color(Some(anstyle::AnsiColor::Black.into()));
     format!("{style}{text}{style:#}")
-}
-
-/// Escapes text for HTML.
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// A rate: no decimals from 100 up, one from 10, two below.
@@ -363,8 +334,20 @@ fn gb(bytes: Option<u64>) -> String {
     bytes.map(|b| format!("{:.3}", b as f64 / (1u64 << 30) as f64)).unwrap_or_else(|| "-".into())
 }
 
-/// The grids of a comparison, with their titles, in report order.
+/// The grids of a comparison, with their titles, in report order: [`rate_grids`], then every step's
+/// [`efficiency_grids`], then every step's [`latency_grid`].
 pub fn comparison_grids(c: &Comparison) -> Vec<(String, Grid)> {
+    let mut out = rate_grids(c);
+    for j in 0..c.steps.len() {
+        out.extend(efficiency_grids(c, j));
+    }
+    out.extend((0..c.steps.len()).filter_map(|j| latency_grid(c, j)));
+    out
+}
+
+/// The rate grids: absolute operations/s per step, relative to the base, and (with query steps) the
+/// insert rate achieved against its target.
+pub fn rate_grids(c: &Comparison) -> Vec<(String, Grid)> {
     let steps: Vec<String> = c.steps.iter().map(|s| s.name()).collect();
     let mut header = vec!["server".to_string()];
     header.extend(steps.iter().cloned());
@@ -423,58 +406,68 @@ pub fn comparison_grids(c: &Comparison) -> Vec<(String, Grid)> {
     if !query_cols.is_empty() {
         out.push(("Insert rate achieved in the query steps (red: below 95 % of the target)".to_string(), iput));
     }
-    for (j, step) in c.steps.iter().enumerate() {
-        let mut header: Vec<&str> = EFFICIENCY_HEADER.to_vec();
-        header[0] = "server";
-        header.push("rss GB");
-        let mut g = Grid::new(&header);
-        let mut rg = Grid::new(&header);
-        let base_vals = c.efficiency[0][j].as_ref().map(|e| eff_values(c.cells[0][j].value, e));
-        for (i, side) in c.sides.iter().enumerate() {
-            let Some(e) = &c.efficiency[i][j] else { continue };
-            let vals = eff_values(c.cells[i][j].value, e);
+    out
+}
+
+/// Step `j`'s efficiency grid, and relative to the base when there are several sides.
+pub fn efficiency_grids(c: &Comparison, j: usize) -> Vec<(String, Grid)> {
+    let step = &c.steps[j];
+    let base = c.sides.first().cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    let mut header: Vec<&str> = EFFICIENCY_HEADER.to_vec();
+    header[0] = "server";
+    header.push("rss GB");
+    let mut g = Grid::new(&header);
+    let mut rg = Grid::new(&header);
+    let base_vals = c.efficiency[0][j].as_ref().map(|e| eff_values(c.cells[0][j].value, e));
+    for (i, side) in c.sides.iter().enumerate() {
+        let Some(e) = &c.efficiency[i][j] else { continue };
+        let vals = eff_values(c.cells[i][j].value, e);
+        let mut row = vec![side.clone()];
+        row.extend(vals.iter().map(|v| opt(*v)));
+        row.push(gb(e.server_rss_max_bytes));
+        g.plain(row);
+        if let Some(b) = &base_vals {
             let mut row = vec![side.clone()];
-            row.extend(vals.iter().map(|v| opt(*v)));
-            row.push(gb(e.server_rss_max_bytes));
-            g.plain(row);
-            if let Some(b) = &base_vals {
-                let mut row = vec![side.clone()];
-                row.extend(vals.iter().zip(b).map(|(v, b)| match (v, b) {
-                    (Some(v), Some(b)) => {
-                        let r = ratio(*v, *b);
-                        if r.is_finite() { format!("{r:.2}") } else { "inf".into() }
-                    }
-                    _ => "-".into(),
-                }));
-                let rss = e.server_rss_max_bytes.zip(c.efficiency[0][j].as_ref().and_then(|b| b.server_rss_max_bytes));
-                row.push(rss.map(|(a, b)| format!("{:.2}", ratio(a as f64, b as f64))).unwrap_or_else(|| "-".into()));
-                rg.plain(row);
-            }
-        }
-        let per = c.efficiency.iter().find_map(|side| side[j].as_ref()).map(|e| e.per.clone()).unwrap_or_default();
-        out.push((format!("{step}: efficiency per {per}"), g));
-        if c.sides.len() > 1 && !rg.rows.is_empty() {
-            out.push((format!("{step}: efficiency relative to {base}"), rg));
+            row.extend(vals.iter().zip(b).map(|(v, b)| match (v, b) {
+                (Some(v), Some(b)) => {
+                    let r = ratio(*v, *b);
+                    if r.is_finite() { format!("{r:.2}") } else { "inf".into() }
+                }
+                _ => "-".into(),
+            }));
+            let rss = e.server_rss_max_bytes.zip(c.efficiency[0][j].as_ref().and_then(|b| b.server_rss_max_bytes));
+            row.push(rss.map(|(a, b)| format!("{:.2}", ratio(a as f64, b as f64))).unwrap_or_else(|| "-".into()));
+            rg.plain(row);
         }
     }
-    for (j, step) in c.steps.iter().enumerate() {
-        let mut header: Vec<&str> = vec!["server", "kind"];
-        header.extend(BUCKET_LABELS);
-        header.push("max s");
-        let mut g = Grid::new(&header);
-        for (i, side) in c.sides.iter().enumerate() {
-            let Some(l) = &c.latency[i][j] else { continue };
-            let mut row = vec![side.clone(), l.kind.name().to_string()];
-            row.extend(l.bucket_pct().iter().map(|p| pct_cell(*p)));
-            row.push(format!("{:.6}", l.max_us as f64 / 1e6));
-            g.plain(row);
-        }
-        if !g.rows.is_empty() {
-            let kind = if step.is_query() { Kind::Query } else { Kind::Insert };
-            out.push((format!("{step}: {} response time, % of statements per bucket", kind.name()), g));
-        }
+    let per = c.efficiency.iter().find_map(|side| side[j].as_ref()).map(|e| e.per.clone()).unwrap_or_default();
+    out.push((format!("{step}: efficiency per {per}"), g));
+    if c.sides.len() > 1 && !rg.rows.is_empty() {
+        out.push((format!("{step}: efficiency relative to {base}"), rg));
     }
     out
+}
+
+/// Step `j`'s response-time buckets, when any side measured them.
+pub fn latency_grid(c: &Comparison, j: usize) -> Option<(String, Grid)> {
+    let step = &c.steps[j];
+    let mut header: Vec<&str> = vec!["server", "kind"];
+    header.extend(BUCKET_LABELS);
+    header.push("max s");
+    let mut g = Grid::new(&header);
+    for (i, side) in c.sides.iter().enumerate() {
+        let Some(l) = &c.latency[i][j] else { continue };
+        let mut row = vec![side.clone(), l.kind.name().to_string()];
+        row.extend(l.bucket_pct().iter().map(|p| pct_cell(*p)));
+        row.push(format!("{:.6}", l.max_us as f64 / 1e6));
+        g.plain(row);
+    }
+    if !g.rows.is_empty() {
+        let kind = if step.is_query() { Kind::Query } else { Kind::Insert };
+        return Some((format!("{step}: {} response time, % of statements per bucket", kind.name()), g));
+    }
+    None
 }
 
 fn eff_values(rate: Option<f64>, e: &super::result::StepEfficiency) -> Vec<Option<f64>> {
@@ -504,9 +497,4 @@ pub fn comparison_markdown(c: &Comparison) -> String {
         .map(|(title, g)| format!("**{title}**\n\n{}", g.markdown()))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The comparison as an HTML fragment.
-pub fn comparison_html(c: &Comparison) -> String {
-    comparison_grids(c).iter().map(|(title, g)| format!("<h3>{}</h3>\n{}", escape(title), g.html())).collect()
 }

@@ -1,0 +1,274 @@
+//! The Insert Benchmark in HTML: the section `versus report` shows after its own tables, and the page
+//! `versus ibench compare --format html` writes. Both draw the grids of
+//! [`crate::workload::ibench::report`] (the numbers the terminal and markdown show) with the report's
+//! table markup, CSS, charts and table of contents ([`super::page`]).
+//!
+//! Charts suit the step: throughput per step relative to the base server (one bar per server and
+//! step, so steps with rates orders of magnitude apart share one axis), and each step's rate over its
+//! report intervals where the step ran long enough to have a few (a sub-second step gets no single-dot
+//! chart, it is named instead).
+
+use std::fmt::Write as _;
+
+use super::page::{page_end, page_start};
+use super::svg::{BarChart, LineChart, Series, charts, escape};
+use crate::workload::ibench::compare::{Colour, Comparison};
+use crate::workload::ibench::options::{Step, StepKind};
+use crate::workload::ibench::report::{Grid, efficiency_grids, latency_grid, rate_grids};
+use crate::workload::ibench::result::IbenchResult;
+
+/// A step needs at least this many report intervals for a chart over time.
+pub const MIN_INTERVALS: usize = 3;
+
+/// One step of one server over time: (seconds since the step started, operations/s) per interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// Index into the comparison's sides.
+    pub side: usize,
+    /// The step.
+    pub step: Step,
+    /// Points in time order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Where one compared server's figures come from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// Its label in the tables.
+    pub label: String,
+    /// `SELECT VERSION()`, when known.
+    pub server_version: Option<String>,
+    /// The file it was read from.
+    pub file: String,
+    /// The options it ran with, as JSON.
+    pub options: String,
+}
+
+/// Everything the page shows.
+#[derive(Debug, Clone)]
+pub struct Page<'a> {
+    /// The tables.
+    pub comparison: &'a Comparison,
+    /// One per side, in the comparison's order.
+    pub sources: Vec<Source>,
+    /// Per-interval rates.
+    pub timelines: Vec<Timeline>,
+    /// The versus version writing the page.
+    pub versus_version: String,
+}
+
+/// The operations/s of one report interval of `step`: inserted rows/s for the load and write steps,
+/// queries/s for query steps; `None` for steps without a per-interval rate (l.x, cleanup).
+fn interval_rate(step: Step, l: &crate::workload::ibench::result::IntervalLine) -> Option<f64> {
+    match step.kind() {
+        StepKind::Load | StepKind::Write => Some(l.i_ips),
+        StepKind::Query => Some(l.i_qps),
+        StepKind::Index | StepKind::Cleanup => None,
+    }
+}
+
+/// The timelines of `results` (side `i` is `results[i]`), for steps with a per-interval rate.
+pub fn timelines(results: &[&IbenchResult]) -> Vec<Timeline> {
+    let mut out = Vec::new();
+    for (side, r) in results.iter().enumerate() {
+        for st in &r.steps {
+            let points: Vec<(f64, f64)> =
+                st.intervals.iter().filter_map(|l| Some((l.t_sec, interval_rate(st.step, l)?))).collect();
+            if !points.is_empty() {
+                out.push(Timeline { side, step: st.step, points });
+            }
+        }
+    }
+    out
+}
+
+fn colour_class(c: Colour) -> Option<&'static str> {
+    match c {
+        Colour::None => None,
+        Colour::Red => Some("ib-red"),
+        Colour::Green => Some("ib-green"),
+        Colour::Gray => Some("ib-gray"),
+        Colour::Yellow => Some("ib-yellow"),
+        Colour::Blue => Some("ib-blue"),
+    }
+}
+
+/// A column is numeric when any of its cells is a number; its text is then right-aligned.
+fn numeric_columns(g: &Grid) -> Vec<bool> {
+    (0..g.header.len())
+        .map(|i| i > 0 && g.rows.iter().any(|r| r.get(i).is_some_and(|c| c.0.trim().parse::<f64>().is_ok())))
+        .collect()
+}
+
+/// Writes `g` as the report's data table (`id="table-ID"`).
+fn write_table(out: &mut String, id: &str, g: &Grid) {
+    let num = numeric_columns(g);
+    let _ = write!(out, "<div class=\"scroll\"><table class=\"data\" id=\"table-{}\"><thead><tr>", escape(id));
+    for (i, h) in g.header.iter().enumerate() {
+        let class = if num[i] { " class=\"num\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in &g.rows {
+        out.push_str("<tr>");
+        for (i, (text, colour)) in row.iter().enumerate() {
+            let classes: Vec<&str> = [num.get(i).copied().unwrap_or(false).then_some("num"), colour_class(*colour)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let class = if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
+            let _ = write!(out, "<td{class}>{}</td>", escape(text));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+}
+
+/// Throughput per step relative to the base server, one bar per server; `None` with one server.
+fn relative_chart(c: &Comparison) -> Option<String> {
+    if c.sides.len() < 2 {
+        return None;
+    }
+    let base = &c.sides[0];
+    Some(charts::bar_chart(&BarChart {
+        title: format!("Throughput per step relative to {base}"),
+        y_label: format!("× {base}"),
+        categories: c.steps.iter().map(|s| s.name()).collect(),
+        series: c
+            .sides
+            .iter()
+            .enumerate()
+            .map(|(i, side)| {
+                (side.clone(), i, c.cells[i].iter().map(|cell| cell.relative.filter(|v| v.is_finite())).collect())
+            })
+            .collect(),
+    }))
+}
+
+/// Writes `g` with a short heading and the grid's own (long) title as its caption.
+fn write_captioned(out: &mut String, id: &str, heading: &str, caption: &str, level: u8, g: &Grid) {
+    let _ = writeln!(out, "<h{level} id=\"{}\">{}</h{level}>", escape(id), escape(heading));
+    let _ = writeln!(out, "<p class=\"caption\">{}.</p>", escape(caption.trim_end_matches('.')));
+    write_table(out, id, g);
+}
+
+/// The tables of a comparison (and its relative chart) as a section of a page: the rate tables, then
+/// per step its efficiency and response times behind `<details>`. Headings are `<h{level}>`, ids start
+/// with `prefix`.
+pub fn write_section(out: &mut String, prefix: &str, c: &Comparison, level: u8) {
+    let base = c.sides.first().map_or("", String::as_str);
+    let headings = [
+        ("throughput", "Throughput per step".to_string()),
+        ("relative", format!("Relative to {base}")),
+        ("insert-rate", "Insert rate in the query steps".to_string()),
+    ];
+    for (k, (caption, g)) in rate_grids(c).iter().enumerate() {
+        let (id, heading) = &headings[k.min(2)];
+        write_captioned(out, &format!("{prefix}-{id}"), heading, caption, level, g);
+        if k == 1
+            && let Some(svg) = relative_chart(c)
+        {
+            out.push_str(&svg);
+            out.push('\n');
+        }
+    }
+    let _ = writeln!(out, "<h{level} id=\"{prefix}-steps\">Efficiency and response times per step</h{level}>");
+    for (j, step) in c.steps.iter().enumerate() {
+        let mut grids = efficiency_grids(c, j);
+        grids.extend(latency_grid(c, j));
+        if grids.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<details><summary>{} — efficiency and response times ({} tables)</summary>",
+            escape(&step.name()),
+            grids.len()
+        );
+        for (k, (title, g)) in grids.iter().enumerate() {
+            let id = format!("{prefix}-{}-{k}", step.name());
+            let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(title));
+            write_table(out, &id, g);
+        }
+        out.push_str("</details>\n");
+    }
+}
+
+/// One line chart per step with enough intervals; the steps without one, named.
+fn over_time(p: &Page<'_>) -> (Vec<String>, Vec<String>) {
+    let (mut charts_out, mut short) = (Vec::new(), Vec::new());
+    for step in &p.comparison.steps {
+        let lines: Vec<&Timeline> = p.timelines.iter().filter(|t| t.step == *step).collect();
+        let long: Vec<&&Timeline> = lines.iter().filter(|t| t.points.len() >= MIN_INTERVALS).collect();
+        if long.is_empty() {
+            if step.kind() != StepKind::Index {
+                short.push(step.name());
+            }
+            continue;
+        }
+        let unit = if step.is_query() { "queries/s" } else { "inserted rows/s" };
+        charts_out.push(charts::line_chart(&LineChart {
+            title: format!("{} — {unit} per report interval", step.name()),
+            x_label: "seconds since the step started".into(),
+            y_label: unit.into(),
+            series: long
+                .iter()
+                .map(|t| Series {
+                    name: p.comparison.sides.get(t.side).cloned().unwrap_or_default(),
+                    color: t.side,
+                    points: t.points.clone(),
+                    legend: true,
+                })
+                .collect(),
+            x_categories: None,
+            dots: false,
+        }));
+    }
+    (charts_out, short)
+}
+
+/// The self-contained page of `versus ibench compare --format html`.
+pub fn page(p: &Page<'_>) -> String {
+    let c = p.comparison;
+    let title = format!("Insert Benchmark: {}", c.sides.join(" vs "));
+    let mut out = page_start(&title, &p.versus_version);
+    let _ = writeln!(out, "<h1>{}</h1>", escape(&title));
+    let _ = writeln!(
+        out,
+        "<p class=\"lead\">{} server{}, steps {}; relative figures are to {}.</p>",
+        c.sides.len(),
+        if c.sides.len() == 1 { "" } else { "s" },
+        escape(&c.steps.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")),
+        escape(c.sides.first().map_or("", String::as_str))
+    );
+    let head_end = out.len();
+    write_section(&mut out, "ibench", c, 2);
+    out.push_str("<h2 id=\"over-time\">Over time</h2>\n");
+    let (time_charts, short) = over_time(p);
+    for svg in &time_charts {
+        out.push_str(svg);
+        out.push('\n');
+    }
+    if !short.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"caption\">No chart for {}: fewer than {MIN_INTERVALS} report intervals (the step was shorter \
+             than its report interval, or ran without one); its figures are in the tables.</p>",
+            escape(&short.join(", "))
+        );
+    }
+    out.push_str("<h2 id=\"sources\">Results compared</h2>\n");
+    for s in &p.sources {
+        let version = s.server_version.as_deref().map(|v| format!(" — server {v}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "<h3>{}{}</h3>\n<p class=\"caption\">From {}.</p>\n<details><summary>Options</summary><pre>{}</pre></details>",
+            escape(&s.label),
+            escape(&version),
+            escape(&s.file),
+            escape(&s.options)
+        );
+    }
+    page_end(&mut out, head_end, &p.versus_version);
+    out
+}
