@@ -7,6 +7,10 @@
 
 use super::{Loc, MAX_WEIGHT, Reader, ScriptError, Section, Step, Transaction, expr};
 
+/// The error of `\gset` and `\aset`, which versus does not run yet.
+pub(super) const GSET_REFUSED: &str =
+    "\\gset and \\aset (a result row into variables) are not supported yet; draw the values with \\set";
+
 /// An open `\if`.
 pub(super) struct If {
     /// Where the `\if` is.
@@ -131,6 +135,7 @@ impl Reader {
                 self.current_steps(loc).push(Step::Sleep { expr: parsed, unit_us, loc });
             }
             "if" | "elif" | "else" | "endif" => self.conditional(loc, cmd, rest, rest_col)?,
+            "gset" | "aset" => return Err(self.err(loc, GSET_REFUSED)),
             "shell" | "setshell" => {
                 return Err(self.err(
                     loc,

@@ -485,6 +485,12 @@ impl Reader {
                         o.params.push(slot);
                         i = j - 1;
                     }
+                    '\\' if [&['g', 's', 'e', 't'][..], &['a', 's', 'e', 't'][..]]
+                        .iter()
+                        .any(|w| chars.get(i + 1..i + 5) == Some(*w)) =>
+                    {
+                        return Err(self.err(Loc { file: 0, line: n, col: i + 1 }, meta::GSET_REFUSED));
+                    }
                     '?' => {
                         return Err(self.err(
                             Loc { file: 0, line: n, col: i + 1 },

@@ -134,6 +134,11 @@ fn conditional_and_refused_meta_command_errors() {
         ("\\shell echo hi\nSELECT 1;\n", "app.sql:1:1: \\shell is refused: versus does not run programs"),
         ("\\setshell x echo 1\nSELECT 1;\n", "app.sql:1:1: \\setshell is refused"),
         ("\\sleep 1 +\nSELECT 1;\n", "app.sql:1:11: the expression ends too early"),
+        (
+            "SELECT 1 AS one \\gset\n",
+            "app.sql:1:17: \\gset and \\aset (a result row into variables) are not supported yet",
+        ),
+        ("SELECT 1 AS one;\n\\aset\n", "app.sql:2:1: \\gset and \\aset"),
     ];
     for (text, want) in cases {
         let e = parse_err(text);
