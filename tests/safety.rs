@@ -401,7 +401,20 @@ fn a_home_that_is_a_file_is_named_and_a_home_with_a_space_works() {
     let fetch = versus(&home, &["server", "fetch", "system"]).output().unwrap();
     assert!(fetch.status.success(), "{}", stderr(&fetch));
     let start = versus(&home, &["server", "start", "system", "--name", "sp"]).output().unwrap();
+    // The printed client commands work as pasted into a shell, with the space in every path.
+    let text = String::from_utf8_lossy(&start.stdout).into_owned();
+    let hints: Vec<&str> =
+        text.lines().skip_while(|l| *l != "connect with:").skip(1).take_while(|l| l.starts_with("  ")).collect();
+    let ran: Vec<_> = hints
+        .iter()
+        .map(|h| Command::new("sh").arg("-c").arg(format!("{} -N -e 'SELECT 41 + 1'", h.trim())).output().unwrap())
+        .collect();
     let stop = versus(&home, &["server", "stop", "sp"]).output().unwrap();
     assert!(start.status.success(), "a space in the home: {}", stderr(&start));
     assert!(stop.status.success(), "{}", stderr(&stop));
+    assert_eq!(hints.len(), 2, "{text}");
+    assert!(hints[1].contains("with space"), "the socket line names the socket: {text}");
+    for (hint, out) in hints.iter().zip(&ran) {
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "42", "{hint}: {}", stderr(out));
+    }
 }

@@ -360,7 +360,7 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     for line in sb.connect_hint().lines() {
         println!("  {line}");
     }
-    println!("stop with: versus server stop {name}");
+    println!("stop with: versus server stop {}", crate::shell::quote(&name));
     sb.detach();
     Ok(())
 }

@@ -377,18 +377,20 @@ impl Sandbox {
 
     /// Shell commands that connect to this sandbox with the build's client.
     pub fn connect_hint(&self) -> String {
+        use crate::shell::quote;
         let client = self.build.client().map(|p| p.display().to_string()).unwrap_or_else(|| "mysql".into());
+        let client = quote(&client);
         let root_password = match &self.root_password {
-            Some(_) => format!(" -p\"$(cat {})\"", self.root_password_file().display()),
+            Some(_) => format!(" -p\"$(cat {})\"", quote(&self.root_password_file().display().to_string())),
             None => String::new(),
         };
         format!(
             "{client} --no-defaults -h127.0.0.1 -P{} -u{} -p{} {}\n{client} --no-defaults -S {} -uroot{root_password}",
             self.info.port,
-            self.info.user,
-            self.info.password,
-            self.info.database,
-            self.info.socket.display()
+            quote(&self.info.user),
+            quote(&self.info.password),
+            quote(&self.info.database),
+            quote(&self.info.socket.display().to_string())
         )
     }
 
