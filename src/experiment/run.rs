@@ -146,6 +146,9 @@ fn run_pending(
             .or_insert_with(|| executor.prepare(plan, prep, progress).map_err(|e| e.to_string()))
             .clone();
         let mut marked = false;
+        // The store refusing the run's start is the store's failure, not the run's: the run must not be
+        // recorded failed (a scheduler would not run its block again), and nothing else can be stored.
+        let mut unstarted: Option<String> = None;
         let result = match ready {
             Err(e) => RunOutcome::Failed { error: format!("preparing the data failed: {e}"), intervals: vec![] },
             Ok(()) => executor.run(
@@ -153,11 +156,14 @@ fn run_pending(
                 &planned,
                 &mut |start: StartRun| {
                     marked = true;
-                    store.start_run(row.id, &start)
+                    store.start_run(row.id, &start).inspect_err(|e| unstarted = Some(e.to_string()))
                 },
                 progress,
             ),
         };
+        if let Some(e) = unstarted {
+            return Err(Error::Other(e));
+        }
         if !marked {
             store.start_run(row.id, &StartRun { server_version: String::new(), command: serde_json::Value::Null })?;
         }

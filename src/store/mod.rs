@@ -92,6 +92,9 @@ pub struct Store {
     location: Location,
     /// [`Location`] as a path, for [`Store::path`].
     shown: PathBuf,
+    /// Uids of the experiments this handle created, found or looked up: a recovery file written when
+    /// the store has become unreachable still names its experiment.
+    uids: RefCell<std::collections::BTreeMap<i64, String>>,
 }
 
 impl Store {
@@ -128,7 +131,7 @@ impl Store {
             ));
         }
         let shown = path.to_path_buf();
-        Ok(Store { db: RefCell::new(Box::new(db)), location: location.clone(), shown })
+        Ok(Store { db: RefCell::new(Box::new(db)), location: location.clone(), shown, uids: RefCell::default() })
     }
 
     /// Opens the store at `location`: a SQLite file (as [`Store::open`]) or a PostgreSQL database, which
@@ -181,7 +184,7 @@ impl Store {
             ),
             migrate::MigrateError::Sql(step, e) => cannot(&format!("schema migration {step} failed: {e}")),
         })?;
-        Ok(Store { db: RefCell::new(db), location, shown })
+        Ok(Store { db: RefCell::new(db), location, shown, uids: RefCell::default() })
     }
 
     /// Where this store lives, as a path for messages: the file, or the PostgreSQL URL without its

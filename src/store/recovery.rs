@@ -210,15 +210,20 @@ impl Store {
             .collect()
     }
 
-    /// The uid of experiment `id`.
+    /// The uid of experiment `id` (remembered once known).
     fn experiment_uid(&self, id: i64) -> Result<String> {
+        if let Some(uid) = self.uids.borrow().get(&id) {
+            return Ok(uid.clone());
+        }
         let rows = self
             .db
             .borrow_mut()
             .query("SELECT uid FROM experiments WHERE id = ?1", super::backend::params![id])
             .map_err(|e| self.err(e))?;
         let row = rows.first().ok_or_else(|| self.err(format!("no experiment with id {id}")))?;
-        row.get::<String>(0).map_err(|e| self.err(e))
+        let uid = row.get::<String>(0).map_err(|e| self.err(e))?;
+        self.uids.borrow_mut().insert(id, uid.clone());
+        Ok(uid)
     }
 }
 

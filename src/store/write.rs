@@ -99,25 +99,31 @@ impl Store {
     pub fn create_experiment(&mut self, e: &NewExperiment) -> Result<i64> {
         let uid = new_uid();
         let id = self.insert_experiment(e, &uid)?;
-        id.ok_or_else(|| self.err(format!("experiment uid {uid} exists already")))
+        let id = id.ok_or_else(|| self.err(format!("experiment uid {uid} exists already")))?;
+        self.uids.borrow_mut().insert(id, uid);
+        Ok(id)
     }
 
     /// The experiment with `uid` (a fleet's plan id): created as [`Store::create_experiment`] does when
     /// it is not stored yet, found otherwise. Many workers may call this at once; one creates it.
     pub fn ensure_experiment(&mut self, e: &NewExperiment, uid: &str) -> Result<i64> {
-        if let Some(id) = self.insert_experiment(e, uid)? {
-            return Ok(id);
-        }
-        let rows = self
-            .db
-            .borrow_mut()
-            .query("SELECT id FROM experiments WHERE uid = ?1", params![uid])
-            .map_err(|err| self.err(err))?;
-        rows.first()
-            .map(|r| r.get(0))
-            .transpose()
-            .map_err(|err| self.err(err))?
-            .ok_or_else(|| self.err(format!("experiment uid {uid} is neither new nor stored")))
+        let id = match self.insert_experiment(e, uid)? {
+            Some(id) => id,
+            None => {
+                let rows = self
+                    .db
+                    .borrow_mut()
+                    .query("SELECT id FROM experiments WHERE uid = ?1", params![uid])
+                    .map_err(|err| self.err(err))?;
+                rows.first()
+                    .map(|r| r.get(0))
+                    .transpose()
+                    .map_err(|err| self.err(err))?
+                    .ok_or_else(|| self.err(format!("experiment uid {uid} is neither new nor stored")))?
+            }
+        };
+        self.uids.borrow_mut().insert(id, uid.to_string());
+        Ok(id)
     }
 
     /// Inserts `e` with `uid`, its cells and runs; `None` when an experiment with `uid` exists.

@@ -45,15 +45,26 @@ impl TempPostgres {
         let pg = TempPostgres { dir, bin: bin_dir(), port: free_port(), as_postgres };
         let data = pg.data();
         pg.run("initdb", &["-D", path(&data), "-U", "versus", "--auth=trust", "--no-sync", "-E", "UTF8"]);
-        let opts = format!(
-            "-c listen_addresses=127.0.0.1 -c port={} -k {} -c fsync=off -c max_connections=40",
-            pg.port,
-            pg.dir.path().display()
-        );
-        let log = pg.dir.path().join("log");
-        pg.run("pg_ctl", &["-D", path(&data), "-o", &opts, "-l", path(&log), "-w", "-t", "60", "start"]);
+        pg.restart();
         pg.run("createdb", &["-h", "127.0.0.1", "-p", &pg.port.to_string(), "-U", "versus", "versus"]);
         pg
+    }
+
+    /// Starts the server (again, after [`TempPostgres::crash`]) on its port.
+    pub fn restart(&self) {
+        let opts = format!(
+            "-c listen_addresses=127.0.0.1 -c port={} -k {} -c fsync=off -c max_connections=40",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("log");
+        self.run("pg_ctl", &["-D", path(&self.data()), "-o", &opts, "-l", path(&log), "-w", "-t", "60", "start"]);
+    }
+
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`: every session is cut at once,
+    /// nothing is flushed; the next start recovers from the write-ahead log).
+    pub fn crash(&self) {
+        self.run("pg_ctl", &["-D", path(&self.data()), "-m", "immediate", "-w", "-t", "60", "stop"]);
     }
 
     fn data(&self) -> PathBuf {
