@@ -237,8 +237,15 @@ pub fn samples(store: &Store, experiment: i64, metric: Metric) -> Result<BTreeMa
     Ok(out)
 }
 
+/// The plan of a step's experiment, with the options that shape the data decided for the build's own
+/// server line (as explain's steps), so candidates that shape data only elsewhere share one preparation.
+fn step_plan(file: &ExperimentFile, home: &Home) -> Result<Plan> {
+    Plan::for_home(file, Path::new("/"), home).map_err(Error::Other)
+}
+
 /// Runs each step as an experiment on sandboxes.
 struct ServerBench<'a> {
+    home: &'a Home,
     store: &'a mut Store,
     current: &'a TargetSpec,
     opts: &'a AdviseOptions,
@@ -258,7 +265,7 @@ impl ServerBench<'_> {
     fn run(&mut self, file: ExperimentFile, deadline: Duration) -> Result<i64> {
         let text =
             toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
-        let plan = Plan::new(&file, Path::new("/")).map_err(Error::Other)?;
+        let plan = step_plan(&file, self.home)?;
         let (id, cut) = run_step_until(
             &text,
             &plan,
@@ -434,7 +441,7 @@ pub fn advise(
     let plan_of = |reps| -> Result<Duration> {
         let f =
             experiment(current, opts, "estimate".into(), &[("current".into(), vec![])], reps, opts.threads.clone(), 0)?;
-        Ok(Plan::new(&f, Path::new("/")).map_err(Error::Other)?.estimate())
+        Ok(step_plan(&f, home)?.estimate())
     };
     let (one, two) = (plan_of(1)?, plan_of(2)?);
     let per_run = two.saturating_sub(one) / opts.threads.len() as u32;
@@ -464,6 +471,7 @@ pub fn advise(
         let (vars, version) = inspect::server(home, current, &work)?;
         let mut facts = inspect::facts(&build, &host, memory, vars, *opts.threads.iter().max().unwrap_or(&1));
         let mut bench = ServerBench {
+            home,
             store,
             current,
             opts,
@@ -570,3 +578,7 @@ pub fn advise(
     let _ = crate::owned::remove(&work);
     result
 }
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;

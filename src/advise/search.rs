@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rules::{Area, Candidate, Risk};
 use crate::error::Result;
-use crate::explain::bisect::{self, Conclusion as BisectConclusion, Effect, SearchConfig, SearchOutcome};
+use crate::explain::bisect::{Conclusion as BisectConclusion, Effect, SearchConfig, SearchOutcome};
 use crate::stats::{self, CompareConfig, Comparison, Direction, SampleLevel, Verdict};
 
 /// Which tier a value belongs to.
@@ -300,7 +300,7 @@ impl SearchResult {
 }
 
 /// A screened group: its area, its candidates, its comparison with the current config.
-type Group = (Area, Vec<usize>, Comparison);
+pub(super) type Group = (Area, Vec<usize>, Comparison);
 
 pub(super) struct Search<'a> {
     pub(super) s: &'a SearchSettings,
@@ -321,7 +321,7 @@ pub(super) fn gain(c: &Comparison) -> f64 {
 }
 
 /// The lower end of the improvement's interval.
-fn gain_lo(c: &Comparison) -> f64 {
+pub(super) fn gain_lo(c: &Comparison) -> f64 {
     if c.direction == Direction::HigherIsBetter { c.ci.lo - 1.0 } else { 1.0 - c.ci.hi }
 }
 
@@ -371,7 +371,7 @@ impl Search<'_> {
         Ok(results)
     }
 
-    fn set_fates(&mut self, members: &[usize], fate: Fate) {
+    pub(super) fn set_fates(&mut self, members: &[usize], fate: Fate) {
         for &i in members {
             self.out.fates[i] = fate.clone();
         }
@@ -457,64 +457,6 @@ impl Search<'_> {
             confirm: false,
             singles_max: self.s.singles_max,
             extra_rounds: self.s.extra_rounds,
-        }
-    }
-
-    /// Step 2: halve the surviving groups while the attribution cannot afford them all.
-    fn halve(&mut self, mut survivors: Vec<Group>, bench: &mut dyn Bench) -> Result<Vec<Group>> {
-        let mut rung = 0;
-        loop {
-            let n: usize = survivors.iter().map(|s| s.1.len()).sum();
-            let cfg = self.attribution_config(bench);
-            if survivors.len() < 2 || bisect::estimate_runs(n, n.min(2), &cfg) <= cfg.max_runs {
-                return Ok(survivors);
-            }
-            rung += 1;
-            let reps = self.s.screen_repetitions.saturating_mul(1 << rung.min(8));
-            let mut configs = vec![Config::on_top("current", vec![])];
-            configs
-                .extend(survivors.iter().map(|(a, m, _)| Config::on_top(format!("current+{}", a.label()), m.clone())));
-            if bench.cost(configs.len(), reps) > self.left(bench) {
-                self.out.notes.push(format!(
-                    "the budget left no room for halving rung {rung}; all {} groups go on",
-                    survivors.len()
-                ));
-                return Ok(survivors);
-            }
-            let results = self.run(Phase::Rung(rung), configs, reps, bench)?;
-            let Ok(current) = results[0].as_ref().map(|s| s.combined.clone()) else {
-                self.out.notes.push(format!("rung {rung}: the current config could not be measured; all groups go on"));
-                return Ok(survivors);
-            };
-            let mut ranked: Vec<Group> = Vec::new();
-            for ((area, members, _), r) in survivors.into_iter().zip(&results[1..]) {
-                match r
-                    .as_ref()
-                    .map_err(String::clone)
-                    .and_then(|x| self.compare(&current, &x.combined).ok_or_else(|| "no interval".to_string()))
-                {
-                    Ok(c) => ranked.push((area, members, c)),
-                    Err(e) => self.set_fates(&members, Fate::Failed(format!("rung {rung}: {e}"))),
-                }
-            }
-            ranked.sort_by(|x, y| gain_lo(&y.2).total_cmp(&gain_lo(&x.2)));
-            let keep = ranked.len().div_ceil(2);
-            for (area, members, c) in ranked.drain(keep..) {
-                let d = describe(&c);
-                self.set_fates(
-                    &members,
-                    Fate::NotProven(format!(
-                        "ranked in the lower half of halving rung {rung} ({d}): not proven within the budget"
-                    )),
-                );
-                self.out.screening.push(Screened {
-                    area,
-                    members,
-                    comparison: Some(c),
-                    decision: format!("dropped at rung {rung}: {d}"),
-                });
-            }
-            survivors = ranked;
         }
     }
 

@@ -1,10 +1,11 @@
-//! The attribution (explain's search, leaving one out) and the confirmation steps of [`super::search`].
+//! Successive halving, the attribution (explain's search, leaving one out) and the confirmation steps of
+//! [`super::search`].
 
 use std::time::Duration;
 
 use super::{
-    Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Phase, Search, Tier, contribution,
-    no_difference, union,
+    Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Group, Phase, Screened, Search, Tier,
+    contribution, describe, gain_lo, no_difference, union,
 };
 use crate::error::Result;
 use crate::explain::bisect::{self, Measure, Probe, ProbeResult, SearchOutcome, Step as BisectStep};
@@ -67,6 +68,64 @@ impl Measure for Adapter<'_, '_> {
 }
 
 impl Search<'_> {
+    /// Step 2: halve the surviving groups while the attribution cannot afford them all.
+    pub(super) fn halve(&mut self, mut survivors: Vec<Group>, bench: &mut dyn Bench) -> Result<Vec<Group>> {
+        let mut rung = 0;
+        loop {
+            let n: usize = survivors.iter().map(|s| s.1.len()).sum();
+            let cfg = self.attribution_config(bench);
+            if survivors.len() < 2 || bisect::estimate_runs(n, n.min(2), &cfg) <= cfg.max_runs {
+                return Ok(survivors);
+            }
+            rung += 1;
+            let reps = self.s.screen_repetitions.saturating_mul(1 << rung.min(8));
+            let mut configs = vec![Config::on_top("current", vec![])];
+            configs
+                .extend(survivors.iter().map(|(a, m, _)| Config::on_top(format!("current+{}", a.label()), m.clone())));
+            if bench.cost(configs.len(), reps) > self.left(bench) {
+                self.out.notes.push(format!(
+                    "the budget left no room for halving rung {rung}; all {} groups go on",
+                    survivors.len()
+                ));
+                return Ok(survivors);
+            }
+            let results = self.run(Phase::Rung(rung), configs, reps, bench)?;
+            let Ok(current) = results[0].as_ref().map(|s| s.combined.clone()) else {
+                self.out.notes.push(format!("rung {rung}: the current config could not be measured; all groups go on"));
+                return Ok(survivors);
+            };
+            let mut ranked: Vec<Group> = Vec::new();
+            for ((area, members, _), r) in survivors.into_iter().zip(&results[1..]) {
+                match r
+                    .as_ref()
+                    .map_err(String::clone)
+                    .and_then(|x| self.compare(&current, &x.combined).ok_or_else(|| "no interval".to_string()))
+                {
+                    Ok(c) => ranked.push((area, members, c)),
+                    Err(e) => self.set_fates(&members, Fate::Failed(format!("rung {rung}: {e}"))),
+                }
+            }
+            ranked.sort_by(|x, y| gain_lo(&y.2).total_cmp(&gain_lo(&x.2)));
+            let keep = ranked.len().div_ceil(2);
+            for (area, members, c) in ranked.drain(keep..) {
+                let d = describe(&c);
+                self.set_fates(
+                    &members,
+                    Fate::NotProven(format!(
+                        "ranked in the lower half of halving rung {rung} ({d}): not proven within the budget"
+                    )),
+                );
+                self.out.screening.push(Screened {
+                    area,
+                    members,
+                    comparison: Some(c),
+                    decision: format!("dropped at rung {rung}: {d}"),
+                });
+            }
+            survivors = ranked;
+        }
+    }
+
     /// Leave-one-out attribution of `live` on top of `base`; sets the fates of `live`.
     pub(super) fn attribute(
         &mut self,
