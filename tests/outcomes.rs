@@ -417,3 +417,30 @@ fn diff_vars_exits_zero_when_it_compared_and_one_when_it_could_not() {
         .unwrap_or_default();
     assert!(left.is_empty(), "no work dir is left: {left:?}");
 }
+
+/// The prepared data's size (tables × table-size × a row's bytes, a snapshot and a copy of it) is
+/// checked against the free space of the home's file system before anything is made.
+#[test]
+fn an_experiment_too_big_for_the_disk_is_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let disk = SmallDisk::mount(&t.path().join("disk"), "64m");
+    let home = disk.dir.join("home");
+    let fetch = versus(&home, &["server", "fetch", "system"]).output().unwrap();
+    assert!(fetch.status.success(), "{}", stderr(&fetch));
+    let file = t.path().join("big.toml");
+    let text = "name = \"big\"\nthreads = [1]\nduration = \"1s\"\n[[targets]]\nname = \"a\"\nbuild = \"system\"\n\
+                [[workloads]]\ntest = \"oltp_point_select\"\noptions = { tables = 4, table-size = 1000000 }\n";
+    std::fs::write(&file, text).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec!["run", file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = versus(&home, &args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        // 2 × (200 MiB + 4 000 000 rows × 300 bytes) ≈ 2.6 GiB, against less than 64 MiB.
+        assert!(err.contains("the prepared data needs about 2.6 GiB in") && err.contains("but only 0.1 GiB"), "{err}");
+        assert!(err.contains("smaller table-size"), "{err}");
+    }
+    assert!(!home.join("results.db").exists() && !home.join("experiments").join("big").exists(), "nothing was made");
+}

@@ -106,7 +106,8 @@ fn space_problem(home: &Home, plan: &Plan) -> Option<String> {
         .iter()
         .filter(|p| sandboxed(p.target))
         .map(|p| 2 * (DATADIR_BYTES + p.rows.saturating_mul(ROW_BYTES)))
-        .sum();
+        .sum::<u64>()
+        + growth(plan);
     if need == 0 {
         return None;
     }
@@ -123,6 +124,21 @@ fn space_problem(home: &Home, plan: &Plan) -> Option<String> {
             gib(free)
         )
     })
+}
+
+/// The most that one chain of runs on a sandbox adds to its datadir (the Insert Benchmark's steps
+/// insert into one datadir, one after the other): the largest sum of [`Workload::disk_growth`] over the
+/// cells of one sandboxed target and thread count.
+///
+/// [`Workload::disk_growth`]: crate::workload::Workload::disk_growth
+fn growth(plan: &Plan) -> u64 {
+    let mut chains: std::collections::HashMap<(usize, u32), u64> = Default::default();
+    for c in &plan.cells {
+        if matches!(plan.targets[c.target].kind, TargetKind::Sandbox { .. }) {
+            *chains.entry((c.target, c.threads)).or_default() += plan.workloads[c.workload].disk_growth(c.threads);
+        }
+    }
+    chains.into_values().max().unwrap_or(0)
 }
 
 fn gib(bytes: u64) -> String {
@@ -163,5 +179,19 @@ options = { tabels = 2 }
         }
         let shown = listing(&p);
         assert!(shown.starts_with(&format!("{} problems, nothing was run:\n  - ", p.len())), "{shown}");
+    }
+
+    #[test]
+    fn the_insert_benchmarks_rows_count_toward_the_space_it_needs() {
+        let plan = |workload: &str| {
+            let text = format!(
+                "name = \"g\"\nthreads = [2]\n[[targets]]\nname = \"a\"\nbuild = \"system\"\n[[workloads]]\n{workload}\n"
+            );
+            Plan::new(&ExperimentFile::parse(&text).unwrap(), Path::new("/")).unwrap()
+        };
+        assert_eq!(growth(&plan("test = \"oltp_point_select\"")), 0, "sysbench works on the prepared rows");
+        let ib = plan("test = \"ibench\"\noptions = { rows = 1000000, rows_i1 = 100000, rows_i2 = 0 }");
+        // 1 000 000 loaded + 100 000 written per client, 2 clients, 250 bytes a row.
+        assert_eq!(growth(&ib), 2 * 1_100_000 * 250);
     }
 }

@@ -274,6 +274,13 @@ pub trait Workload: Send + Sync + fmt::Debug {
     /// A rough wall time of one run at `threads`, server restart included.
     fn estimate(&self, threads: u32, timing: &Timing) -> Duration;
 
+    /// Bytes of data one run at `threads` adds to its datadir beyond the prepared data (the rows it
+    /// inserts, with their indexes), for the free-space check before an experiment runs; 0 (the
+    /// default) for workloads that work on the prepared data.
+    fn disk_growth(&self, _threads: u32) -> u64 {
+        0
+    }
+
     /// Creates the data on `server`; `fresh` when the server holds nothing yet (a new sandbox), else
     /// the workload first removes what an earlier prepare left.
     fn prepare(&self, server: &Endpoint, fresh: bool, log: &mut dyn FnMut(&str)) -> Result<()>;

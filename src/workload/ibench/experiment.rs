@@ -255,6 +255,17 @@ impl Workload for StepWorkload {
         estimate(&self.def, threads)
     }
 
+    fn disk_growth(&self, threads: u32) -> u64 {
+        // The rows the step inserts (deletes not counted: an upper bound), about 250 bytes each with
+        // the three secondary indexes.
+        let (Ok(o), Some(step)) = (options(&self.def, threads), step_of(&self.def)) else { return 0 };
+        let inserted = match step.kind() {
+            StepKind::Load | StepKind::Write => o.rows_for(step),
+            _ => 0,
+        };
+        inserted.saturating_mul(u64::from(threads)).saturating_mul(250)
+    }
+
     fn prepare(&self, _server: &Endpoint, _fresh: bool, _log: &mut dyn FnMut(&str)) -> Result<()> {
         // Step l.i0 creates the tables.
         Ok(())
