@@ -53,7 +53,16 @@ fn bad_input_gets_one_line_errors() {
     let home = tempfile::tempdir().unwrap();
     let out = versus(home.path()).args(["server", "start", "nope"]).output().unwrap();
     assert!(one_line_error(&out).contains("unknown build 'nope'"));
-    versus(home.path()).args(["server", "fetch", "system"]).assert().success();
+    versus(home.path())
+        .args(["server", "fetch", "system"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("registered system"));
+    // Fetching it again says once that it is already registered, not also "registered".
+    let again = versus(home.path()).args(["server", "fetch", "system"]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+    assert!(again.status.success() && stderr.contains("system is already registered"), "{stderr}");
+    assert!(!stdout.contains("registered"), "a second message: {stdout}");
     let out = versus(home.path()).args(["server", "start", "system", "--set", "=1"]).output().unwrap();
     assert!(one_line_error(&out).contains("--set: '=1' has no option name"));
     let out = versus(home.path()).args(["server", "start", "system", "--set", "bogus_variable_q=1"]).output().unwrap();

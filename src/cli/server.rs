@@ -174,8 +174,13 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
                 minimal: vendor.minimal,
                 checksum,
             };
+            // A build already registered is said so once, by the fetch ("… is already registered"), not
+            // also "registered" here.
+            let before: Vec<String> = home.builds().unwrap_or_default().into_iter().map(|b| b.name).collect();
             for b in fetch::fetch_all(home, &spec, &opts, &mut |l| eprintln!("{l}"))? {
-                println!("registered {} ({} {}) at {}", b.name, b.flavor, b.version_string, b.root.display());
+                if opts.force || !before.contains(&b.name) {
+                    println!("registered {} ({} {}) at {}", b.name, b.flavor, b.version_string, b.root.display());
+                }
             }
         }
         ServerCommand::Available { line, vendor } => available(home, &line, vendor)?,
