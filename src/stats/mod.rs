@@ -8,6 +8,7 @@
 //! - [`bootstrap`]: ratio of means with a bootstrap confidence interval over repetitions.
 //! - [`autocorr`]: autocorrelation, effective sample size and a within-run CI of a mean.
 //! - [`compare`](mod@compare): the Faster / Slower / NoSignificantChange verdict and the A/A noise band.
+//! - [`calibrate`]: a host's noise (CV and noise band) from an A/A pair, for `versus calibrate`.
 //! - [`power`]: the smallest change a comparison could detect, and the repetitions that would detect one.
 //! - [`sequential`]: adaptive repetitions — a group-sequential design with alpha spending.
 //! - [`stability`](mod@stability): min / max / CV of a run's 1-s rates and its stall intervals.
@@ -18,6 +19,7 @@
 pub mod autocorr;
 pub mod blocked;
 pub mod bootstrap;
+pub mod calibrate;
 pub mod changepoint;
 pub mod compare;
 pub mod outlier;
