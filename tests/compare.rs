@@ -49,6 +49,24 @@ fn snapshot_every_format() {
     insta::assert_snapshot!("terminal_by_target_4_threads", report::terminal::render(&targets, false));
 }
 
+/// The fields of one CSV line (RFC 4180 quoting, no line breaks inside fields).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut field, mut quoted, mut chars) = (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    out.push(field);
+    out
+}
+
 /// Lines (or HTML rows) of `text` that contain `needle`.
 fn rows_with<'a>(text: &'a str, needle: &str, html: bool) -> Vec<&'a str> {
     let parts: Vec<&str> = if html { text.split("<tr>").collect() } else { text.lines().collect() };
@@ -89,9 +107,9 @@ fn every_format_carries_the_same_numbers() {
 
         // CSV: one row per cell, values exactly as in the model.
         let mut lines = csv.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let header: Vec<String> = csv_fields(lines.next().unwrap());
         let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
         assert_eq!(rows.len(), r.cells.len());
         for (row, cell) in rows.iter().zip(&r.cells) {
             assert_eq!(row[col("mean")].parse::<f64>().unwrap(), cell.mean.unwrap());
@@ -627,4 +645,63 @@ fn fleet_blocks_on_three_hosts_are_compared_by_per_host_differences() {
     assert!(e.contains("2 host classes") && e.contains("hc-000000000002: host node-2"), "{e}");
     let forced = report::build_report(&store, &Selection { force: true, ..sel }).unwrap();
     assert!(forced.notes.iter().any(|n| n.starts_with("--force: runs from 2 host classes")), "{:?}", forced.notes);
+}
+
+/// The noise band comes from `versus calibrate` when one is stored for the host class, workload and
+/// threads of the runs (the largest of several; the default counts for cases not calibrated), from
+/// --noise-band when given, else the default; every output says which.
+#[test]
+fn a_calibrated_noise_band_is_used_and_named() {
+    use versus::store::Calibration;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, id) = durability(dir.path());
+    let class = versus::sampler::Fingerprint::of(&host()).class();
+    let r = build(&store, by_build());
+    assert_eq!(r.noise_band, 0.02);
+    assert!(r.noise_band_source.starts_with("the default (no tps calibration for host class"), "{}", r.noise_band_source);
+
+    let cal = |threads: u32, band: f64, host_class: &str| Calibration {
+        id: 0,
+        host_class: host_class.into(),
+        host: "bench".into(),
+        workload: "write_only".into(),
+        threads,
+        metric: "tps".into(),
+        repetitions: 5,
+        cv: 0.04,
+        band,
+        confidence: 0.95,
+        experiment_id: Some(id),
+        target: "system".into(),
+        created_at: 0,
+    };
+    // Another host class's calibration does not apply.
+    store.save_calibration(&cal(1, 0.30, "hc-000000000009")).unwrap();
+    assert_eq!(build(&store, by_build()).noise_band, 0.02);
+    // One thread count calibrated: its band, and the default for the other.
+    store.save_calibration(&cal(1, 0.012, &class)).unwrap();
+    let r = build(&store, by_build());
+    assert_eq!(r.noise_band, 0.02, "the default counts for 4 threads");
+    assert!(
+        r.noise_band_source.contains(&format!("write_only @ 1 thr 1.2 % (CV 4.0 %, 5 repetitions per side of system, experiment {id}"))
+            && r.noise_band_source.contains("not calibrated: write_only @ 4 thr"),
+        "{}",
+        r.noise_band_source
+    );
+    let one = build(&store, Selection { threads: vec![1], ..by_build() });
+    assert_eq!(one.noise_band, 0.012);
+    // Both calibrated: the larger band, which changes verdicts (the 4-thread 11.8/trx1 change is -7 %).
+    store.save_calibration(&cal(4, 0.25, &class)).unwrap();
+    let r = build(&store, by_build());
+    assert_eq!(r.noise_band, 0.25);
+    assert!(r.noise_band_source.contains("the largest is used"), "{}", r.noise_band_source);
+    assert!(r.ratios.iter().all(|x| x.verdict != Verdict::Slower || x.change.unwrap().abs() > 0.25));
+    // Every format says it.
+    for f in [Format::Markdown, Format::Html, Format::Csv, Format::Json, Format::Text] {
+        let text = report::render(&r, f).unwrap();
+        assert!(text.contains("calibrated by `versus calibrate` on host class"), "{f}: {text}");
+    }
+    // --noise-band wins.
+    let given = build(&store, Selection { noise_band: 0.03, use_calibration: false, ..by_build() });
+    assert_eq!((given.noise_band, given.noise_band_source.as_str()), (0.03, "given with --noise-band"));
 }

@@ -46,9 +46,10 @@ pub struct SelectArgs {
     /// Confidence level of the intervals.
     #[arg(long, value_name = "LEVEL", default_value = "0.95")]
     pub confidence: f64,
-    /// Changes smaller than this are never called (e.g. 2% or 0.02; measure it with an A/A comparison).
-    #[arg(long, value_name = "FRACTION", default_value = "2%", value_parser = parse_fraction)]
-    pub noise_band: f64,
+    /// Changes smaller than this are never called (e.g. 2% or 0.02) [default: the band `versus calibrate`
+    /// measured for the runs' host class and workload, else 2%].
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub noise_band: Option<f64>,
     /// Compare runs of different workloads, or measured on different host classes, anyway (every
     /// output then says so).
     #[arg(long)]
@@ -134,7 +135,8 @@ impl SelectArgs {
             workloads: self.workloads.clone(),
             threads: self.threads.clone(),
             confidence: self.confidence,
-            noise_band: self.noise_band,
+            noise_band: self.noise_band.unwrap_or(crate::stats::DEFAULT_NOISE_BAND),
+            use_calibration: self.noise_band.is_none(),
             force: self.force,
         }
     }

@@ -2,6 +2,7 @@
 //! this layer only turns flags into calls and results into text.
 
 mod advise;
+mod calibrate;
 mod compare;
 mod experiment;
 mod explain;
@@ -76,6 +77,9 @@ enum Command {
     DiffVars(explain::DiffVarsArgs),
     /// Find which of A's variable values, set on B, account for B's regression (config bisection).
     Explain(explain::ExplainArgs),
+    /// This host's noise for a workload: an A/A experiment (the target measured twice, shuffled) whose
+    /// noise band compare, run and explain then use for this host class and workload.
+    Calibrate(calibrate::CalibrateArgs),
     /// Server settings from written rules, each proven by benchmark before it is recommended.
     Advise(advise::AdviseArgs),
     /// Relative-to-first values and change points over an ordered list of builds or configs.
@@ -122,6 +126,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
         Command::Explain(args) => explain::explain_cmd(&home, args),
         Command::Series(args) => explain::series_cmd(&home, args),
         Command::Advise(args) => advise::advise_cmd(&home, args),
+        Command::Calibrate(args) => calibrate::calibrate_cmd(&home, args),
         Command::Store(cmd) => store::run(cmd),
         Command::Import(args) => store::import(args),
         Command::Fleet(cmd) => fleet::run(&home, cmd),

@@ -6,6 +6,7 @@
 //! (a change is called, or its repeated interval lies inside the noise band), when its interval is
 //! narrower than `until`, or when `max` rounds have run.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::plan::Plan;
@@ -13,7 +14,7 @@ use super::spec::Repetitions;
 use crate::error::Result;
 use crate::stats::sequential::{Look, SequentialDesign, SequentialPlan, sequential_look};
 use crate::stats::{Direction, Verdict};
-use crate::store::{RunRow, Status};
+use crate::store::{RunRow, Status, Store};
 
 /// Overall confidence of the looks (the default of `versus compare`).
 pub const CONFIDENCE: f64 = 0.95;
@@ -47,8 +48,68 @@ pub fn design(reps: &Repetitions) -> Result<SequentialPlan> {
     Ok(SequentialDesign::new(reps.min as usize, reps.max as usize, CONFIDENCE)?.plan())
 }
 
+/// The noise band of each comparison (by workload label and thread count): `--noise-band` when given,
+/// else the one `versus calibrate` stored for the experiment's host class, workload and threads, else
+/// [`crate::stats::DEFAULT_NOISE_BAND`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bands {
+    calibrated: BTreeMap<(String, u32), f64>,
+    fallback: f64,
+    source: String,
+}
+
+impl Bands {
+    /// One band for every comparison.
+    pub fn fixed(band: f64, source: &str) -> Bands {
+        Bands { calibrated: BTreeMap::new(), fallback: band, source: source.to_string() }
+    }
+
+    /// The bands for experiment `experiment_id` of `plan` (see the type's documentation).
+    pub fn for_experiment(store: &Store, experiment_id: i64, plan: &Plan, given: Option<f64>) -> Result<Bands> {
+        use crate::stats::DEFAULT_NOISE_BAND;
+        if let Some(b) = given {
+            return Ok(Bands::fixed(b, "given with --noise-band"));
+        }
+        let default = |why: &str| Bands::fixed(DEFAULT_NOISE_BAND, &format!("the default ({why})"));
+        let Some(e) = store.experiment(experiment_id)? else { return Ok(default("experiment not stored")) };
+        let f = crate::sampler::Fingerprint::of(&e.host);
+        if f == crate::sampler::Fingerprint::default() {
+            return Ok(default("this host is not known, so no calibration applies"));
+        }
+        let class = f.class();
+        let mut calibrated = BTreeMap::new();
+        let mut used = Vec::new();
+        for cell in plan.cells.iter().filter(|c| c.target == 0) {
+            let (w, t) = (plan.workloads[cell.workload].label(), cell.threads);
+            if let Some(c) = store.calibration_for(&class, &w, t, "tps")? {
+                used.push(format!("{w} @ {t} thr {:.1} %", c.band * 100.0));
+                calibrated.insert((w, t), c.band);
+            }
+        }
+        if calibrated.is_empty() {
+            return Ok(default(&format!("no tps calibration for host class {class}; `versus calibrate` measures one")));
+        }
+        let source = format!(
+            "calibrated on host class {class}: {}; the default {:.1} % elsewhere",
+            used.join(", "),
+            DEFAULT_NOISE_BAND * 100.0
+        );
+        Ok(Bands { calibrated, fallback: DEFAULT_NOISE_BAND, source })
+    }
+
+    /// The band of the comparisons of `workload` at `threads`.
+    pub fn of(&self, workload: &str, threads: u32) -> f64 {
+        self.calibrated.get(&(workload.to_string(), threads)).copied().unwrap_or(self.fallback)
+    }
+
+    /// Where the bands came from, for the run's output.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
 /// Looks at every comparison of `plan` over the stored `runs` of its experiment.
-pub fn decide(plan: &Plan, runs: &[RunRow], seq: &SequentialPlan, noise_band: f64) -> Result<Decision> {
+pub fn decide(plan: &Plan, runs: &[RunRow], seq: &SequentialPlan, bands: &Bands) -> Result<Decision> {
     let reps = &plan.file.repetitions;
     let rounds = runs.iter().map(|r| r.repetition).max().unwrap_or(0);
     let values = |cell: usize| -> Vec<f64> {
@@ -76,6 +137,7 @@ pub fn decide(plan: &Plan, runs: &[RunRow], seq: &SequentialPlan, noise_band: f6
                 plan.targets[0].label
             );
             let (b, c) = (values(bi), values(ci));
+            let noise_band = bands.of(&plan.workloads[base.workload].label(), base.threads);
             let row = if b.len() >= 2 && c.len() >= 2 {
                 let (cmp, look) = sequential_look(&b, &c, seq, Direction::HigherIsBetter, noise_band, until)?;
                 let look = if look == Look::Continue && rounds >= reps.max { Look::Exhausted } else { look };
@@ -185,16 +247,16 @@ test = "oltp_point_select"
         let seq = design(&plan.file.repetitions).unwrap();
         let jitter = |rep: u32| [1.0, 1.03, 0.97, 1.02, 0.98, 1.01][(rep - 1) as usize];
         let big = runs(&plan, |cell, rep| if cell == 0 { 100.0 * jitter(rep) } else { 150.0 / jitter(rep) }, 3);
-        let d = decide(&plan, &big, &seq, 0.02).unwrap();
+        let d = decide(&plan, &big, &seq, &Bands::fixed(0.02, "test")).unwrap();
         assert_eq!((d.rounds, d.next), (3, None), "{}", d.describe());
         assert_eq!(d.rows[0].look, Look::Decisive);
         assert_eq!(d.rows[0].verdict, Some(Verdict::Faster));
 
         let same = |n| runs(&plan, |cell, rep| 100.0 * if cell == 0 { jitter(rep) } else { 2.0 - jitter(rep) }, n);
-        let d = decide(&plan, &same(3), &seq, 0.02).unwrap();
+        let d = decide(&plan, &same(3), &seq, &Bands::fixed(0.02, "test")).unwrap();
         assert_eq!(d.next, Some(4), "{}", d.describe());
         assert!(d.describe().contains("1 of 1 comparison(s) still open; adding round 4"), "{}", d.describe());
-        let d = decide(&plan, &same(6), &seq, 0.02).unwrap();
+        let d = decide(&plan, &same(6), &seq, &Bands::fixed(0.02, "test")).unwrap();
         assert_eq!((d.next, d.rows[0].look), (None, Look::Exhausted), "{}", d.describe());
         assert_eq!(d.rows[0].verdict, Some(Verdict::NoSignificantChange));
     }
@@ -207,7 +269,7 @@ test = "oltp_point_select"
         for run in r.iter_mut().filter(|r| r.cell.key == plan.cells[1].key) {
             run.status = Status::Failed;
         }
-        let d = decide(&plan, &r, &seq, 0.02).unwrap();
+        let d = decide(&plan, &r, &seq, &Bands::fixed(0.02, "test")).unwrap();
         assert_eq!(d.next, Some(4));
         assert!(d.describe().contains("no interval yet"));
     }

@@ -3,6 +3,7 @@
 
 pub mod adaptive;
 pub mod block_run;
+pub mod calibrate;
 pub mod blocks;
 pub mod external;
 pub mod outcome;

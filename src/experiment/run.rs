@@ -48,7 +48,8 @@ pub struct RunOptions {
     /// A fleet block: run only the pending runs of this repetition of this stored experiment (see
     /// `experiment::block_run`); other blocks may be running elsewhere.
     pub block: Option<(i64, u32)>,
-    /// The noise band of the adaptive looks (default [`crate::stats::DEFAULT_NOISE_BAND`]).
+    /// The noise band of the adaptive looks [default: the calibrated band of the host class and
+    /// workload, else [`crate::stats::DEFAULT_NOISE_BAND`]; see [`adaptive::Bands`]].
     pub noise_band: Option<f64>,
     /// A hard end: no run starts whose estimate ([`Plan::run_estimate`]) would take it past this
     /// instant; the runs left stay pending (`versus advise`'s budget).
@@ -83,11 +84,19 @@ pub fn run_experiment(
     };
     let mut prepared: HashMap<usize, std::result::Result<(), String>> = HashMap::new();
     let mut outcome = Outcome { experiment_id, done: 0, failed: 0, interrupted: false, out_of_time: false };
+    let bands = match adaptive {
+        Some(_) => {
+            let b = adaptive::Bands::for_experiment(store, experiment_id, plan, opts.noise_band)?;
+            progress.note(&format!("noise band of the looks: {}", b.source()));
+            Some(b)
+        }
+        None => None,
+    };
     loop {
         run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome, opts.deadline)?;
-        let Some(seq) = adaptive.as_ref().filter(|_| !outcome.interrupted && !outcome.out_of_time) else { break };
-        let noise_band = opts.noise_band.unwrap_or(crate::stats::DEFAULT_NOISE_BAND);
-        let decision = adaptive::decide(plan, &store.runs(experiment_id)?, seq, noise_band)?;
+        let open = adaptive.as_ref().filter(|_| !outcome.interrupted && !outcome.out_of_time);
+        let (Some(seq), Some(bands)) = (open, bands.as_ref()) else { break };
+        let decision = adaptive::decide(plan, &store.runs(experiment_id)?, seq, bands)?;
         progress.note(decision.describe().trim_end());
         let Some(round) = decision.next else { break };
         let runs: Vec<(&str, u32)> =

@@ -23,12 +23,15 @@ use crate::store::Store;
 /// without `force`) and a metric that no selected run recorded.
 pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let selected = select(store, sel)?;
+    let band = super::noise::resolve(store, &selected, sel)?;
+    let sel = &Selection { noise_band: band.band, ..sel.clone() };
     let explicit = super::explain::explicit_variables(&selected);
     let changes = super::explain::variable_changes(&selected, &explicit);
     let explain = super::explain::explain_sections(store, &selected, sel)?;
     let advise = super::advise_section::advise_sections(store, &selected, sel)?;
     let findings = super::explain::findings(&explain);
     let mut r = from_selected(selected, sel, &explicit, &findings)?;
+    r.noise_band_source = band.source;
     r.variable_changes = changes;
     // The targets of a `versus explain` step are not an ordered series.
     r.series = if explain.is_empty() { super::explain::series_section(&r) } else { None };
@@ -155,6 +158,7 @@ fn from_selected(
         baseline: s.sides[0].label.clone(),
         confidence: sel.confidence,
         noise_band: sel.noise_band,
+        noise_band_source: "given".to_string(),
         forced: sel.force,
         sides: s.sides.clone(),
         cases: s.cases.clone(),

@@ -46,6 +46,8 @@ pub fn render(r: &CompareReport) -> String {
         "detectable_power",
         "target_change",
         "repetitions_for_target",
+        "noise_band",
+        "noise_band_source",
         "note",
     ]
     .iter()
@@ -100,6 +102,8 @@ pub fn render(r: &CompareReport) -> String {
             num(d.map(|d| d.power)),
             num(d.map(|d| d.target)),
             d.and_then(|d| d.plan).map(super::fmt::plan).unwrap_or_default(),
+            num(Some(r.noise_band)),
+            field(&r.noise_band_source),
             field(
                 &x.and_then(|x| x.note.as_deref())
                     .into_iter()
@@ -117,7 +121,8 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "{}", row.join(","));
     }
     for s in &r.statements {
-        statement_rows(&mut out, s, &forced, r.efficiency_metrics.len() + r.latency_metrics.len());
+        let band = [num(Some(r.noise_band)), field(&r.noise_band_source)];
+        statement_rows(&mut out, s, &forced, &band, r.efficiency_metrics.len() + r.latency_metrics.len());
     }
     out
 }
@@ -125,7 +130,7 @@ pub fn render(r: &CompareReport) -> String {
 /// The rows of one script workload's statements, in the columns of the main rows: per statement and
 /// side its mean latency (`statement N latency (file:line)`, ms, over the runs' means) and, for a
 /// candidate, the ratio to the baseline with its interval and verdict; a changed plan is in the note.
-fn statement_rows(out: &mut String, s: &Section, forced: &[&str], extra: usize) {
+fn statement_rows(out: &mut String, s: &Section, forced: &[&str], band: &[String], extra: usize) {
     for st in &s.statements {
         for (i, side) in st.sides.iter().enumerate() {
             let c = st.comparisons.iter().find(|c| c.side == i);
@@ -183,6 +188,7 @@ fn statement_rows(out: &mut String, s: &Section, forced: &[&str], extra: usize) 
                 verdict.to_string(),
             ];
             row.extend(std::iter::repeat_n(String::new(), 5));
+            row.extend(band.iter().cloned());
             row.push(field(&notes.join("; ")));
             row.extend(std::iter::repeat_n(String::new(), extra));
             let _ = writeln!(out, "{}", row.join(","));

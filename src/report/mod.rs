@@ -25,6 +25,7 @@ pub mod ibench;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod noise;
 pub mod page;
 pub mod select;
 pub mod statements;

@@ -382,6 +382,10 @@ pub struct CompareReport {
     pub confidence: f64,
     /// Relative noise band below which no change is called.
     pub noise_band: f64,
+    /// Where the band came from: `--noise-band`, a calibration (host class, workload, experiment,
+    /// date) or the default, and why.
+    #[serde(default)]
+    pub noise_band_source: String,
     /// Whether a workload mismatch was overridden with `--force`.
     pub forced: bool,
     /// The sides, baseline first.

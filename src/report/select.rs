@@ -33,8 +33,11 @@ pub struct Selection {
     pub threads: Vec<u32>,
     /// Confidence level of the intervals.
     pub confidence: f64,
-    /// Relative noise band.
+    /// Relative noise band: the fallback, or the band itself when `use_calibration` is false.
     pub noise_band: f64,
+    /// Use the band `versus calibrate` stored for the host class and workloads of the runs when there
+    /// is one (`--noise-band` not given); see [`super::noise::resolve`].
+    pub use_calibration: bool,
     /// Compare runs of different workloads anyway.
     pub force: bool,
 }
@@ -53,6 +56,7 @@ impl Default for Selection {
             threads: Vec::new(),
             confidence: 0.95,
             noise_band: DEFAULT_NOISE_BAND,
+            use_calibration: true,
             force: false,
         }
     }

@@ -220,6 +220,7 @@ pub fn summary_lines(r: &CompareReport) -> Vec<String> {
             last.push_str(&format!("; {more}."));
         }
     }
+    lines.push(format!("Noise band {}: {}.", fmt::percent(r.noise_band), r.noise_band_source));
     lines
 }
 

@@ -37,8 +37,12 @@ macro_rules! migration {
 }
 
 /// Every migration of the results store, oldest first. Append only: never edit or reorder a released one.
-pub const MIGRATIONS: &[Migration] =
-    &[migration!("0001_initial.sql"), migration!("0002_experiment_uid.sql"), migration!("0003_block_attempts.sql")];
+pub const MIGRATIONS: &[Migration] = &[
+    migration!("0001_initial.sql"),
+    migration!("0002_experiment_uid.sql"),
+    migration!("0003_block_attempts.sql"),
+    migration!("0004_noise_calibrations.sql"),
+];
 
 /// The schema version this versus writes.
 pub fn latest_version() -> u32 {

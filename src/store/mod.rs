@@ -10,6 +10,7 @@
 
 pub(crate) mod backend;
 mod blocks;
+mod calibrations;
 mod copy;
 mod migrate;
 pub mod model;
@@ -31,6 +32,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use crate::error::{Error, Result};
 use backend::{Backend, DbError, Engine};
 
+pub use calibrations::Calibration;
 pub use blocks::{Attempt, AttemptHost, AttemptStatus, BlockStart, canonical_attempts};
 pub use copy::CopyReport;
 pub use migrate::latest_version;

@@ -1,0 +1,154 @@
+//! Noise bands measured by `versus calibrate`, per host class, workload, thread count and metric.
+//! The latest one for a key is the one in use; older ones stay as the host's history.
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use super::backend::{DbResult, Row, params};
+use super::write::now;
+use crate::error::Result;
+
+/// A stored calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Row id (0 before it is stored).
+    pub id: i64,
+    /// Host class (`hc-…`, see [`crate::sampler::Fingerprint::class`]).
+    pub host_class: String,
+    /// The host, as [`crate::sampler::Fingerprint::describe`] says it.
+    pub host: String,
+    /// Workload name (as runs store it, e.g. `oltp_read_only`).
+    pub workload: String,
+    /// Client threads.
+    pub threads: u32,
+    /// The metric (`tps`).
+    pub metric: String,
+    /// Repetitions per side of the A/A pair.
+    pub repetitions: u32,
+    /// Between-repetition coefficient of variation (a fraction).
+    pub cv: f64,
+    /// The noise band (a fraction).
+    pub band: f64,
+    /// Confidence of the A/A interval the band comes from.
+    pub confidence: f64,
+    /// The A/A experiment that measured it.
+    pub experiment_id: Option<i64>,
+    /// The target measured twice (`BUILD` or `BUILD:NAME=VALUE,…`).
+    pub target: String,
+    /// When it was stored (Unix seconds).
+    pub created_at: i64,
+}
+
+const COLUMNS: &str = "id, host_class, host, workload, threads, metric, repetitions, cv, band, confidence, \
+                       experiment_id, target, created_at";
+
+fn from_row(r: &Row) -> DbResult<Calibration> {
+    Ok(Calibration {
+        id: r.get(0)?,
+        host_class: r.get(1)?,
+        host: r.get(2)?,
+        workload: r.get(3)?,
+        threads: r.get(4)?,
+        metric: r.get(5)?,
+        repetitions: r.get(6)?,
+        cv: r.get(7)?,
+        band: r.get(8)?,
+        confidence: r.get(9)?,
+        experiment_id: r.get(10)?,
+        target: r.get(11)?,
+        created_at: r.get(12)?,
+    })
+}
+
+impl Store {
+    /// Stores `c` (its `id` and `created_at` are set here) and returns its id.
+    pub fn save_calibration(&mut self, c: &Calibration) -> Result<i64> {
+        let rows = self
+            .db
+            .get_mut()
+            .query(
+                "INSERT INTO noise_calibrations (host_class, host, workload, threads, metric, repetitions, cv, band, \
+                 confidence, experiment_id, target, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+                params![
+                    c.host_class.as_str(),
+                    c.host.as_str(),
+                    c.workload.as_str(),
+                    c.threads,
+                    c.metric.as_str(),
+                    c.repetitions,
+                    c.cv,
+                    c.band,
+                    c.confidence,
+                    c.experiment_id,
+                    c.target.as_str(),
+                    now()
+                ],
+            )
+            .map_err(|e| self.err(format!("cannot store the calibration: {e}")))?;
+        rows.first().ok_or_else(|| self.err("the calibration got no id")).and_then(|r| r.get(0).map_err(|e| self.err(e)))
+    }
+
+    /// The calibrations of `host_class` (every one when `None`), newest first.
+    pub fn calibrations(&self, host_class: Option<&str>) -> Result<Vec<Calibration>> {
+        let rows = self
+            .db
+            .borrow_mut()
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM noise_calibrations WHERE ?1 IS NULL OR host_class = ?1 \
+                     ORDER BY created_at DESC, id DESC"
+                ),
+                params![host_class],
+            )
+            .map_err(|e| self.err(e))?;
+        rows.iter().map(from_row).collect::<DbResult<_>>().map_err(|e| self.err(e))
+    }
+
+    /// The calibration in use for this host class, workload, thread count and metric: the latest.
+    pub fn calibration_for(&self, host_class: &str, workload: &str, threads: u32, metric: &str) -> Result<Option<Calibration>> {
+        Ok(self
+            .calibrations(Some(host_class))?
+            .into_iter()
+            .find(|c| c.workload == workload && c.threads == threads && c.metric == metric))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cal(workload: &str, threads: u32, band: f64) -> Calibration {
+        Calibration {
+            id: 0,
+            host_class: "hc-0123456789ab".into(),
+            host: "2 cpus".into(),
+            workload: workload.into(),
+            threads,
+            metric: "tps".into(),
+            repetitions: 5,
+            cv: 0.03,
+            band,
+            confidence: 0.95,
+            experiment_id: None,
+            target: "system".into(),
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn the_latest_calibration_of_a_key_is_the_one_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("r.db")).unwrap();
+        assert_eq!(store.calibration_for("hc-0123456789ab", "oltp_read_only", 1, "tps").unwrap(), None);
+        store.save_calibration(&cal("oltp_read_only", 1, 0.05)).unwrap();
+        let id = store.save_calibration(&cal("oltp_read_only", 1, 0.04)).unwrap();
+        store.save_calibration(&cal("oltp_read_only", 4, 0.09)).unwrap();
+        let c = store.calibration_for("hc-0123456789ab", "oltp_read_only", 1, "tps").unwrap().unwrap();
+        assert_eq!((c.id, c.band), (id, 0.04));
+        assert_eq!(store.calibration_for("hc-0123456789ab", "oltp_read_only", 4, "tps").unwrap().unwrap().band, 0.09);
+        assert_eq!(store.calibration_for("hc-other", "oltp_read_only", 1, "tps").unwrap(), None);
+        assert_eq!(store.calibration_for("hc-0123456789ab", "oltp_write_only", 1, "tps").unwrap(), None);
+        assert_eq!(store.calibrations(None).unwrap().len(), 3);
+    }
+}
