@@ -658,7 +658,11 @@ fn a_calibrated_noise_band_is_used_and_named() {
     let class = versus::sampler::Fingerprint::of(&host()).class();
     let r = build(&store, by_build());
     assert_eq!(r.noise_band, 0.02);
-    assert!(r.noise_band_source.starts_with("the default (no tps calibration for host class"), "{}", r.noise_band_source);
+    assert!(
+        r.noise_band_source.starts_with("the default (no tps calibration for host class"),
+        "{}",
+        r.noise_band_source
+    );
 
     let cal = |threads: u32, band: f64, host_class: &str| Calibration {
         id: 0,
@@ -683,8 +687,9 @@ fn a_calibrated_noise_band_is_used_and_named() {
     let r = build(&store, by_build());
     assert_eq!(r.noise_band, 0.02, "the default counts for 4 threads");
     assert!(
-        r.noise_band_source.contains(&format!("write_only @ 1 thr 1.2 % (CV 4.0 %, 5 repetitions per side of system, experiment {id}"))
-            && r.noise_band_source.contains("not calibrated: write_only @ 4 thr"),
+        r.noise_band_source.contains(&format!(
+            "write_only @ 1 thr 1.2 % (CV 4.0 %, 5 repetitions per side of system, experiment {id}"
+        )) && r.noise_band_source.contains("not calibrated: write_only @ 4 thr"),
         "{}",
         r.noise_band_source
     );

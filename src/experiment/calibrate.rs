@@ -48,7 +48,9 @@ pub fn experiment(opts: &CalibrateOptions) -> Result<(ExperimentFile, String)> {
     if opts.repetitions < MIN_CALIBRATION_REPETITIONS as u32 {
         return Err(Error::option(
             "--repetitions",
-            format!("a calibration needs at least {MIN_CALIBRATION_REPETITIONS} repetitions per side (5 or more is better)"),
+            format!(
+                "a calibration needs at least {MIN_CALIBRATION_REPETITIONS} repetitions per side (5 or more is better)"
+            ),
         ));
     }
     let skeleton = format!(
@@ -89,19 +91,28 @@ pub fn target_label(opts: &CalibrateOptions) -> String {
 
 /// The calibrations of a finished A/A experiment `experiment_id` of `plan`: one per thread count and
 /// metric of [`METRICS`] with values on both sides; `target` names what was measured twice.
-pub fn from_runs(store: &Store, experiment_id: i64, plan: &Plan, target: &str, confidence: f64) -> Result<Vec<Calibration>> {
+pub fn from_runs(
+    store: &Store,
+    experiment_id: i64,
+    plan: &Plan,
+    target: &str,
+    confidence: f64,
+) -> Result<Vec<Calibration>> {
     let e = store
         .experiment(experiment_id)?
         .ok_or_else(|| Error::Other(format!("experiment {experiment_id} is not stored")))?;
     let host = Fingerprint::of(&e.host);
     if host == Fingerprint::default() {
-        return Err(Error::Other("this host's facts are unknown, so a calibration could not be filed under its class".into()));
+        return Err(Error::Other(
+            "this host's facts are unknown, so a calibration could not be filed under its class".into(),
+        ));
     }
     let runs = store.runs(experiment_id)?;
     let efficiency = Efficiency::default();
     let mut out = Vec::new();
     for base in plan.cells.iter().filter(|c| c.target == 0) {
-        let Some(again) = plan.cells.iter().find(|c| c.target == 1 && c.workload == base.workload && c.threads == base.threads)
+        let Some(again) =
+            plan.cells.iter().find(|c| c.target == 1 && c.workload == base.workload && c.threads == base.threads)
         else {
             continue;
         };
@@ -113,7 +124,9 @@ pub fn from_runs(store: &Store, experiment_id: i64, plan: &Plan, target: &str, c
                     .filter(|r| r.cell.key == key && r.status == Status::Done)
                     .filter_map(|r| {
                         let s = r.summary.as_ref()?;
-                        metric.of_run(&RunValues { summary: s, efficiency: &efficiency, histogram: None }).map(|x| (r.repetition, x))
+                        metric
+                            .of_run(&RunValues { summary: s, efficiency: &efficiency, histogram: None })
+                            .map(|x| (r.repetition, x))
                     })
                     .filter(|(_, x)| *x > 0.0 && x.is_finite())
                     .collect();

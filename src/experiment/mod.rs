@@ -3,8 +3,8 @@
 
 pub mod adaptive;
 pub mod block_run;
-pub mod calibrate;
 pub mod blocks;
+pub mod calibrate;
 pub mod external;
 pub mod outcome;
 pub mod plan;

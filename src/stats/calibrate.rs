@@ -56,8 +56,8 @@ pub fn calibrate(a: &[f64], a_again: &[f64], cfg: &BootstrapConfig) -> Result<No
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::testutil::{normals, proptest_config};
     use crate::stats::seeded_rng;
+    use crate::stats::testutil::{normals, proptest_config};
     use proptest::prelude::*;
 
     fn cfg(seed: u64) -> BootstrapConfig {

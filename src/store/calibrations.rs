@@ -86,7 +86,9 @@ impl Store {
                 ],
             )
             .map_err(|e| self.err(format!("cannot store the calibration: {e}")))?;
-        rows.first().ok_or_else(|| self.err("the calibration got no id")).and_then(|r| r.get(0).map_err(|e| self.err(e)))
+        rows.first()
+            .ok_or_else(|| self.err("the calibration got no id"))
+            .and_then(|r| r.get(0).map_err(|e| self.err(e)))
     }
 
     /// The calibrations of `host_class` (every one when `None`), newest first.
@@ -106,7 +108,13 @@ impl Store {
     }
 
     /// The calibration in use for this host class, workload, thread count and metric: the latest.
-    pub fn calibration_for(&self, host_class: &str, workload: &str, threads: u32, metric: &str) -> Result<Option<Calibration>> {
+    pub fn calibration_for(
+        &self,
+        host_class: &str,
+        workload: &str,
+        threads: u32,
+        metric: &str,
+    ) -> Result<Option<Calibration>> {
         Ok(self
             .calibrations(Some(host_class))?
             .into_iter()

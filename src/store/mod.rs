@@ -32,8 +32,8 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use crate::error::{Error, Result};
 use backend::{Backend, DbError, Engine};
 
-pub use calibrations::Calibration;
 pub use blocks::{Attempt, AttemptHost, AttemptStatus, BlockStart, canonical_attempts};
+pub use calibrations::Calibration;
 pub use copy::CopyReport;
 pub use migrate::latest_version;
 pub use model::{
