@@ -93,17 +93,16 @@ impl Store {
 
     /// The calibrations of `host_class` (every one when `None`), newest first.
     pub fn calibrations(&self, host_class: Option<&str>) -> Result<Vec<Calibration>> {
-        let rows = self
-            .db
-            .borrow_mut()
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM noise_calibrations WHERE ?1 IS NULL OR host_class = ?1 \
-                     ORDER BY created_at DESC, id DESC"
-                ),
-                params![host_class],
-            )
-            .map_err(|e| self.err(e))?;
+        // Two statements: PostgreSQL cannot type a parameter that is only compared with NULL.
+        let order = "ORDER BY created_at DESC, id DESC";
+        let rows = match host_class {
+            Some(class) => self.db.borrow_mut().query(
+                &format!("SELECT {COLUMNS} FROM noise_calibrations WHERE host_class = ?1 {order}"),
+                params![class],
+            ),
+            None => self.db.borrow_mut().query(&format!("SELECT {COLUMNS} FROM noise_calibrations {order}"), &[]),
+        }
+        .map_err(|e| self.err(e))?;
         rows.iter().map(from_row).collect::<DbResult<_>>().map_err(|e| self.err(e))
     }
 
