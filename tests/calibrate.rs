@@ -134,6 +134,9 @@ fn a_calibrated_band_is_stored_and_used_by_compare_and_run() {
     assert_eq!(r["noise_band"].as_f64(), Some(tps.band.max(0.02)));
     let source = r["noise_band_source"].as_str().unwrap();
     assert!(source.contains("not calibrated: oltp_point_select @ 2 thr"), "{source}");
+    // `versus run --noise-band` overrides the calibration in the looks.
+    let (_, err) = env.ok(&["run", file.to_str().unwrap(), "--noise-band", "5%"]);
+    assert!(err.contains("noise band of the looks: given with --noise-band"), "{err}");
     let r = env.report(&["two", "--threads", "2"]);
     assert!(r["noise_band_source"].as_str().unwrap().starts_with("the default (no tps calibration"), "{r}");
 }

@@ -50,6 +50,10 @@ pub(super) struct RunArgs {
     plan_id: Option<String>,
     #[command(flatten)]
     adaptive: AdaptiveArgs,
+    /// The noise band of the adaptive looks (e.g. 2% or 0.02) [default: the band `versus calibrate`
+    /// measured for this host class, workload and threads, else 2%].
+    #[arg(long, value_name = "FRACTION", value_parser = super::compare::parse_fraction)]
+    noise_band: Option<f64>,
     #[command(flatten)]
     db: DbArg,
 }
@@ -166,8 +170,12 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     let mut executor = SandboxExecutor::locked(home, &file.name)?.strict(a.strict);
     let mut progress = Progress::stderr();
     let abs = std::path::absolute(&path).unwrap_or(path.clone());
-    let opts =
-        RunOptions { resume: a.resume || a.resume_id.is_some(), experiment_id: a.resume_id, ..RunOptions::default() };
+    let opts = RunOptions {
+        resume: a.resume || a.resume_id.is_some(),
+        experiment_id: a.resume_id,
+        noise_band: a.noise_band,
+        ..RunOptions::default()
+    };
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
     let status = store.experiment(outcome.experiment_id)?.map(|e| e.status);
     let finished = matches!(status, Some(Status::Done | Status::Failed | Status::Partial));
