@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::external_experiment;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -20,27 +22,6 @@ fn stderr(o: &std::process::Output) -> String {
 fn mode(p: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777
-}
-
-/// An experiment against an external server (so that no sandbox is needed), named `name`.
-fn external_experiment(name: &str, port: u16) -> String {
-    format!(
-        r#"
-name = {name:?}
-threads = [1]
-duration = "1s"
-prewarm = false
-[[targets]]
-name = "ext"
-address = "127.0.0.1:{port}"
-user = "sbtest"
-password_env = "SAFETY_TEST_PW"
-database = "sbtest"
-[[workloads]]
-test = "oltp_point_select"
-options = {{ tables = 1, table-size = 100 }}
-"#
-    )
 }
 
 /// A tmpfs of `size` mounted at `dir` for the life of the value (the test runs as root).

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::external_experiment;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -29,27 +31,6 @@ fn assert_survived(dir: &Path) {
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// An experiment against an external server (so that no sandbox is needed), named `name`.
-fn external_experiment(name: &str, port: u16) -> String {
-    format!(
-        r#"
-name = {name:?}
-threads = [1]
-duration = "1s"
-prewarm = false
-[[targets]]
-name = "ext"
-address = "127.0.0.1:{port}"
-user = "sbtest"
-password_env = "SAFETY_TEST_PW"
-database = "sbtest"
-[[workloads]]
-test = "oltp_point_select"
-options = {{ tables = 1, table-size = 100 }}
-"#
-    )
 }
 
 #[test]

@@ -6,29 +6,17 @@
 //! [`super::terminal`]) lay the parts out.
 
 use super::advise::confirmation_of;
-use super::select::{Selected, Selection};
+use super::select::{Selected, Selection, stored_sections};
 use super::svg::{LineChart, RatioChart, RatioPoint, Series, charts};
 use super::tables::Table;
 use crate::advise::section::{self, AdviseSection};
 use crate::error::Result;
-use crate::metric::Metric;
 use crate::stats::Verdict;
 use crate::store::Store;
 
 /// The advise section of every selected confirmation experiment of `versus advise`.
 pub fn advise_sections(store: &Store, s: &Selected, sel: &Selection) -> Result<Vec<AdviseSection>> {
-    // Histogram percentiles are not read here; their runs are compared on tps instead.
-    let metric = match sel.metric {
-        Metric::P50 | Metric::P90 | Metric::P999 => Metric::Tps,
-        m => m,
-    };
-    let mut out = Vec::new();
-    for e in &s.experiments {
-        if let Some(sec) = section::from_stored(store, e, metric, sel.noise_band, sel.confidence)? {
-            out.push(sec);
-        }
-    }
-    Ok(out)
+    stored_sections(store, s, sel, section::from_stored)
 }
 
 /// The heading of section `s`.

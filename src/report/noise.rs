@@ -34,17 +34,9 @@ pub fn describe(c: &Calibration) -> String {
 }
 
 fn chrono_date(t: i64) -> String {
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm); no time zone, UTC.
-    let z = t.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    let mut d = crate::clock::utc_datetime(t);
+    d.truncate(10);
+    d
 }
 
 /// The band for the runs `s` selected (see the module documentation).

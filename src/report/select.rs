@@ -113,6 +113,28 @@ pub fn stored_runs<'a>(s: &'a Selected, sel: &Selection) -> crate::workload::Sto
     }
 }
 
+/// The stored section (`from_stored`) of every selected experiment that has one, in the order asked
+/// for. Sections are compared on tps where the selection asks for a histogram percentile, which their
+/// readers do not load.
+pub fn stored_sections<T>(
+    store: &Store,
+    s: &Selected,
+    sel: &Selection,
+    from_stored: impl Fn(&Store, &Experiment, Metric, f64, f64) -> Result<Option<T>>,
+) -> Result<Vec<T>> {
+    let metric = match sel.metric {
+        Metric::P50 | Metric::P90 | Metric::P999 => Metric::Tps,
+        m => m,
+    };
+    let mut out = Vec::new();
+    for e in &s.experiments {
+        if let Some(sec) = from_stored(store, e, metric, sel.noise_band, sel.confidence)? {
+            out.push(sec);
+        }
+    }
+    Ok(out)
+}
+
 /// Finds an experiment by id or name.
 fn resolve_experiment(store: &Store, spec: &str) -> Result<Experiment> {
     if let Ok(id) = spec.parse::<i64>()

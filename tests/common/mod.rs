@@ -191,3 +191,25 @@ pub fn sysbench_schema_errors(doc: &serde_json::Value) -> Vec<String> {
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
     validator.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path())).collect()
 }
+
+/// An experiment against an external server (so that no sandbox is needed), named `name`: one
+/// target `ext` at 127.0.0.1:`port` as `sbtest` (password from SAFETY_TEST_PW), oltp_point_select.
+pub fn external_experiment(name: &str, port: u16) -> String {
+    format!(
+        r#"
+name = {name:?}
+threads = [1]
+duration = "1s"
+prewarm = false
+[[targets]]
+name = "ext"
+address = "127.0.0.1:{port}"
+user = "sbtest"
+password_env = "SAFETY_TEST_PW"
+database = "sbtest"
+[[workloads]]
+test = "oltp_point_select"
+options = {{ tables = 1, table-size = 100 }}
+"#
+    )
+}

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 
 use crate::error::Result;
 use crate::report::model::CompareReport;
-use crate::report::select::{LoadedRun, Selected, Selection};
+use crate::report::select::{LoadedRun, Selected, Selection, stored_sections};
 use crate::report::svg::{Svg, color, nice_ticks, tick_label, truncate};
 use crate::report::{html, markdown};
 
@@ -27,7 +27,6 @@ use crate::explain::diffvars::{self, Snapshot, VarChanges};
 use crate::explain::section::{self, ExplainSection};
 use crate::explain::series::{self, SeriesReport};
 use crate::explain::targets::stored_specs;
-use crate::metric::Metric;
 use crate::store::Store;
 
 /// The variables (lower case) each target's config and overrides set, by (experiment id, target label).
@@ -144,18 +143,7 @@ fn ordered_by_version(r: &CompareReport) -> bool {
 
 /// The attribution of every selected experiment that `versus explain` stored (with A and B).
 pub fn explain_sections(store: &Store, s: &Selected, sel: &Selection) -> Result<Vec<ExplainSection>> {
-    // Histogram percentiles are not read here; their runs are compared on tps instead.
-    let metric = match sel.metric {
-        Metric::P50 | Metric::P90 | Metric::P999 => Metric::Tps,
-        m => m,
-    };
-    let mut out = Vec::new();
-    for e in &s.experiments {
-        if let Some(sec) = section::from_stored(store, e, metric, sel.noise_band, sel.confidence)? {
-            out.push(sec);
-        }
-    }
-    Ok(out)
+    stored_sections(store, s, sel, section::from_stored)
 }
 
 /// Relative-to-first per case over the series, change points marked with their step.
