@@ -74,3 +74,15 @@ def run_client(cmd):
     if code != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{text[-3000:]}")
     return wall, ru.ru_utime + ru.ru_stime, text
+
+
+def replace_section(path, begin, end, section):
+    """Writes `section` (which starts with `begin` and ends with `end`) into the file at `path` in place
+    of the text between those markers, or appends it when the markers are not there yet."""
+    old = open(path).read() if os.path.exists(path) else ""
+    if begin in old and end in old:
+        new = old[:old.index(begin)] + section + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    with open(path, "w") as f:
+        f.write(new)

@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import time
 
-from benchlib import Server
+from benchlib import Server, replace_section
 
 DDL = ("CREATE TABLE sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, "
        "c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id){extra}) ENGINE=innodb")
@@ -132,13 +132,7 @@ def write_report(a, results, before, after):
         lines.append(f"| {name} | {w:.2f} | {c:.2f} | {s:.2f} | {2 * (s + c) / cores:.2f} |")
     lines += ["", END]
     section = "\n".join(lines)
-    old = open(a.out).read() if os.path.exists(a.out) else ""
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + section + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    with open(a.out, "w") as f:
-        f.write(new)
+    replace_section(a.out, BEGIN, END, section)
     print(f"wrote {a.out}")
 
 

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 
-from benchlib import Server, run_client
+from benchlib import Server, replace_section, run_client
 
 BEGIN = "<!-- script_vs_point_select: written by bench/script_vs_point_select.py -->"
 END = "<!-- /script_vs_point_select -->"
@@ -171,13 +171,7 @@ def write_report(a, rows, before, after):
     print(section)
     if a.out == "-":
         return
-    old = open(a.out).read() if os.path.exists(a.out) else ""
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + section + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    with open(a.out, "w") as f:
-        f.write(new)
+    replace_section(a.out, BEGIN, END, section)
 
 
 if __name__ == "__main__":
