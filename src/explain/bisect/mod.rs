@@ -384,8 +384,14 @@ impl Search<'_> {
                 self.out.unresolved.push(group);
                 self.out.unresolved.extend(queue.drain(..).map(|(g, _)| g));
                 self.out.notes.push(format!(
-                    "the budget of {} runs ran out before every group was resolved; raise --max-runs to resolve them",
-                    cfg.max_runs
+                    "{} of the {} runs of --max-runs are left: too few for the next step ({} probes) and the \
+                     confirmation it must leave room for ({} probes), {} runs each, so some groups are unresolved; \
+                     raise --max-runs to resolve them",
+                    cfg.max_runs.saturating_sub(self.out.runs_used),
+                    cfg.max_runs,
+                    parts.len() + 1,
+                    reserve,
+                    cfg.runs_per_probe
                 ));
                 break;
             }
