@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::experiment::progress::human;
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
-use crate::experiment::{ExperimentFile, Order, Plan, Progress};
+use crate::experiment::{ExperimentFile, Order, Pace, Plan, Progress, RunOptions};
 use crate::explain::bisect::Candidate as BisectCandidate;
 use crate::explain::preflight::preflight;
 use crate::explain::runner::{run_step_until, set_table};
@@ -258,6 +258,8 @@ struct ServerBench<'a> {
     log: &'a mut dyn FnMut(&str),
     /// The last step left runs at its deadline.
     cut: bool,
+    /// What runs and the preparation took against their estimates, over all steps.
+    pace: Pace,
 }
 
 impl ServerBench<'_> {
@@ -273,7 +275,7 @@ impl ServerBench<'_> {
             &mut self.executor,
             &mut self.progress,
             &mut self.experiments,
-            Some(self.started + deadline),
+            &RunOptions { deadline: Some(self.started + deadline), pace: self.pace.clone(), ..RunOptions::default() },
         )?;
         self.cut = cut;
         if cut {
@@ -340,8 +342,9 @@ impl Bench for ServerBench<'_> {
         Ok(labels.iter().map(|l| by.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
     }
 
+    /// The estimate, scaled by how much longer than estimated the runs so far took.
     fn cost(&self, configs: usize, repetitions: u32) -> Duration {
-        step_cost(configs, repetitions, self.opts.threads.len(), self.per_run)
+        step_cost(configs, repetitions, self.opts.threads.len(), self.per_run).mul_f64(self.pace.typical())
     }
 
     fn elapsed(&self) -> Duration {
@@ -483,9 +486,15 @@ pub fn advise(
             per_run,
             log,
             cut: false,
+            pace: Pace::default(),
         };
         let mut probe_summary = None;
         if !dry_run {
+            (bench.log)(&format!(
+                "the data is prepared once (about {}, counted in the budget), then the probe runs (about {})",
+                human(prepare),
+                human(per_run)
+            ));
             let p = probe(&mut bench)?;
             let snap = bench.executor.work_dir().join("snapshot-0");
             let db = opts.workload.options.get("mysql-db").and_then(|v| v.as_str()).unwrap_or("sbtest");
@@ -515,14 +524,34 @@ pub fn advise(
         let s = settings(opts, memory_current.limit, base.is_some());
         let spent = started.elapsed();
         let safe: Vec<&Candidate> = cands.iter().filter(|c| c.risk != super::rules::Risk::Durability).collect();
-        let plan = vec![
-            format!("inspection and probe: {} s (spent)", spent.as_secs()),
+        let rows: u64 = step_plan(
+            &experiment(current, opts, "rows".into(), &[("current".into(), vec![])], 1, opts.threads.clone(), 0)?,
+            home,
+        )?
+        .preparations
+        .iter()
+        .map(|p| p.rows)
+        .sum();
+        let mut plan = vec![match dry_run {
+            true => format!("inspection: {} s (spent)", spent.as_secs()),
+            false => format!("inspection, preparing the data and the probe: {} s (spent)", spent.as_secs()),
+        }];
+        if dry_run {
+            plan.push(format!(
+                "preparing the data ({rows} rows) and its snapshot, once: about {}; the probe (1 run): about {}",
+                human(prepare),
+                human(per_run)
+            ));
+        }
+        plan.extend([
             format!(
-                "screening: {} group(s) of {} candidate(s) against the current config, {} repetition(s): about {} s",
+                "screening: {} group(s) of {} candidate(s){} against the current config, {} repetition(s): about {} s \
+                 per config (the current config, all together, one per group)",
                 safe.iter().map(|c| c.area).collect::<std::collections::BTreeSet<_>>().len(),
                 safe.len(),
+                if dry_run { " known before the probe (the probe's rules add more)" } else { "" },
                 opts.screen_repetitions,
-                step_cost(2 + safe.len().min(9), opts.screen_repetitions, threads, per_run).as_secs()
+                step_cost(1, opts.screen_repetitions, threads, per_run).as_secs()
             ),
             format!(
                 "successive halving and leave-one-out attribution ({} repetitions per probe): what the budget leaves",
@@ -535,7 +564,7 @@ pub fn advise(
                 opts.confirm_repetitions,
                 confirm.as_secs()
             ),
-        ];
+        ]);
         let mut report = AdviseReport {
             target: current.describe(),
             server_version: version,

@@ -7,6 +7,7 @@ pub mod blocks;
 pub mod calibrate;
 pub mod external;
 pub mod outcome;
+pub mod pace;
 pub mod plan;
 pub mod progress;
 pub mod run;
@@ -18,6 +19,7 @@ pub mod validate;
 mod chain_tests;
 
 pub use outcome::{Outcome, RunOutcome};
+pub use pace::Pace;
 pub use plan::{Cell, Plan, PlannedRun, Preparation, Target, TargetKind};
 pub use progress::Progress;
 pub use run::{Executor, RunOptions, run_experiment};

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use super::adaptive;
 use super::outcome::{Outcome, RunOutcome};
-use super::plan::{Plan, PlannedRun, TargetKind};
+use super::pace::Pace;
+use super::plan::{Plan, PlannedRun, TargetKind, prepare_estimate};
 use super::progress::Progress;
 use super::spec::ExperimentFile;
 use crate::error::{Error, Result};
@@ -36,6 +37,12 @@ pub trait Executor {
     fn datadir_root(&self) -> Option<&Path> {
         None
     }
+
+    /// Whether `plan.preparations[index]` is already prepared (by an earlier experiment of this
+    /// executor), so that [`Executor::prepare`] costs no time.
+    fn is_prepared(&self, _plan: &Plan, _index: usize) -> bool {
+        false
+    }
 }
 
 /// How `versus run` was invoked.
@@ -51,9 +58,13 @@ pub struct RunOptions {
     /// The noise band of the adaptive looks [default: the calibrated band of the host class and
     /// workload, else [`crate::stats::DEFAULT_NOISE_BAND`]; see [`adaptive::Bands`]].
     pub noise_band: Option<f64>,
-    /// A hard end: no run starts whose estimate ([`Plan::run_estimate`]) would take it past this
+    /// A hard end: no run starts whose estimate ([`Plan::run_estimate`], plus the preparation it needs
+    /// first), corrected by the worst overrun seen so far ([`RunOptions::pace`]), would take it past this
     /// instant; the runs left stay pending (`versus advise`'s budget).
     pub deadline: Option<std::time::Instant>,
+    /// What runs and preparations took against their estimates; share one across experiments that run
+    /// under one deadline.
+    pub pace: Pace,
 }
 
 /// Runs (or resumes) the experiment in `file` with `text` as its definition.
@@ -93,7 +104,7 @@ pub fn run_experiment(
         None => None,
     };
     loop {
-        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome, opts.deadline)?;
+        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome, opts)?;
         let open = adaptive.as_ref().filter(|_| !outcome.interrupted && !outcome.out_of_time);
         let (Some(seq), Some(bands)) = (open, bands.as_ref()) else { break };
         let decision = adaptive::decide(plan, &store.runs(experiment_id)?, seq, bands)?;
@@ -121,7 +132,8 @@ pub fn run_experiment(
 }
 
 /// Executes `pending` in order, committing each run before the next starts; stops before a run that would
-/// end after `deadline` by its estimate.
+/// end after `opts.deadline` by its estimate (and its preparation's, when not yet prepared), corrected by
+/// the worst overrun of `opts.pace`.
 #[allow(clippy::too_many_arguments)]
 fn run_pending(
     plan: &Plan,
@@ -131,14 +143,22 @@ fn run_pending(
     progress: &mut Progress,
     prepared: &mut HashMap<usize, std::result::Result<(), String>>,
     outcome: &mut Outcome,
-    deadline: Option<std::time::Instant>,
+    opts: &RunOptions,
 ) -> Result<()> {
     let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
     for row in pending {
         let Some(&cell) = cell_index.get(row.cell.key.as_str()) else {
             return Err(Error::Other(format!("stored cell '{}' is not in the plan", row.cell.key)));
         };
-        if deadline.is_some_and(|d| std::time::Instant::now() + plan.run_estimate(cell) > d) {
+        let prep = plan.cells[cell].preparation;
+        let run_estimate = plan.run_estimate(cell);
+        let prep_estimate = match prepared.contains_key(&prep) || executor.is_prepared(plan, prep) {
+            true => None,
+            false => Some(prepare_estimate(plan.preparations[prep].rows)),
+        };
+        let needs =
+            opts.pace.worst_run(run_estimate) + prep_estimate.map(|e| opts.pace.worst_prepare(e)).unwrap_or_default();
+        if opts.deadline.is_some_and(|d| std::time::Instant::now() + needs > d) {
             progress.note("stopping: the next run would end after the time limit");
             outcome.out_of_time = true;
             break;
@@ -149,11 +169,18 @@ fn run_pending(
             outcome.interrupted = true;
             break;
         }
-        let prep = plan.cells[cell].preparation;
         let ready = prepared
             .entry(prep)
-            .or_insert_with(|| executor.prepare(plan, prep, progress).map_err(|e| e.to_string()))
+            .or_insert_with(|| {
+                let t = std::time::Instant::now();
+                let r = executor.prepare(plan, prep, progress).map_err(|e| e.to_string());
+                if let (Some(e), Ok(())) = (prep_estimate, &r) {
+                    opts.pace.prepare_took(e, t.elapsed());
+                }
+                r
+            })
             .clone();
+        let run_started = std::time::Instant::now();
         let mut marked = false;
         // The store refusing the run's start is the store's failure, not the run's: the run must not be
         // recorded failed (a scheduler would not run its block again), and nothing else can be stored.
@@ -178,6 +205,7 @@ fn run_pending(
         }
         match result {
             RunOutcome::Done(r) => {
+                opts.pace.run_took(run_estimate, run_started.elapsed());
                 progress.run_done(&r.summary);
                 if let Err(e) = store.finish_run(row.id, &r) {
                     return Err(unstored(store, outcome.experiment_id, row.id, &r, e));
@@ -432,11 +460,68 @@ test = "oltp_point_select"
         assert!(ex.calls.is_empty() && ex.prepares == 0);
         assert_eq!(store.pending_runs(o.experiment_id).unwrap().len(), 8);
         assert_eq!(store.experiment(o.experiment_id).unwrap().unwrap().status, Status::Interrupted);
-        // Time for all of them (the mock's runs take no time).
-        let deadline = Some(std::time::Instant::now() + estimate * 2);
+        // Time for all of them (the mock's runs take no time), the preparation included.
+        let deadline = Some(std::time::Instant::now() + (estimate + prepare_estimate(plan.preparations[0].rows)) * 2);
         let opts = RunOptions { deadline, resume: true, ..RunOptions::default() };
         let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
         assert_eq!((o.done, o.out_of_time), (8, false));
+    }
+
+    #[test]
+    fn the_overrun_seen_so_far_and_the_preparation_count_against_the_deadline() {
+        let (_d, mut store, _file, plan) = setup();
+        let mut ex = Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] };
+        let (run, prep) = (plan.run_estimate(0), prepare_estimate(plan.preparations[0].rows));
+        // Room for the first run and its preparation as estimated, twice over; but a run before took three
+        // times its estimate: nothing starts.
+        let pace = Pace::default();
+        pace.run_took(run, run * 3);
+        let deadline = Some(std::time::Instant::now() + (run + prep) * 2);
+        let opts = RunOptions { deadline, pace: pace.clone(), ..RunOptions::default() };
+        let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
+        assert_eq!((o.done, o.out_of_time), (0, true));
+        assert!(ex.calls.is_empty() && ex.prepares == 0);
+        // Room for the first run alone, corrected, but not for the preparation it needs first: nothing.
+        let deadline = Some(std::time::Instant::now() + run * 3 + prep);
+        let opts = RunOptions { deadline, pace: pace.clone(), resume: true, ..RunOptions::default() };
+        let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
+        assert_eq!((o.done, o.out_of_time), (0, true));
+        // Room for both, corrected: everything runs (the mock's runs take no time and never lower the
+        // correction).
+        let deadline = Some(std::time::Instant::now() + (run + prep) * 3 + std::time::Duration::from_secs(5));
+        let opts = RunOptions { deadline, pace: pace.clone(), resume: true, ..RunOptions::default() };
+        let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
+        assert_eq!((o.done, o.out_of_time), (8, false));
+        assert_eq!(pace.worst_run(run), run * 3);
+    }
+
+    #[test]
+    fn a_preparation_the_executor_already_holds_costs_no_time() {
+        struct Held(Script);
+        impl Executor for Held {
+            fn prepare(&mut self, p: &Plan, i: usize, pr: &mut Progress) -> Result<()> {
+                self.0.prepare(p, i, pr)
+            }
+            fn run(
+                &mut self,
+                p: &Plan,
+                r: &PlannedRun,
+                s: &mut dyn FnMut(StartRun) -> Result<()>,
+                pr: &mut Progress,
+            ) -> RunOutcome {
+                self.0.run(p, r, s, pr)
+            }
+            fn is_prepared(&self, _: &Plan, _: usize) -> bool {
+                true
+            }
+        }
+        let (_d, mut store, _file, plan) = setup();
+        let run = plan.run_estimate(0);
+        let mut ex = Held(Script { prepares: 0, calls: vec![], fail_at: None, interrupt_at: None, etas: vec![] });
+        let deadline = Some(std::time::Instant::now() + run + std::time::Duration::from_millis(500));
+        let opts = RunOptions { deadline, ..RunOptions::default() };
+        let o = run_experiment(FILE, None, &plan, &mut store, &mut ex, &opts, &mut Progress::quiet()).unwrap();
+        assert!(o.done >= 1, "the first run fits without a preparation: {o:?}");
     }
 
     #[test]

@@ -311,6 +311,11 @@ impl Executor for SandboxExecutor {
         Some(&self.work)
     }
 
+    fn is_prepared(&self, plan: &Plan, index: usize) -> bool {
+        matches!(plan.targets[plan.preparations[index].target].kind, TargetKind::Sandbox { .. })
+            && self.snapshots.contains_key(&plan.preparations[index].key)
+    }
+
     fn prepare(&mut self, plan: &Plan, index: usize, progress: &mut Progress) -> Result<()> {
         let p = &plan.preparations[index];
         let w = plan.workloads[p.workload].as_ref();

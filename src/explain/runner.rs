@@ -499,11 +499,12 @@ pub fn run_step(
     progress: &mut Progress,
     experiments: &mut Vec<(i64, String)>,
 ) -> Result<i64> {
-    Ok(run_step_until(text, plan, store, executor, progress, experiments, None)?.0)
+    Ok(run_step_until(text, plan, store, executor, progress, experiments, &RunOptions::default())?.0)
 }
 
-/// [`run_step`] that starts no run which would end after `deadline` by its estimate; returns the
-/// experiment's id and whether runs were left for lack of time.
+/// [`run_step`] with `opts` (e.g. a [`RunOptions::deadline`]: no run starts which would end after it by
+/// its estimate, corrected by [`RunOptions::pace`]); returns the experiment's id and whether runs were
+/// left for lack of time.
 pub fn run_step_until(
     text: &str,
     plan: &Plan,
@@ -511,10 +512,9 @@ pub fn run_step_until(
     executor: &mut SandboxExecutor,
     progress: &mut Progress,
     experiments: &mut Vec<(i64, String)>,
-    deadline: Option<std::time::Instant>,
+    opts: &RunOptions,
 ) -> Result<(i64, bool)> {
-    let opts = RunOptions { deadline, ..RunOptions::default() };
-    let o = run_experiment(text, None, plan, store, executor, &opts, progress)?;
+    let o = run_experiment(text, None, plan, store, executor, opts, progress)?;
     experiments.push((o.experiment_id, plan.file.name.clone()));
     if o.interrupted {
         return Err(Error::Interrupted);
