@@ -4,16 +4,29 @@
 //! repository. The lines are read from README.md itself, not from a copy, so an edit that breaks one
 //! fails here, naming the README line.
 //!
-//! This checks that the lines parse and name real files; it does not start servers (the commands that
-//! need a running sandbox are exercised by tests/sandbox.rs, tests/experiment.rs and the others).
+//! `readme_command_lines_run_in_order` then EXECUTES them, in README order, in a temporary versus home
+//! against real sandboxes, and fails on the first that does not exit 0, naming its README line. What it
+//! changes is in the tables below: sizes made smaller ([`SMALLER`], [`APPENDED`], [`SMALLER_FILES`]),
+//! builds registered beforehand instead of downloaded ([`PREREGISTERED`]) and the lines it does not
+//! execute, each with the reason ([`NOT_EXECUTED`]). Every line of a README code block is either executed
+//! or listed there; a table entry that matches no README line fails the test too.
 
-use std::path::Path;
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use clap::Parser as _;
 
 /// (README line number, command line) for every `versus` line of a fenced code block, continuation
 /// lines joined and trailing `# comments` removed.
 fn command_lines(readme: &str) -> Vec<(usize, String)> {
+    block_lines(readme).into_iter().filter(|(_, l)| l.starts_with("versus ")).collect()
+}
+
+/// (README line number, line) for every non-empty line of a fenced code block, continuation lines
+/// joined and `# comments` removed.
+fn block_lines(readme: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut in_block = false;
     let mut pending: Option<(usize, String)> = None;
@@ -35,7 +48,7 @@ fn command_lines(readme: &str) -> Vec<(usize, String)> {
             pending = Some((start, joined));
             continue;
         }
-        if joined.starts_with("versus ") {
+        if !joined.is_empty() {
             out.push((start, joined));
         }
     }
@@ -187,4 +200,184 @@ fn the_reader_of_the_readme_sees_what_is_wrong() {
     assert_eq!(builds(&argv("versus server fetch mariadb-11.8 --name m11")), (vec![], Some("m11".to_string())));
     assert_eq!(builds(&argv("versus series a b --workload x")).0, ["a", "b"]);
     assert_eq!(builds(&argv("versus explain system:log-bin,x=1 m:y=2 --workload w")).0, ["system", "m"]);
+}
+
+/// README lines the test does not execute (matched by prefix), and why.
+const NOT_EXECUTED: &[(&str, &str)] = &[
+    (
+        "bash scripts/quickstart.sh",
+        "installs packages with apt, builds versus and runs a 20-run job: the set-up this test runs in",
+    ),
+    ("bash scripts/test.sh", "runs the whole test suite, this test included"),
+    (
+        "versus server fetch mysql-8.0.36",
+        "downloads Oracle's tarball (hundreds of MB) and checks it against the catalog's checksum; vendor \
+         fetches run against a local mirror in tests/archives.rs, whose repackaged tarballs cannot carry 8.0.36's checksum",
+    ),
+    ("versus server fetch mysql-8.0.30..8.0.36", "downloads seven Oracle tarballs (see the line above)"),
+    ("versus server available mariadb-10.11", "reads Debian's package lists over the network"),
+    (
+        "versus calibrate",
+        "measures this host's noise (A/A): with test-sized runs on a loaded 2-core machine it rightly refuses \
+         (CV 54-77 % with 1-2 s runs here) and runs long enough to pass take minutes; tests/calibrate.rs runs it",
+    ),
+];
+
+/// Builds the README fetches from Debian's archives. The test registers each in its home beforehand, as
+/// the build the version tests keep in the shared test-build cache (`common::fetched_build`), so the
+/// README's fetch line runs and says the build is already fetched: the line itself downloads nothing.
+const PREREGISTERED: &[&str] = &["mariadb-11.8", "mysql-9.7", "mariadb-10.5"];
+
+/// Sizes made smaller: (line prefix, README word, word the test runs), whole words only.
+const SMALLER: &[(&str, &str, &str)] = &[
+    ("versus sysbench oltp_read_write", "--table-size=100000", "--table-size=1000"),
+    ("versus sysbench oltp_read_write", "--time=60", "--time=2"),
+    ("versus script examples/checkout.sql", "--time=60", "--time=2"),
+    ("versus ibench", "200000", "2000"),
+    ("versus ibench", "20000", "500"),
+    ("versus ibench", "5000", "200"),
+    ("versus ibench", "30", "1"),
+];
+
+/// Flags appended to lines whose defaults measure for minutes: (line prefix, flags).
+const APPENDED: &[(&str, &str)] = &[
+    ("versus explain", "--duration 1s --repetitions 2 --tables 1 --table-size 1000 --no-confirm --extra-rounds 0"),
+    ("versus series", "--duration 1s --repetitions 1 --tables 1 --table-size 1000"),
+];
+
+/// Example files the test's working directory gets with smaller sizes: (file, README text, test text).
+/// The other files of examples/ are copied as they are.
+const SMALLER_FILES: &[(&str, &str, &str)] = &[
+    ("examples/durability.toml", "duration = \"30s\"", "duration = \"1s\""),
+    ("examples/durability.toml", "warmup = \"5s\"", "warmup = \"0s\""),
+    ("examples/durability.toml", "repetitions = 3", "repetitions = 1"),
+    ("examples/durability.toml", "table-size = 100000", "table-size = 1000"),
+];
+
+/// `line` as the test runs it (after [`SMALLER`] and [`APPENDED`]), and the table entries it used.
+fn as_run(line: &str) -> (Vec<String>, Vec<String>) {
+    let (mut argv, mut used) = (words(line), Vec::new());
+    for (prefix, from, to) in SMALLER {
+        if line.starts_with(prefix) {
+            for w in argv.iter_mut().filter(|w| w == from) {
+                *w = to.to_string();
+                used.push(format!("{prefix} {from}"));
+            }
+        }
+    }
+    for (prefix, flags) in APPENDED {
+        if line.starts_with(prefix) {
+            argv.extend(flags.split(' ').map(String::from));
+            used.push(format!("{prefix} +"));
+        }
+    }
+    (argv, used)
+}
+
+fn not_executed(line: &str) -> Option<&'static str> {
+    NOT_EXECUTED.iter().find(|(p, _)| line == *p || line.starts_with(&format!("{p} "))).map(|(_, why)| *why)
+}
+
+/// The test's home and working directory; dropping it stops every sandbox the README started and
+/// removes both.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    fn cwd(&self) -> PathBuf {
+        self.dir.path().join("cwd")
+    }
+    fn versus(&self, argv: &[String]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_versus"))
+            .args(&argv[1..])
+            .env("VERSUS_HOME", self.home())
+            .env_remove("VERSUS_MIRROR")
+            .current_dir(self.cwd())
+            .output()
+            .expect("runs versus")
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let Ok(entries) = std::fs::read_dir(self.home().join("sandboxes")) else { return };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let _ = self.versus(&["versus".into(), "server".into(), "stop".into(), name]);
+        }
+    }
+}
+
+/// Copies examples/ into `to`, with [`SMALLER_FILES`] applied (each replacement must match once).
+fn copy_examples(root: &Path, to: &Path) {
+    std::fs::create_dir_all(to.join("examples")).unwrap();
+    for e in std::fs::read_dir(root.join("examples")).unwrap().flatten() {
+        let rel = format!("examples/{}", e.file_name().to_string_lossy());
+        let mut text = std::fs::read_to_string(e.path()).unwrap();
+        for (file, from, into) in SMALLER_FILES.iter().filter(|(f, _, _)| *f == rel) {
+            assert_eq!(text.matches(from).count(), 1, "SMALLER_FILES: `{from}` is not once in {file}");
+            text = text.replace(from, into);
+        }
+        std::fs::write(to.join(&rel), text).unwrap();
+    }
+}
+
+#[test]
+fn readme_command_lines_run_in_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let world = World { dir: tempfile::Builder::new().prefix("versus-readme-").tempdir().unwrap() };
+    std::fs::create_dir_all(world.cwd()).unwrap();
+    copy_examples(root, &world.cwd());
+    let home = versus::server::Home::at(world.home());
+    for name in PREREGISTERED {
+        home.register(&common::fetched_build(name)).unwrap();
+    }
+    let (mut used, mut skipped, started) = (Vec::new(), Vec::new(), std::time::Instant::now());
+    for (n, line) in block_lines(&readme) {
+        if let Some(why) = not_executed(&line) {
+            eprintln!("README.md:{n} not executed ({why}): {line}");
+            skipped.push(line);
+            continue;
+        }
+        assert!(line.starts_with("versus "), "README.md:{n} is neither a versus line nor in NOT_EXECUTED: {line}");
+        let (argv, entries) = as_run(&line);
+        used.extend(entries);
+        let t = std::time::Instant::now();
+        let out = world.versus(&argv);
+        eprintln!("README.md:{n} {:.1} s: {}", t.elapsed().as_secs_f64(), argv.join(" "));
+        let tail = |b: &[u8]| {
+            let s = String::from_utf8_lossy(b).into_owned();
+            s.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+        };
+        assert!(
+            out.status.success(),
+            "README.md line {n} does not work: {line}\n  ran: {}\n  exit: {}\n--- stdout (end)\n{}\n--- stderr (end)\n{}",
+            argv.join(" "),
+            out.status,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+    }
+    for (prefix, from, _) in SMALLER {
+        assert!(
+            used.contains(&format!("{prefix} {from}")),
+            "SMALLER entry `{prefix}` / `{from}` matches no README line"
+        );
+    }
+    for (prefix, _) in APPENDED {
+        assert!(used.contains(&format!("{prefix} +")), "APPENDED entry `{prefix}` matches no README line");
+    }
+    for (prefix, _) in NOT_EXECUTED {
+        assert!(skipped.iter().any(|l| l.starts_with(prefix)), "NOT_EXECUTED entry `{prefix}` matches no README line");
+    }
+    assert!(
+        world.cwd().join("durability.html").exists(),
+        "`versus report durability -o durability.html` wrote nothing"
+    );
+    eprintln!("README: every line executed or listed, {:.0} s", started.elapsed().as_secs_f64());
 }
