@@ -86,6 +86,10 @@ fn a_tiny_advice_runs_end_to_end() {
     assert!(f["data_bytes"].as_u64().unwrap() > 0, "the prepared tables were measured: {f}");
     assert_eq!(f["tables"], 2);
     assert!(r["probe"]["tps"].as_f64().unwrap() > 0.0, "{}", r["probe"]);
+    // No calibration is stored: the default band, and the report says so.
+    assert_eq!(r["noise_band"], 0.02);
+    let source = r["noise_band_source"].as_str().unwrap();
+    assert!(source.starts_with("the default (no tps calibration for host class hc-"), "{source}");
     // The budget is a hard limit.
     let (elapsed, budget) = (r["elapsed_s"].as_u64().unwrap(), r["budget_s"].as_u64().unwrap());
     assert!(elapsed <= budget, "{elapsed} s of a {budget} s budget");
@@ -129,7 +133,29 @@ fn a_tiny_advice_runs_end_to_end() {
     // The stored experiments are readable by `versus compare`.
     let o = versus_cmd(h).args(["compare", "advise-probe"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // A stored target and its workload can be advised on (here as a dry run).
+    // A stored target and its workload can be advised on (here as a dry run), with the band `versus
+    // calibrate` stored for this host class, workload and thread count.
+    let class = versus::sampler::fingerprint(Some(h)).class();
+    let workload = r["workload"].as_str().unwrap().to_string();
+    let mut store = versus::store::Store::open(h.join("results.db")).unwrap();
+    store
+        .save_calibration(&versus::store::Calibration {
+            id: 0,
+            host_class: class.clone(),
+            host: "this host".into(),
+            workload: workload.clone(),
+            threads: 2,
+            metric: "tps".into(),
+            repetitions: 5,
+            cv: 0.04,
+            band: 0.071,
+            confidence: 0.95,
+            experiment_id: None,
+            target: "system".into(),
+            created_at: 0,
+        })
+        .unwrap();
+    drop(store);
     let o = versus_cmd(h)
         .args(["advise", "--from", "advise-probe", "--target", "current", "--dry-run", "--budget", "7m"])
         .args(["--duration", "2s", "--format", "json"])
@@ -140,6 +166,9 @@ fn a_tiny_advice_runs_end_to_end() {
     assert_eq!(d["threads"], serde_json::json!([2]), "the stored experiment's thread count");
     assert!(d["workload"].as_str().unwrap().contains("oltp_read_write"), "{}", d["workload"]);
     assert!(d["result"].is_null() && d["experiments"].as_array().unwrap().is_empty(), "a dry run measures nothing");
+    assert_eq!(d["noise_band"], 0.071, "{}", d["noise_band_source"]);
+    let source = d["noise_band_source"].as_str().unwrap();
+    assert!(source.contains(&format!("on host class {class}: {workload} @ 2 thr 7.1 %")), "{source}");
     fails_with(
         h,
         &["--from", "advise-probe", "--target", "nope", "--dry-run"],

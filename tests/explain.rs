@@ -146,6 +146,7 @@ fn explain_dry_run_sorts_out_what_b_accepts() {
     assert!(home.root().join("explain").join("dry").read_dir().is_err(), "the work directory is removed");
     let text = versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap();
     assert!(text.contains("worst case") && text.contains("Variables not bisected"), "{text}");
+    assert!(text.contains("noise band 2.0 %: given with --noise-band"), "{text}");
 }
 
 /// A = the distribution's 10.11, B = 11.8: 10.11's optimizer_switch is given to 11.8 flag by flag
@@ -297,6 +298,7 @@ fn options(name: &str, max_runs: usize) -> ExplainOptions {
         extra_rounds: 1,
         metric: Metric::Tps,
         noise_band: 0.02,
+        noise_band_source: "given with --noise-band".into(),
         confidence: 0.95,
         seed: 1,
     }

@@ -57,6 +57,8 @@ pub struct AdviseOptions {
     pub metric: Metric,
     /// Relative noise band of the comparisons.
     pub noise_band: f64,
+    /// Where the noise band came from (see [`crate::experiment::band`]), for the report.
+    pub noise_band_source: String,
     /// Confidence level of the intervals.
     pub confidence: f64,
     /// Seed of the run order.
@@ -82,6 +84,12 @@ pub struct AdviseReport {
     pub threads: Vec<u32>,
     /// The metric.
     pub metric: String,
+    /// The noise band of the comparisons.
+    #[serde(default = "default_band")]
+    pub noise_band: f64,
+    /// Where the noise band came from: `--noise-band`, a calibration of this host, or the default.
+    #[serde(default)]
+    pub noise_band_source: String,
     /// The budget, seconds.
     pub budget_s: u64,
     /// Estimated seconds per run (restart, prewarm, warm-up, measured time).
@@ -112,6 +120,10 @@ pub struct AdviseReport {
     pub experiments: Vec<(i64, String)>,
     /// Seconds spent in all.
     pub elapsed_s: u64,
+}
+
+fn default_band() -> f64 {
+    crate::stats::DEFAULT_NOISE_BAND
 }
 
 impl AdviseReport {
@@ -571,6 +583,8 @@ pub fn advise(
             workload: opts.workload.label(),
             threads: opts.threads.clone(),
             metric: opts.metric.name().to_string(),
+            noise_band: opts.noise_band,
+            noise_band_source: opts.noise_band_source.clone(),
             budget_s: opts.budget.as_secs(),
             seconds_per_run: per_run.as_secs(),
             facts: facts.clone(),

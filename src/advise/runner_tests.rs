@@ -22,6 +22,7 @@ fn opts() -> AdviseOptions {
         allow_durability: false,
         metric: Metric::Tps,
         noise_band: 0.02,
+        noise_band_source: "test".into(),
         confidence: 0.95,
         seed: 1,
         screen_repetitions: 2,

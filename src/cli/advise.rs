@@ -55,9 +55,10 @@ pub(super) struct AdviseArgs {
     /// Repetitions of the confirmation (at least 5).
     #[arg(long, default_value_t = 5)]
     confirm_repetitions: u32,
-    /// Changes smaller than this are never called (e.g. 2% or 0.02).
-    #[arg(long, value_name = "FRACTION", default_value = "2%", value_parser = parse_fraction)]
-    noise_band: f64,
+    /// Changes smaller than this are never called (e.g. 2% or 0.02) [default: the band `versus calibrate`
+    /// stored for this host class, the workload and the thread counts, else 2%].
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    noise_band: Option<f64>,
     /// Prefix of the stored experiments' names (NAME-probe, NAME-screen-1, …, NAME-confirm-N).
     #[arg(long, default_value = "advise")]
     name: String,
@@ -102,7 +103,7 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
             ));
         }
     };
-    let opts = AdviseOptions {
+    let mut opts = AdviseOptions {
         name: a.name.clone(),
         workload,
         threads,
@@ -112,7 +113,8 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
         memory_gib: a.memory,
         allow_durability: a.allow_durability_trade,
         metric: m.metric,
-        noise_band: a.noise_band,
+        noise_band: a.noise_band.unwrap_or(crate::stats::DEFAULT_NOISE_BAND),
+        noise_band_source: String::new(),
         confidence: m.confidence,
         seed: m.seed,
         screen_repetitions: a.screen_repetitions,
@@ -123,6 +125,15 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
     crate::owned::check_name("--name", &opts.name)?;
     home.build(&current.build)?;
     let mut store = a.db.open(home)?;
+    let band = crate::experiment::band::for_this_host(
+        &store,
+        home.root(),
+        &opts.workload.label(),
+        &opts.threads,
+        opts.metric,
+        a.noise_band,
+    )?;
+    (opts.noise_band, opts.noise_band_source) = (band.band, band.source);
     let mut log = |l: &str| eprintln!("{l}");
     let r = advise(home, &mut store, &current, &opts, a.dry_run, Progress::stderr(), &mut log)?;
     drop(store);

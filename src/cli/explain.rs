@@ -9,6 +9,7 @@ use super::DbArg;
 use super::compare::{ColorWhen, parse_fraction};
 use crate::error::{Error, Result};
 use crate::experiment::Progress;
+use crate::experiment::band::for_this_host;
 use crate::experiment::spec::{WorkloadDef, parse_duration};
 use crate::explain::diff;
 use crate::explain::runner::{ExplainOptions, explain};
@@ -295,9 +296,10 @@ pub(super) struct ExplainArgs {
     /// Groups of up to this many variables are tried one variable at a time instead of halved.
     #[arg(long, default_value_t = 4)]
     singles_max: usize,
-    /// Changes smaller than this are never called (e.g. 2% or 0.02).
-    #[arg(long, value_name = "FRACTION", default_value = "2%", value_parser = parse_fraction)]
-    noise_band: f64,
+    /// Changes smaller than this are never called (e.g. 2% or 0.02) [default: the band `versus calibrate`
+    /// stored for this host class, the workload and the thread counts, else 2%].
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    noise_band: Option<f64>,
     /// Prefix of the stored experiments' names (NAME-gap, NAME-split-N, NAME-confirm).
     #[arg(long, default_value = "explain")]
     name: String,
@@ -317,9 +319,15 @@ pub(super) struct ExplainArgs {
 pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     let (ta, tb) = a.pair.specs()?;
     let m = &a.measure;
+    let workload = m.workload()?;
+    for t in [&ta, &tb] {
+        home.build(&t.build)?;
+    }
+    let mut store = a.db.open(home)?;
+    let band = for_this_host(&store, home.root(), &workload.label(), &m.threads, m.metric, a.noise_band)?;
     let opts = ExplainOptions {
         name: a.name.clone(),
-        workload: m.workload()?,
+        workload,
         threads: m.threads.clone(),
         duration: m.duration,
         warmup: m.warmup,
@@ -329,14 +337,11 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
         singles_max: a.singles_max,
         extra_rounds: a.extra_rounds,
         metric: m.metric,
-        noise_band: a.noise_band,
+        noise_band: band.band,
+        noise_band_source: band.source,
         confidence: m.confidence,
         seed: m.seed,
     };
-    for t in [&ta, &tb] {
-        home.build(&t.build)?;
-    }
-    let mut store = a.db.open(home)?;
     let progress = Progress::stderr();
     let mut log = |l: &str| eprintln!("{l}");
     let r = explain(home, &mut store, &ta, &tb, &opts, a.dry_run, progress, &mut log)?;

@@ -2,6 +2,7 @@
 //! interleaved, run from one TOML file, with every result stored.
 
 pub mod adaptive;
+pub mod band;
 pub mod block_run;
 pub mod blocks;
 pub mod calibrate;

@@ -55,6 +55,8 @@ pub struct ExplainOptions {
     pub metric: Metric,
     /// Relative noise band of the comparisons.
     pub noise_band: f64,
+    /// Where the noise band came from (see [`crate::experiment::band`]), for the report.
+    pub noise_band_source: String,
     /// Confidence level of the intervals.
     pub confidence: f64,
     /// Seed of the run order and the workloads.
@@ -89,6 +91,12 @@ pub struct ExplainReport {
     pub higher_is_better: bool,
     /// Confidence level of the intervals.
     pub confidence: f64,
+    /// The noise band of the comparisons.
+    #[serde(default = "default_band")]
+    pub noise_band: f64,
+    /// Where the noise band came from: `--noise-band`, a calibration of this host, or the default.
+    #[serde(default)]
+    pub noise_band_source: String,
     /// The variables bisected, with both values.
     pub candidates: Vec<Candidate>,
     /// The differing variables left out, with why.
@@ -121,6 +129,10 @@ pub struct ExplainReport {
     /// The data prepared for the search, each once, with the probes that ran on it.
     #[serde(default)]
     pub prepared: Vec<PreparedData>,
+}
+
+fn default_band() -> f64 {
+    crate::stats::DEFAULT_NOISE_BAND
 }
 
 /// Data prepared for the search and the probes that ran on it.
@@ -412,6 +424,8 @@ fn frame(home: &Home, a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &Expla
         metric: opts.metric.name().to_string(),
         higher_is_better: opts.metric.direction() == crate::stats::Direction::HigherIsBetter,
         confidence: opts.confidence,
+        noise_band: opts.noise_band,
+        noise_band_source: opts.noise_band_source.clone(),
         candidates: p.candidates.clone(),
         skipped: p.skipped.clone(),
         max_runs: opts.max_runs,
@@ -546,6 +560,7 @@ mod tests {
             extra_rounds: 1,
             metric: Metric::Tps,
             noise_band: 0.02,
+            noise_band_source: "test".into(),
             confidence: 0.95,
             seed: 1,
         }

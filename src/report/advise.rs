@@ -211,6 +211,9 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
         r.budget_s / 60,
         r.seconds_per_run
     );
+    if !r.noise_band_source.is_empty() {
+        let _ = writeln!(out, "noise band {}: {}", super::fmt::percent(r.noise_band), r.noise_band_source);
+    }
     let _ = writeln!(
         out,
         "host: {} CPU(s), {} RAM{}; datadir {} on {}{}; fsync {}",
@@ -459,6 +462,9 @@ mod tests {
             workload: "oltp_read_write".into(),
             threads: vec![2, 8],
             metric: "tps".into(),
+            noise_band: 0.034,
+            noise_band_source:
+                "calibrated by `versus calibrate` on host class hc-0123456789ab: oltp_read_write @ 8 thr 3.4 %".into(),
             budget_s: 2700,
             seconds_per_run: 20,
             facts,
@@ -505,9 +511,14 @@ mod tests {
         assert!(text.contains("durability trade (a crash can lose the last second of commits)"), "{text}");
         assert!(text.contains("recommended: +21.0 points of the advised mean (CI +12.2 to +29.8)"), "{text}");
         assert!(text.contains("advising for 4.0 GiB (--memory)"), "{text}");
+        assert!(text.contains("noise band 3.4 %: calibrated by `versus calibrate` on host class hc-"), "{text}");
+        let md = render_advise(&r, OutputFormat::Markdown, false).unwrap();
+        assert!(md.contains("noise band 3.4 %: calibrated"), "{md}");
         let json: serde_json::Value =
             serde_json::from_str(&render_advise(&r, OutputFormat::Json, false).unwrap()).unwrap();
         assert_eq!(json["result"]["fates"][1]["fate"], "no_effect");
         assert_eq!(json["candidates"][2]["risk"], "durability");
+        assert_eq!(json["noise_band"], 0.034);
+        assert!(json["noise_band_source"].as_str().unwrap().starts_with("calibrated"), "{json}");
     }
 }

@@ -7,7 +7,7 @@ use super::select::{Selected, Selection};
 use crate::error::Result;
 use crate::sampler::Fingerprint;
 use crate::stats::DEFAULT_NOISE_BAND;
-use crate::store::{Calibration, Store};
+use crate::store::Store;
 
 /// The band a report uses and a sentence on where it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,26 +18,7 @@ pub struct Band {
     pub source: String,
 }
 
-/// One calibration as a report names it.
-pub fn describe(c: &Calibration) -> String {
-    let date = chrono_date(c.created_at);
-    let from = c.experiment_id.map(|id| format!(", experiment {id}")).unwrap_or_default();
-    format!(
-        "{} @ {} thr {} (CV {}, {} repetitions per side of {}{from}, {date})",
-        c.workload,
-        c.threads,
-        percent(c.band),
-        percent(c.cv),
-        c.repetitions,
-        c.target
-    )
-}
-
-fn chrono_date(t: i64) -> String {
-    let mut d = crate::clock::utc_datetime(t);
-    d.truncate(10);
-    d
-}
+pub use crate::experiment::band::describe;
 
 /// The band for the runs `s` selected (see the module documentation).
 pub fn resolve(store: &Store, s: &Selected, sel: &Selection) -> Result<Band> {
@@ -98,16 +79,4 @@ pub fn resolve(store: &Store, s: &Selected, sel: &Selection) -> Result<Band> {
         ));
     }
     Ok(Band { band, source })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_are_civil_utc() {
-        assert_eq!(chrono_date(0), "1970-01-01");
-        assert_eq!(chrono_date(1_795_000_000), "2026-11-18");
-        assert_eq!(chrono_date(951_782_400), "2000-02-29");
-    }
 }

@@ -224,7 +224,7 @@ fn steps_table(r: &ExplainReport) -> Table {
 
 fn header(r: &ExplainReport) -> Vec<String> {
     let v = |i: usize| r.versions[i].as_deref().map(|v| format!(" — {v}")).unwrap_or_default();
-    vec![
+    let mut lines = vec![
         format!("A = {}{}", r.a, v(0)),
         format!("B = {}{}", r.b, v(1)),
         format!(
@@ -236,7 +236,11 @@ fn header(r: &ExplainReport) -> Vec<String> {
             r.metric,
             if r.higher_is_better { "higher" } else { "lower" }
         ),
-    ]
+    ];
+    if !r.noise_band_source.is_empty() {
+        lines.push(format!("noise band {}: {}", crate::report::fmt::percent(r.noise_band), r.noise_band_source));
+    }
+    lines
 }
 
 fn plan_lines(r: &ExplainReport) -> Vec<String> {

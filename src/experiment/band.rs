@@ -1,0 +1,172 @@
+//! The noise band of the comparisons a command runs on this host (`versus explain`, `versus advise`):
+//! `--noise-band` when given, else the largest band `versus calibrate` stored for this host class, the
+//! workload and each thread count, else [`DEFAULT_NOISE_BAND`]. The source is a sentence every output
+//! prints, so that a reader knows which band decided the verdicts.
+
+use crate::error::Result;
+use crate::metric::Metric;
+use crate::sampler::Fingerprint;
+use crate::stats::DEFAULT_NOISE_BAND;
+use crate::store::{Calibration, Store};
+
+/// A noise band and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    /// The relative noise band.
+    pub band: f64,
+    /// Where it came from, e.g. `calibrated by \`versus calibrate\` on host class hc-…: oltp_read_only @
+    /// 1 thr 4.1 % (…)`.
+    pub source: String,
+}
+
+impl Band {
+    /// The band given with `--noise-band`.
+    pub fn given(band: f64) -> Band {
+        Band { band, source: "given with --noise-band".to_string() }
+    }
+
+    /// [`DEFAULT_NOISE_BAND`], with why no calibration applies.
+    pub fn default_because(why: &str) -> Band {
+        Band { band: DEFAULT_NOISE_BAND, source: format!("the default ({why})") }
+    }
+}
+
+/// One calibration as an output names it.
+pub fn describe(c: &Calibration) -> String {
+    let mut date = crate::clock::utc_datetime(c.created_at);
+    date.truncate(10);
+    let from = c.experiment_id.map(|id| format!(", experiment {id}")).unwrap_or_default();
+    format!(
+        "{} @ {} thr {} (CV {}, {} repetitions per side of {}{from}, {date})",
+        c.workload,
+        c.threads,
+        percent(c.band),
+        percent(c.cv),
+        c.repetitions,
+        c.target
+    )
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.1} %", x * 100.0)
+}
+
+/// The band for `metric` of `workload` at every one of `threads` on a host of fingerprint `host` (see
+/// the module documentation); `given` is `--noise-band`.
+pub fn for_host(
+    store: &Store,
+    host: &Fingerprint,
+    workload: &str,
+    threads: &[u32],
+    metric: Metric,
+    given: Option<f64>,
+) -> Result<Band> {
+    if let Some(b) = given {
+        return Ok(Band::given(b));
+    }
+    if *host == Fingerprint::default() {
+        return Ok(Band::default_because("this host is not known, so no calibration applies"));
+    }
+    let class = host.class();
+    let (mut found, mut missing) = (Vec::new(), Vec::new());
+    for &t in threads {
+        match store.calibration_for(&class, workload, t, metric.name())? {
+            Some(c) => found.push(c),
+            None => missing.push(format!("{workload} @ {t} thr")),
+        }
+    }
+    if found.is_empty() {
+        return Ok(Band::default_because(&format!(
+            "no {} calibration for host class {class} and {}; `versus calibrate` measures one",
+            metric.name(),
+            missing.join(", ")
+        )));
+    }
+    let mut band = found.iter().map(|c| c.band).fold(0.0, f64::max);
+    let list: Vec<String> = found.iter().map(describe).collect();
+    let mut source = format!("calibrated by `versus calibrate` on host class {class}: {}", list.join("; "));
+    if found.len() > 1 {
+        source.push_str("; the largest is used");
+    }
+    if !missing.is_empty() {
+        band = band.max(DEFAULT_NOISE_BAND);
+        source.push_str(&format!(
+            "; not calibrated: {} (the default {} counts for them)",
+            missing.join(", "),
+            percent(DEFAULT_NOISE_BAND)
+        ));
+    }
+    Ok(Band { band, source })
+}
+
+/// [`for_host`] for this host, whose sandboxes' data live on the storage of `datadir` (the home).
+pub fn for_this_host(
+    store: &Store,
+    datadir: &std::path::Path,
+    workload: &str,
+    threads: &[u32],
+    metric: Metric,
+    given: Option<f64>,
+) -> Result<Band> {
+    if let Some(b) = given {
+        return Ok(Band::given(b));
+    }
+    for_host(store, &crate::sampler::fingerprint(Some(datadir)), workload, threads, metric, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cal(class: &str, threads: u32, band: f64) -> Calibration {
+        Calibration {
+            id: 0,
+            host_class: class.into(),
+            host: "2 cpus".into(),
+            workload: "oltp_read_only".into(),
+            threads,
+            metric: "tps".into(),
+            repetitions: 5,
+            cv: 0.03,
+            band,
+            confidence: 0.95,
+            experiment_id: None,
+            target: "system".into(),
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn the_calibrated_band_of_this_host_counts_else_the_default_and_the_source_says_which() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("r.db")).unwrap();
+        let host = Fingerprint { logical_cpus: Some(2), ..Fingerprint::default() };
+        let class = host.class();
+        let band = |store: &Store, threads: &[u32], given| {
+            for_host(store, &host, "oltp_read_only", threads, Metric::Tps, given)
+        };
+
+        let b = band(&store, &[1], None).unwrap();
+        assert_eq!(b.band, DEFAULT_NOISE_BAND);
+        assert!(b.source.starts_with("the default (no tps calibration for host class"), "{}", b.source);
+
+        store.save_calibration(&cal(&class, 1, 0.05)).unwrap();
+        store.save_calibration(&cal(&class, 4, 0.08)).unwrap();
+        store.save_calibration(&cal("hc-elsewhere", 1, 0.30)).unwrap();
+        let b = band(&store, &[1], None).unwrap();
+        assert_eq!(b.band, 0.05);
+        assert!(b.source.contains(&format!("host class {class}: oltp_read_only @ 1 thr 5.0 %")), "{}", b.source);
+        assert!(b.source.contains("(CV 3.0 %, 5 repetitions per side of system, 20"), "{}", b.source);
+        let b = band(&store, &[1, 4], None).unwrap();
+        assert_eq!(b.band, 0.08);
+        assert!(b.source.ends_with("the largest is used"), "{}", b.source);
+        let b = band(&store, &[1, 16], None).unwrap();
+        assert_eq!(b.band, 0.05);
+        assert!(b.source.contains("not calibrated: oltp_read_only @ 16 thr"), "{}", b.source);
+        assert_eq!(band(&store, &[1], Some(0.03)).unwrap(), Band::given(0.03));
+        let p95 = for_host(&store, &host, "oltp_read_only", &[1], Metric::P95, None).unwrap();
+        assert_eq!(p95.band, DEFAULT_NOISE_BAND, "a tps calibration is not a p95 one");
+        let unknown = for_host(&store, &Fingerprint::default(), "oltp_read_only", &[1], Metric::Tps, None).unwrap();
+        assert!(unknown.source.contains("this host is not known"), "{}", unknown.source);
+    }
+}
