@@ -446,3 +446,28 @@ fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
     assert_eq!(collations, ["latin1_swedish_ci", "utf8mb4_general_ci"]);
     env.assert_no_servers();
 }
+
+#[test]
+fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() {
+    let env = Env::new();
+    let text = MATRIX.replace("repetitions = 2\n", "repetitions = 2\nsettle = \"3s\"\npin_cpus = true\n");
+    let file = env.file(&text);
+    let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    let cpus = versus::server::affinity::allowed().unwrap();
+    if cpus.len() >= 2 {
+        assert!(dry.status.success(), "{}", String::from_utf8_lossy(&dry.stderr));
+        let line = plan.lines().find(|l| l.starts_with("set-up: ")).unwrap_or_else(|| panic!("{plan}"));
+        assert!(line.contains("pin the started server and the client: server on CPU "), "{line}");
+        assert!(line.contains("settle 3 s after each server start"), "{line}");
+    } else {
+        let err = String::from_utf8_lossy(&dry.stderr);
+        assert!(err.contains("pin_cpus") && err.contains("at least 2 CPUs"), "{err}");
+    }
+    let bad = env.file(&MATRIX.replace("repetitions = 2\n", "repetitions = 2\nsettle = \"soon\"\n"));
+    let out = env.versus(&["run", bad.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("'soon' is not a duration") && err.contains("settle"), "{err}");
+    assert!(env.store_is_absent(), "a dry run stores nothing");
+}

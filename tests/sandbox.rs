@@ -138,3 +138,24 @@ fn mysql_9_7_with_caching_sha2_over_tcp_and_a_quick_restart_from_snapshot() {
     let n: Option<i64> = sb.connect().unwrap().query_first("SELECT COUNT(*) FROM t").unwrap();
     assert_eq!(n, Some(0));
 }
+
+#[test]
+fn a_pinned_server_and_all_its_threads_run_on_its_cpus_only() {
+    let allowed = versus::server::affinity::allowed().unwrap();
+    let cpus = vec![*allowed.last().unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = versus::server::SandboxSpec::new("pinned", common::system_build(), dir.path().join("sb"));
+    spec.cpus = cpus.clone();
+    let mut sb = versus::server::Sandbox::start(spec).unwrap();
+    let tasks: Vec<u32> = std::fs::read_dir(format!("/proc/{}/task", sb.pid()))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    assert!(tasks.len() > 1, "mariadbd runs several threads: {tasks:?}");
+    for tid in tasks {
+        assert_eq!(versus::server::affinity::of_process(tid), Some(cpus.clone()), "thread {tid}");
+    }
+    // versus itself is not pinned by starting a pinned server.
+    assert_eq!(versus::server::affinity::allowed().unwrap(), allowed);
+    sb.stop().unwrap();
+}

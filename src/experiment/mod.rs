@@ -13,6 +13,7 @@ pub mod plan;
 pub mod progress;
 pub mod run;
 pub mod sandbox_executor;
+pub mod setup;
 pub mod spec;
 pub mod validate;
 

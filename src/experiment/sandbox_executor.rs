@@ -13,6 +13,7 @@ use super::run::Executor;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::sampler::counters::{BINLOG_SYNCS_SQL, PS_BINLOG_SYNCS};
+use crate::server::affinity::{self, CpuSplit};
 use crate::server::{Home, Sandbox, SandboxSpec, admin, snapshot};
 use crate::store::StartRun;
 use crate::workload::{Endpoint, Observer, Probe, RunContext, RunOutcome, RunSettings, Session, Workload};
@@ -172,6 +173,10 @@ impl SandboxExecutor {
     }
 
     fn sandbox_spec(&self, plan: &Plan, target: usize, dir: &Path) -> Result<SandboxSpec> {
+        self.sandbox_spec_on(plan, target, dir, &[])
+    }
+
+    fn sandbox_spec_on(&self, plan: &Plan, target: usize, dir: &Path, cpus: &[usize]) -> Result<SandboxSpec> {
         let TargetKind::Sandbox { build, base_file, overrides, .. } = &plan.targets[target].kind else {
             return Err(Error::Other("not a sandbox target".into()));
         };
@@ -179,11 +184,19 @@ impl SandboxExecutor {
         spec.base_config = base_file.clone();
         spec.overrides = overrides.clone();
         spec.datadir = Some(dir.join("data"));
+        spec.cpus = cpus.to_vec();
         Ok(spec)
     }
 
     /// Starts the cell's server from its prepared data (or connects to the external one).
-    fn open(&mut self, plan: &Plan, cell: &Cell, w: &dyn Workload, progress: &mut Progress) -> Result<Running> {
+    fn open(
+        &mut self,
+        plan: &Plan,
+        cell: &Cell,
+        w: &dyn Workload,
+        split: Option<&CpuSplit>,
+        progress: &mut Progress,
+    ) -> Result<Running> {
         let (endpoint, probe) = match &plan.targets[cell.target].kind {
             TargetKind::External { address, user, password_env, database, .. } => {
                 let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
@@ -208,8 +221,13 @@ impl SandboxExecutor {
                     progress.step("stopped the server a killed run left behind");
                 }
                 crate::owned::remove(&dir)?;
+                if plan.file.drop_caches {
+                    progress.step("dropping the OS page cache");
+                    super::setup::drop_caches()?;
+                }
                 snapshot::restore(&snap, &dir.join("data"))?;
-                let spec = self.sandbox_spec(plan, cell.target, &dir)?;
+                let cpus = split.map_or(&[][..], |s| &s.server);
+                let spec = self.sandbox_spec_on(plan, cell.target, &dir, cpus)?;
                 // Stopping: no server to start (a scheduler's grace period before SIGKILL is short).
                 crate::interrupt::check()?;
                 progress.step("starting the server");
@@ -260,13 +278,22 @@ impl SandboxExecutor {
             (Some(Running { chain: Some((have, rank)), .. }), Some((want, next))) => have == want && next > rank,
             _ => false,
         };
+        // Pinning is for servers versus starts; the client is pinned with them, never alone.
+        let sandboxed = matches!(plan.targets[cell.target].kind, TargetKind::Sandbox { .. });
+        let split = if sandboxed { super::setup::cpu_split(&plan.file)? } else { None };
+        // The client's threads (the workload starts them from this thread) run on the client's CPUs.
+        let _pin = split.as_ref().map(|s| affinity::pin_thread(&s.client)).transpose()?;
         if !reuse {
             self.stop(progress)?;
-            self.server = Some(self.open(plan, cell, w, progress)?);
+            self.server = Some(self.open(plan, cell, w, split.as_ref(), progress)?);
             interrupt::check()?;
             if plan.file.prewarm {
                 let s = self.server.as_mut().expect("opened above");
                 w.prewarm(&s.endpoint, cell.threads.min(4), &mut |l: &str| progress.step(l))?;
+            }
+            if sandboxed && !plan.file.settle.is_zero() {
+                progress.step(&format!("settling for {} s", plan.file.settle.as_secs()));
+                settle(plan.file.settle)?;
             }
         }
         let s = self.server.as_mut().expect("opened above");
@@ -396,6 +423,19 @@ pub(super) fn server_counters(conn: &mut mysql::Conn) -> Result<Vec<(String, Str
         status.push((PS_BINLOG_SYNCS.to_string(), n.to_string()));
     }
     Ok(status)
+}
+
+/// Waits `pause` (the `settle` option), returning early with [`Error::Interrupted`] on a stop signal.
+fn settle(pause: std::time::Duration) -> Result<()> {
+    let end = std::time::Instant::now() + pause;
+    loop {
+        interrupt::check()?;
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
+    }
 }
 
 /// The benchmark account of a sandbox, over TCP on 127.0.0.1.

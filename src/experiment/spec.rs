@@ -42,6 +42,22 @@ pub struct ExperimentFile {
     /// Load the tables into the buffer pool before each run (sysbench `prewarm`).
     #[serde(default = "yes")]
     pub prewarm: bool,
+    /// A pause after each server start (after prewarm), before the run: background work of the start
+    /// (purge, page cleaning, the buffer pool dump's load) settles first. Not measured.
+    #[serde(
+        default,
+        deserialize_with = "de_duration",
+        serialize_with = "ser_duration",
+        skip_serializing_if = "Duration::is_zero"
+    )]
+    pub settle: Duration,
+    /// Pin each started server to one half of the CPUs versus may use and the client's threads to the
+    /// other half (needs at least 2 CPUs; external servers are never pinned).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pin_cpus: bool,
+    /// Drop the OS page cache before each restore (needs root; drops the whole host's cache).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_caches: bool,
     /// Repetitions of every cell: a number, or adaptive `{ min, max, until }` (see [`Repetitions`]).
     #[serde(default)]
     pub repetitions: Repetitions,

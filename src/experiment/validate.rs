@@ -26,6 +26,7 @@ pub fn problems(home: &Home, file: &ExperimentFile, base_dir: &Path) -> Vec<Stri
     for t in targets_of(file, base_dir) {
         out.extend(target_problems(home, &t));
     }
+    out.extend(super::setup::problems(file));
     if let (Ok(plan), true) = (&plan, out.is_empty()) {
         out.extend(space_problem(home, plan));
     }

@@ -2,6 +2,7 @@
 //! generated my.cnf, and stop them cleanly.
 
 pub mod admin;
+pub mod affinity;
 pub mod build;
 pub mod config;
 pub mod effective;

@@ -62,6 +62,8 @@ pub struct SandboxSpec {
     pub ready_timeout: Duration,
     /// How long a clean shutdown may take before SIGKILL.
     pub stop_timeout: Duration,
+    /// The CPUs the server runs on (`pin_cpus`); any CPU when empty.
+    pub cpus: Vec<usize>,
 }
 
 impl SandboxSpec {
@@ -82,6 +84,7 @@ impl SandboxSpec {
             database: DEFAULT_DATABASE.into(),
             ready_timeout: Duration::from_secs(120),
             stop_timeout: Duration::from_secs(120),
+            cpus: Vec::new(),
         }
     }
 }
@@ -538,6 +541,7 @@ impl Sandbox {
             cmd.uid(uid).gid(gid);
         }
         process::isolate(&mut cmd, !detached);
+        super::affinity::pin_child(&mut cmd, self.spec.as_ref().map_or(&[][..], |s| &s.cpus))?;
         let started = Instant::now();
         let child = cmd
             .spawn()

@@ -211,7 +211,7 @@ impl Plan {
     pub fn run_estimate(&self, cell: usize) -> Duration {
         let timing = Timing { duration: self.file.duration, warmup: self.file.warmup, prewarm: self.file.prewarm };
         let c = &self.cells[cell];
-        self.workloads[c.workload].estimate(c.threads, &timing)
+        self.workloads[c.workload].estimate(c.threads, &timing) + self.file.settle
     }
 
     /// A rough estimate of the wall time: preparations, then per run restore and start, prewarm,
@@ -270,6 +270,9 @@ impl Plan {
             f.warmup.as_secs(),
             f.duration.as_secs()
         );
+        if let Some(line) = super::setup::describe(f) {
+            let _ = writeln!(s, "{line}");
+        }
         let mut notes: Vec<&str> = Vec::new();
         for note in self.workloads.iter().filter_map(|w| w.plan_note()) {
             if !notes.contains(&note) {
