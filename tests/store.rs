@@ -745,6 +745,7 @@ fn every_command_works_against_postgres_and_copies_compare_the_same() {
     assert_ne!(code, 0);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("cannot reach the results store") && !stderr.contains("s3cret"), "{stderr}");
+    assert!(stderr.contains(&dead.replace(":s3cret@", ":<redacted>@")), "the store's address: {stderr}");
     assert!(!stdout.contains("stored in"), "{stdout}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -15,6 +15,7 @@ pub mod run;
 pub mod sandbox_executor;
 pub mod setup;
 pub mod spec;
+mod unstored;
 pub mod validate;
 
 #[cfg(test)]

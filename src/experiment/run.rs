@@ -13,6 +13,7 @@ use super::pace::Pace;
 use super::plan::{Plan, PlannedRun, TargetKind, prepare_estimate};
 use super::progress::Progress;
 use super::spec::ExperimentFile;
+use super::unstored::{Recovery, unstored};
 use crate::error::{Error, Result};
 use crate::sampler::HostFacts;
 use crate::store::{NewCell, NewExperiment, NewRun, StartRun, Status, Store};
@@ -83,6 +84,9 @@ pub fn run_experiment(
         None if opts.resume => find_resumable(file, opts.experiment_id, store)?,
         None => store.create_experiment(&new_experiment(text, path, plan, executor.datadir_root()))?,
     };
+    // A recovery file must name the experiment by uid: learn it now, while the store answers.
+    store.experiment_uid(experiment_id)?;
+    let recovery = Recovery::new(opts.block.map(|(_, repetition)| repetition), path, store);
     let in_block = |r: &crate::store::RunRow| opts.block.is_none_or(|(_, rep)| r.repetition == rep);
     let stored: Vec<_> = store.runs(experiment_id)?.into_iter().filter(in_block).collect();
     let mut pending: Vec<_> = store.pending_runs(experiment_id)?.into_iter().filter(in_block).collect();
@@ -104,7 +108,7 @@ pub fn run_experiment(
         None => None,
     };
     loop {
-        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome, opts)?;
+        run_pending(plan, &pending, store, executor, progress, &mut prepared, &mut outcome, opts, &recovery)?;
         let open = adaptive.as_ref().filter(|_| !outcome.interrupted && !outcome.out_of_time);
         let (Some(seq), Some(bands)) = (open, bands.as_ref()) else { break };
         let decision = adaptive::decide(plan, &store.runs(experiment_id)?, seq, bands)?;
@@ -144,6 +148,7 @@ fn run_pending(
     prepared: &mut HashMap<usize, std::result::Result<(), String>>,
     outcome: &mut Outcome,
     opts: &RunOptions,
+    recovery: &Recovery,
 ) -> Result<()> {
     let cell_index: HashMap<&str, usize> = plan.cells.iter().enumerate().map(|(i, c)| (c.key.as_str(), i)).collect();
     for row in pending {
@@ -208,7 +213,7 @@ fn run_pending(
                 opts.pace.run_took(run_estimate, run_started.elapsed());
                 progress.run_done(&r.summary);
                 if let Err(e) = store.finish_run(row.id, &r) {
-                    return Err(unstored(store, outcome.experiment_id, row.id, &r, e));
+                    return Err(unstored(store, outcome.experiment_id, row.id, &r, e, recovery));
                 }
                 outcome.done += 1;
             }
@@ -237,20 +242,6 @@ fn run_pending(
 /// How an experiment with no pending runs ended: `failed` when any of its runs failed.
 pub fn finished_status(store: &Store, experiment_id: i64) -> Result<Status> {
     store.finished_status(experiment_id)
-}
-
-/// The error for a run that was measured but that the store refused: the run goes to a recovery file
-/// (and the error says how to import it), so that nothing measured is lost.
-fn unstored(store: &Store, experiment_id: i64, run_id: i64, result: &crate::store::RunResult, e: Error) -> Error {
-    let _ = store.set_experiment_status(experiment_id, Status::Interrupted);
-    match store.save_recovery(experiment_id, run_id, result, &e) {
-        Ok(path) => Error::Other(format!(
-            "run {run_id} was measured but not stored ({e}); it is saved in {p}: once the store can be written \
-             again, `versus import {p}` stores it and `versus run --resume-id {experiment_id}` runs the rest",
-            p = crate::shell::quote(&path.display().to_string())
-        )),
-        Err(save) => Error::Other(format!("run {run_id} was measured but not stored ({e}), and {save}")),
-    }
 }
 
 /// The experiment to store for `plan`, defined by `text` from `path`, with the facts of this host and of

@@ -7,7 +7,8 @@
 //! `failed` (interrupted) when it can within Slurm's KillWait, and is SIGKILLed with its attempt still
 //! `running` when it cannot. The scheduler's final state (`CANCELLED`) is the same either way, so it
 //! decides: both are "stopped", never "died". A task that refused its block or whose runs failed is
-//! not run again: a retry would not change that.
+//! not run again: a retry would not change that; nor is a task that reached its time limit (TIMEOUT:
+//! the limit is twice the block's estimate plus ten minutes, so the same limit would be reached again).
 
 use crate::store::{Attempt, AttemptStatus};
 
@@ -26,10 +27,10 @@ pub struct TaskEnd {
 }
 
 impl TaskEnd {
-    /// Stopped by the scheduler (cancelled, preempted, out of time), which signals SIGTERM first and
-    /// SIGKILL after its grace period.
+    /// Stopped by the scheduler (cancelled, preempted), which signals SIGTERM first and SIGKILL after
+    /// its grace period. (Out of time is stopped the same way, but is never run again: see [`judge`].)
     fn stopped(&self) -> bool {
-        matches!(self.state.as_deref(), Some("CANCELLED" | "PREEMPTED" | "TIMEOUT"))
+        matches!(self.state.as_deref(), Some("CANCELLED" | "PREEMPTED"))
     }
 }
 
@@ -65,6 +66,17 @@ pub fn judge(block: u32, attempts: &[Attempt], end: &TaskEnd, requeued: u32, job
     }
     let last = mine.iter().max_by_key(|a| (a.attempt, a.started_at, a.id));
     let n = last.map_or(0, |a| a.attempt);
+    // The time limit is twice the block's estimate plus ten minutes (`FleetJob::time_limit`): a task
+    // that reaches it is stuck or far slower than estimated on this host, and a retry under the same
+    // limit would most likely time out again, holding a node for as long each time.
+    if end.state.as_deref() == Some("TIMEOUT") {
+        let during = if n == 0 { "before it started the block".to_string() } else { format!("during attempt {n}") };
+        return Verdict::Incomplete(format!(
+            "its task reached its time limit (TIMEOUT) {during}; not requeued: a retry under the same limit would \
+             most likely time out again (see the task's output; raise the limit with `scontrol update` before \
+             running it again)"
+        ));
+    }
     let retry = match last.map(|a| a.status) {
         // Killed after the scheduler's grace period, before versus could record the interruption.
         Some(AttemptStatus::Running | AttemptStatus::Abandoned) if end.stopped() => match stopped(n, end, job) {
@@ -208,18 +220,16 @@ mod tests {
     }
 
     #[test]
-    fn the_last_task_cancelled_is_taken_as_the_job_cancelled_but_preempted_or_timed_out_is_requeued() {
+    fn the_last_task_cancelled_is_taken_as_the_job_cancelled_but_preempted_is_requeued() {
         for status in [AttemptStatus::Failed, AttemptStatus::Running] {
             let last = [attempt(4, 1, status)];
             let v = judge(4, &last, &ended("CANCELLED", 0), 0, Job::Ended);
             assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("last of its job")), "{v:?}");
-            for state in ["PREEMPTED", "TIMEOUT"] {
-                assert_eq!(
-                    judge(4, &last, &ended(state, 0), 0, Job::Ended),
-                    Verdict::Requeue(format!("its task was stopped ({state}) during attempt 1"))
-                );
-                assert!(matches!(judge(4, &last, &ended(state, 0), 0, Job::Cancelled), Verdict::Incomplete(_)));
-            }
+            assert_eq!(
+                judge(4, &last, &ended("PREEMPTED", 0), 0, Job::Ended),
+                Verdict::Requeue("its task was stopped (PREEMPTED) during attempt 1".into())
+            );
+            assert!(matches!(judge(4, &last, &ended("PREEMPTED", 0), 0, Job::Cancelled), Verdict::Incomplete(_)));
         }
         // Killed outright as the job's last task: nobody cancelled anything, it is run again.
         let killed = [attempt(4, 1, AttemptStatus::Running)];
@@ -231,6 +241,34 @@ mod tests {
         assert_eq!(job_context(true, 0), Job::Cancelled);
         assert_eq!(job_context(false, 0), Job::Ended);
         assert_eq!(job_context(false, 2), Job::GoesOn);
+    }
+
+    #[test]
+    fn a_task_out_of_time_is_never_requeued() {
+        // Stopped cleanly (interrupted recorded), SIGKILLed after the grace period, or before its first
+        // attempt: whatever the job does and however often it was requeued for other reasons.
+        let cases: [&[Attempt]; 4] = [
+            &[attempt(1, 1, AttemptStatus::Failed)],
+            &[attempt(1, 1, AttemptStatus::Running)],
+            &[attempt(1, 1, AttemptStatus::Abandoned), attempt(1, 2, AttemptStatus::Running)],
+            &[],
+        ];
+        for attempts in cases {
+            for job in [Job::GoesOn, Job::Ended, Job::Cancelled] {
+                for requeued in [0, 1] {
+                    let v = judge(1, attempts, &ended("TIMEOUT", 0), requeued, job);
+                    assert!(
+                        matches!(&v, Verdict::Incomplete(w) if w.contains("time limit (TIMEOUT)") && w.contains("not requeued")),
+                        "{attempts:?} {job:?}: {v:?}"
+                    );
+                }
+            }
+        }
+        let v = judge(1, &[attempt(1, 2, AttemptStatus::Running)], &ended("TIMEOUT", 0), 0, Job::GoesOn);
+        assert!(matches!(&v, Verdict::Incomplete(w) if w.contains("during attempt 2")), "{v:?}");
+        // A block an attempt finished is complete even when its task then ran out of time.
+        let done = [attempt(1, 1, AttemptStatus::Done)];
+        assert_eq!(judge(1, &done, &ended("TIMEOUT", 0), 0, Job::GoesOn), Verdict::Complete);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 use crate::error::{Error, Result};
-use backend::{Backend, DbError, Engine};
+use backend::{Backend, Engine};
 
 pub use blocks::{Attempt, AttemptHost, AttemptStatus, BlockStart, canonical_attempts};
 pub use calibrations::Calibration;
@@ -215,12 +215,6 @@ impl Store {
 /// An [`Error::File`] naming the store at `shown` for a failed statement, with what was being done.
 fn store_err(shown: &Path, what: impl fmt::Display, e: impl fmt::Display) -> Error {
     Error::file(shown, format!("results store: {what}: {e}"))
-}
-
-impl From<DbError> for Error {
-    fn from(e: DbError) -> Self {
-        Error::Other(format!("results store: {e}"))
-    }
 }
 
 /// Encodes a latency histogram (µs) for [`StoredHistogram::data`]: HdrHistogram V2 + deflate, readable by

@@ -82,7 +82,12 @@ impl Store {
     /// Writes run `run_id` of experiment `experiment_id`, which the store refused with `error`, to a
     /// recovery file; returns its path. Tries the store's directory, then the temporary directory.
     pub fn save_recovery(&self, experiment_id: i64, run_id: i64, result: &RunResult, error: &Error) -> Result<PathBuf> {
-        let uid = self.experiment_uid(experiment_id).unwrap_or_default();
+        // Without its uid the file could never be imported: refuse rather than write one.
+        let uid = self.experiment_uid(experiment_id).map_err(|e| {
+            Error::Other(format!(
+                "cannot write a recovery file: the uid of experiment {experiment_id} is unknown ({e})"
+            ))
+        })?;
         let record = Recovered {
             kind: KIND.into(),
             store: self.location().to_string(),
@@ -210,8 +215,9 @@ impl Store {
             .collect()
     }
 
-    /// The uid of experiment `id` (remembered once known).
-    fn experiment_uid(&self, id: i64) -> Result<String> {
+    /// The uid of experiment `id`, remembered once known (a run loop asks before it measures, so that a
+    /// recovery file written after the store is lost still names its experiment). Never empty.
+    pub fn experiment_uid(&self, id: i64) -> Result<String> {
         if let Some(uid) = self.uids.borrow().get(&id) {
             return Ok(uid.clone());
         }
@@ -221,7 +227,10 @@ impl Store {
             .query("SELECT uid FROM experiments WHERE id = ?1", super::backend::params![id])
             .map_err(|e| self.err(e))?;
         let row = rows.first().ok_or_else(|| self.err(format!("no experiment with id {id}")))?;
-        let uid = row.get::<String>(0).map_err(|e| self.err(e))?;
+        let uid = row.get::<Option<String>>(0).map_err(|e| self.err(e))?.unwrap_or_default();
+        if uid.is_empty() {
+            return Err(self.err(format!("experiment {id} has no uid")));
+        }
         self.uids.borrow_mut().insert(id, uid.clone());
         Ok(uid)
     }

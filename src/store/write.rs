@@ -3,7 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::backend::{Backend, DbResult, in_transaction, params};
+use super::backend::{Backend, DbError, DbResult, in_transaction, params};
 use super::model::{Interval, NewExperiment, RunResult, StartRun, Status};
 use super::secrets::{content_hash, scrub_json, scrub_toml};
 use super::{Store, store_err};
@@ -89,6 +89,31 @@ fn check_not_done(db: &mut dyn Backend, run_id: i64, fail: &dyn Fn(String) -> Er
         Some(Status::Done) => Err(fail(format!("run {run_id} is already done"))),
         Some(_) => Ok(()),
     }
+}
+
+/// A begin or commit that fails, or an error of the transaction's own.
+enum TxError {
+    Db(DbError),
+    Store(Error),
+}
+
+impl From<DbError> for TxError {
+    fn from(e: DbError) -> Self {
+        TxError::Db(e)
+    }
+}
+
+/// [`in_transaction`] for writes whose steps fail with store errors: a failed begin or commit (the
+/// server gone) becomes `db_fail`'s error, which names the store.
+fn in_store_transaction<T>(
+    db: &mut dyn Backend,
+    db_fail: impl FnOnce(DbError) -> Error,
+    f: impl FnOnce(&mut dyn Backend) -> Result<T>,
+) -> Result<T> {
+    in_transaction(db, |db| f(db).map_err(TxError::Store)).map_err(|e| match e {
+        TxError::Db(e) => db_fail(e),
+        TxError::Store(e) => e,
+    })
 }
 
 impl Store {
@@ -248,7 +273,7 @@ impl Store {
         let shown = self.shown.clone();
         let fail = |m: String| Error::file(&shown, format!("results store: {m}"));
         let db_fail = |e| store_err(&shown, format_args!("cannot start run {run_id}"), e);
-        in_transaction(self.db.get_mut().as_mut(), |db| {
+        in_store_transaction(self.db.get_mut().as_mut(), db_fail, |db| {
             check_not_done(db, run_id, &fail)?;
             clear_measurements(db, run_id).map_err(db_fail)?;
             db.execute(
@@ -272,7 +297,7 @@ impl Store {
         let shown = self.shown.clone();
         let fail = |m: String| Error::file(&shown, format!("results store: {m}"));
         let db_fail = |e| store_err(&shown, format_args!("cannot store run {run_id}"), e);
-        in_transaction(self.db.get_mut().as_mut(), |db| {
+        in_store_transaction(self.db.get_mut().as_mut(), db_fail, |db| {
             match run_status(db, run_id).map_err(db_fail)? {
                 None => return Err(fail(format!("no run with id {run_id}"))),
                 Some(Status::Running) => {}
@@ -297,7 +322,7 @@ impl Store {
         let shown = self.shown.clone();
         let fail = |m: String| Error::file(&shown, format!("results store: {m}"));
         let db_fail = |e| store_err(&shown, format_args!("cannot update run {run_id}"), e);
-        in_transaction(self.db.get_mut().as_mut(), |db| {
+        in_store_transaction(self.db.get_mut().as_mut(), db_fail, |db| {
             check_not_done(db, run_id, &fail)?;
             clear_measurements(db, run_id).map_err(db_fail)?;
             insert_intervals(db, run_id, intervals).map_err(db_fail)?;
