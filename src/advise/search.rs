@@ -307,7 +307,9 @@ pub(super) struct Search<'a> {
     pub(super) cands: &'a [Candidate],
     pub(super) memory: &'a dyn Fn(&[usize]) -> u64,
     pub(super) out: SearchResult,
-    pub(super) reserve: Duration,
+    /// The configs of the confirmation whose cost search steps leave free (0 once it runs); the cost
+    /// is re-estimated at every step, as the bench's pace changes.
+    pub(super) reserve_configs: usize,
 }
 
 pub(super) fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
@@ -337,7 +339,15 @@ pub(super) fn describe(c: &Comparison) -> String {
 impl Search<'_> {
     /// What is left of the budget for search steps (the confirmation reserved).
     pub(super) fn left(&self, bench: &dyn Bench) -> Duration {
-        self.s.budget.saturating_sub(bench.elapsed()).saturating_sub(self.reserve)
+        self.s.budget.saturating_sub(bench.elapsed()).saturating_sub(self.reserve(bench))
+    }
+
+    /// The confirmation's estimated cost, by the bench's current estimates.
+    pub(super) fn reserve(&self, bench: &dyn Bench) -> Duration {
+        match self.reserve_configs {
+            0 => Duration::ZERO,
+            n => bench.cost(n, self.s.confirm_repetitions),
+        }
     }
 
     pub(super) fn compare(&self, base: &[f64], with: &[f64]) -> Option<Comparison> {
@@ -355,7 +365,7 @@ impl Search<'_> {
         // Search steps leave the confirmation its reserve; the confirmation ends by the budget.
         let deadline = match phase {
             Phase::Confirm => self.s.budget,
-            _ => self.s.budget.saturating_sub(self.reserve),
+            _ => self.s.budget.saturating_sub(self.reserve(bench)),
         };
         let number = self.out.steps.len() + 1;
         let step = Step { number, phase, configs, repetitions, deadline_s: deadline.as_secs() };
@@ -506,7 +516,7 @@ pub fn search(
             conclusion: Conclusion::NothingProven,
             notes: vec![],
         },
-        reserve: Duration::ZERO,
+        reserve_configs: 0,
     };
     let mut safe: Vec<usize> = (0..n).filter(|&i| cands[i].risk != Risk::Durability).collect();
     let mut trades: Vec<usize> = (0..n).filter(|&i| cands[i].risk == Risk::Durability).collect();
@@ -526,7 +536,7 @@ pub fn search(
         return Ok(s.out);
     }
     let confirm_configs = 2 + usize::from(settings.dedicated) + usize::from(!trades.is_empty());
-    s.reserve = bench.cost(confirm_configs, settings.confirm_repetitions);
+    s.reserve_configs = confirm_configs;
     let mut advised: Vec<usize> = Vec::new();
     if !safe.is_empty() {
         let Some(survivors) = s.screen(&safe, bench)? else {
@@ -559,7 +569,7 @@ pub fn search(
         s.out.notes.push("no value was proven to help: nothing is recommended and there is nothing to confirm".into());
         return Ok(s.out);
     }
-    s.reserve = Duration::ZERO;
+    s.reserve_configs = 0;
     s.confirm(&advised, &traded, bench)?;
     Ok(s.out)
 }

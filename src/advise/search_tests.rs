@@ -33,8 +33,12 @@ struct Mock {
     measured: Vec<(Phase, Config)>,
     /// Each run takes this many times its estimate.
     slow: f64,
+    /// Runs of the confirmation take this many times their estimate instead (the machine got busier).
+    slow_confirm: Option<f64>,
     /// The last step left runs at its deadline.
     cut: bool,
+    /// What runs took against their estimates, as the executor keeps it.
+    pace: crate::experiment::Pace,
 }
 
 impl Mock {
@@ -49,7 +53,9 @@ impl Mock {
             rng: crate::stats::seeded_rng(seed),
             measured: vec![],
             slow: 1.0,
+            slow_confirm: None,
             cut: false,
+            pace: crate::experiment::Pace::default(),
         }
     }
 
@@ -88,7 +94,7 @@ impl Mock {
 impl Bench for Mock {
     /// Round by round (a repetition of every config at every thread count), as the shuffled experiment
     /// runs them; a run takes `slow` × its estimate, and none starts that would end after the deadline
-    /// by its estimate.
+    /// by its estimate corrected by the worst overrun so far (as `experiment::run` does).
     fn measure(&mut self, step: &Step, _candidates: &[Candidate]) -> Result<Vec<ConfigResult>> {
         let deadline = Duration::from_secs(step.deadline_s);
         let mut samples = vec![Samples::default(); step.configs.len()];
@@ -99,11 +105,16 @@ impl Bench for Mock {
                 let mut log = 0.0;
                 let mut values = Vec::new();
                 for &th in &self.threads.clone() {
-                    if self.clock + self.per_run > deadline {
+                    if self.clock + self.pace.worst_run(self.per_run) > deadline {
                         self.cut = true;
                         break 'rounds;
                     }
-                    self.clock += self.per_run.mul_f64(self.slow);
+                    let slow = match step.phase {
+                        Phase::Confirm => self.slow_confirm.unwrap_or(self.slow),
+                        _ => self.slow,
+                    };
+                    self.clock += self.per_run.mul_f64(slow);
+                    self.pace.run_took(self.per_run, self.per_run.mul_f64(slow));
                     let v = self.truth(c, th) * (1.0 + self.cv * normal(&mut self.rng));
                     values.push((th, v));
                     log += v.ln();
@@ -125,7 +136,7 @@ impl Bench for Mock {
     }
 
     fn cost(&self, configs: usize, repetitions: u32) -> Duration {
-        steps::step_cost(configs, repetitions, self.threads.len(), self.per_run)
+        steps::step_cost(configs, repetitions, self.threads.len(), self.per_run).mul_f64(self.pace.typical())
     }
 
     fn elapsed(&self) -> Duration {
@@ -321,16 +332,17 @@ fn advice_that_is_slower_at_one_thread_count_is_withdrawn() {
 
 #[test]
 fn the_budget_holds_when_runs_take_longer_than_estimated() {
-    for minutes in [20u64, 30, 45, 60] {
+    // Budgets a few seconds apart, so that some step's limit falls inside a run.
+    for (minutes, extra_s) in (20u64..=60).step_by(5).flat_map(|m| [(m, 0u64), (m, 7), (m, 13), (m, 21)]) {
         for seed in 0..3 {
             let mut mock = Mock::new(field_case(), seed + minutes);
             mock.slow = 1.6;
-            let s = settings(minutes, true);
+            let mut s = settings(minutes, true);
+            s.budget += Duration::from_secs(extra_s);
             let r = run(&mut mock, &s);
-            // No run starts that would end after the budget by its estimate: the budget is overrun by at
-            // most the last run's excess over its estimate.
-            let excess = mock.per_run.mul_f64(mock.slow - 1.0);
-            assert!(mock.clock <= s.budget + excess, "{minutes} min, seed {seed}: used {:?}", mock.clock);
+            // No run starts that would end after the budget by its estimate corrected by the overrun seen
+            // so far: runs that are steadily slower than estimated never overrun the budget.
+            assert!(mock.clock <= s.budget, "{minutes} min {extra_s} s, seed {seed}: used {:?}", mock.clock);
             for (i, f) in r.fates.iter().enumerate() {
                 if f.recommended().is_some() {
                     let c = r.confirmation.as_ref().expect("a recommendation is confirmed");
@@ -346,6 +358,25 @@ fn the_budget_holds_when_runs_take_longer_than_estimated() {
     mock.slow = 3.0;
     let r = run(&mut mock, &settings(35, false));
     assert!(r.notes.iter().any(|n| n.contains("step 1 ran into its time limit")), "{:?}", r.notes);
-    assert!(mock.clock <= Duration::from_secs(35 * 60) + mock.per_run * 2, "{:?}", mock.clock);
+    assert!(mock.clock <= Duration::from_secs(35 * 60), "{:?}", mock.clock);
     assert!(r.fates.iter().all(|f| f.recommended().is_none()), "{:?}", r.fates);
+}
+
+#[test]
+fn the_budget_holds_when_runs_get_slower_in_the_confirmation() {
+    // The confirmation ends by the budget itself: once its first runs took twice their estimate, no run
+    // starts that would end after the budget at that pace (uncorrected, the last run would overrun it).
+    let mut cut = 0;
+    for (minutes, extra_s) in (30u64..=60).step_by(10).flat_map(|m| [(m, 0u64), (m, 11), (m, 23), (m, 37)]) {
+        for seed in 0..3 {
+            let mut mock = Mock::new(field_case(), seed + minutes);
+            mock.slow_confirm = Some(2.0);
+            let mut s = settings(minutes, false);
+            s.budget += Duration::from_secs(extra_s);
+            let r = run(&mut mock, &s);
+            assert!(mock.clock <= s.budget, "{minutes} min {extra_s} s, seed {seed}: used {:?}", mock.clock);
+            cut += usize::from(r.notes.iter().any(|n| n.contains("ran into its time limit")));
+        }
+    }
+    assert!(cut > 0, "some confirmation ran into the budget");
 }
