@@ -542,18 +542,64 @@ fn fill(store: &mut Store) -> i64 {
     partial
 }
 
+/// A `versus calibrate` result of oltp_read_only at 4 threads.
+fn calibration(experiment_id: Option<i64>, band: f64) -> versus::store::Calibration {
+    versus::store::Calibration {
+        id: 0,
+        host_class: "hc-0123456789ab".into(),
+        host: "2 CPUs".into(),
+        workload: "oltp_read_only".into(),
+        threads: 4,
+        metric: "tps".into(),
+        repetitions: 5,
+        cv: band / 2.0,
+        band,
+        confidence: 0.95,
+        experiment_id,
+        target: "system".into(),
+        created_at: 0,
+    }
+}
+
 #[test]
 fn copies_between_sqlite_and_postgres_are_identical_and_idempotent() {
     let pg = TempPostgres::start();
     let (a, b, c) = (SqliteFile::new(), PgDatabase::new(&pg, "team"), SqliteFile::new());
     let mut source = a.open();
     let partial = fill(&mut source);
+    // A calibration of the A/A experiment "partial", and one whose experiment is not stored here.
+    source.save_calibration(&calibration(Some(partial), 0.041)).unwrap();
+    source.save_calibration(&calibration(None, 0.063)).unwrap();
     let mut team = b.open();
 
     let r = source.copy_into(&mut team).unwrap();
     assert_eq!((r.experiments_added, r.experiments_present, r.runs_copied, r.runs_unchanged), (2, 0, 8, 0));
+    assert_eq!((r.calibrations_copied, r.calibrations_present), (2, 0));
     let mut back = c.open();
-    team.copy_into(&mut back).unwrap();
+    let r = team.copy_into(&mut back).unwrap();
+    assert_eq!((r.calibrations_copied, r.calibrations_present), (2, 0));
+    let cals = |s: &Store| -> Vec<(String, f64, i64, Option<String>)> {
+        let mut v: Vec<_> = s
+            .calibrations(None)
+            .unwrap()
+            .into_iter()
+            .map(|c| {
+                let from = c.experiment_id.map(|id| s.experiment(id).unwrap().unwrap().name);
+                (c.workload, c.band, c.created_at, from)
+            })
+            .collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v
+    };
+    let expected_cals = cals(&source);
+    assert_eq!(expected_cals[0].3.as_deref(), Some("partial"), "{expected_cals:?}");
+    assert_eq!(cals(&team), expected_cals, "calibrations SQLite -> PostgreSQL, pointing at the copied experiment");
+    assert_eq!(cals(&back), expected_cals, "calibrations PostgreSQL -> SQLite");
+    assert_eq!(
+        back.calibration_for("hc-0123456789ab", "oltp_read_only", 4, "tps").unwrap().map(|c| c.band),
+        Some(0.063),
+        "the copied calibrations are the ones in use"
+    );
     let expected = contents(&source);
     assert!(expected.contains("partial") && expected.contains("server died"), "{expected}");
     same(&contents(&team), &expected, "SQLite -> PostgreSQL");
@@ -562,6 +608,8 @@ fn copies_between_sqlite_and_postgres_are_identical_and_idempotent() {
     // Copying again adds nothing.
     let r = source.copy_into(&mut team).unwrap();
     assert_eq!((r.experiments_added, r.experiments_present, r.runs_copied, r.runs_unchanged), (0, 2, 0, 8));
+    assert_eq!((r.calibrations_copied, r.calibrations_present), (0, 2));
+    assert_eq!(cals(&team), expected_cals, "calibrations copied twice");
     same(&contents(&team), &expected, "copied twice");
 
     // A run finished later in the source completes the same run in the destination, and only that one.

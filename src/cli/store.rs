@@ -35,8 +35,14 @@ pub(super) fn run(cmd: StoreCommand) -> Result<i32> {
             let mut dest = Store::connect(&to)?;
             let r = source.copy_into(&mut dest)?;
             println!(
-                "copied {from} into {to}: {} experiments added, {} already there; {} runs copied, {} unchanged",
-                r.experiments_added, r.experiments_present, r.runs_copied, r.runs_unchanged
+                "copied {from} into {to}: {} experiments added, {} already there; {} runs copied, {} unchanged; \
+                 {} calibrations copied, {} already there",
+                r.experiments_added,
+                r.experiments_present,
+                r.runs_copied,
+                r.runs_unchanged,
+                r.calibrations_copied,
+                r.calibrations_present
             );
             Ok(0)
         }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Store;
-use super::backend::{DbResult, Row, params};
+use super::backend::{Backend, DbResult, Row, params};
 use super::write::now;
 use crate::error::Result;
 
@@ -119,6 +119,64 @@ impl Store {
             .into_iter()
             .find(|c| c.workload == workload && c.threads == threads && c.metric == metric))
     }
+}
+
+/// Copies every calibration of `src` that `dest` lacks (`versus store copy`), keeping its time and
+/// pointing it at the destination's copy of its A/A experiment (matched by uid; none when that
+/// experiment is not there). A calibration is the same when its key, target, band and time are:
+/// copying again adds nothing. Returns (copied, already there).
+pub(super) fn copy_calibrations(src: &mut dyn Backend, dest: &mut dyn Backend) -> DbResult<(usize, usize)> {
+    let rows = src.query(
+        "SELECT c.host_class, c.host, c.workload, c.threads, c.metric, c.repetitions, c.cv, c.band, c.confidence, \
+         e.uid, c.target, c.created_at FROM noise_calibrations c LEFT JOIN experiments e ON e.id = c.experiment_id \
+         ORDER BY c.id",
+        &[],
+    )?;
+    let (mut copied, mut present) = (0, 0);
+    for r in rows {
+        let (class, workload, threads, metric): (String, String, i64, String) =
+            (r.get(0)?, r.get(2)?, r.get(3)?, r.get(4)?);
+        let (band, target, created_at): (f64, String, i64) = (r.get(7)?, r.get(10)?, r.get(11)?);
+        let same = dest.query(
+            "SELECT id FROM noise_calibrations WHERE host_class = ?1 AND workload = ?2 AND threads = ?3 \
+             AND metric = ?4 AND target = ?5 AND band = ?6 AND created_at = ?7",
+            params![class.as_str(), workload.as_str(), threads, metric.as_str(), target.as_str(), band, created_at],
+        )?;
+        if !same.is_empty() {
+            present += 1;
+            continue;
+        }
+        let experiment: Option<i64> = match r.get::<Option<String>>(9)? {
+            Some(uid) => dest
+                .query("SELECT id FROM experiments WHERE uid = ?1", params![uid.as_str()])?
+                .first()
+                .map(|row| row.get(0))
+                .transpose()?,
+            None => None,
+        };
+        let (host, repetitions, cv, confidence): (String, i64, f64, f64) = (r.get(1)?, r.get(5)?, r.get(6)?, r.get(8)?);
+        dest.query(
+            "INSERT INTO noise_calibrations (host_class, host, workload, threads, metric, repetitions, cv, band, \
+             confidence, experiment_id, target, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+            params![
+                class.as_str(),
+                host.as_str(),
+                workload.as_str(),
+                threads,
+                metric.as_str(),
+                repetitions,
+                cv,
+                band,
+                confidence,
+                experiment,
+                target.as_str(),
+                created_at
+            ],
+        )?;
+        copied += 1;
+    }
+    Ok((copied, present))
 }
 
 #[cfg(test)]

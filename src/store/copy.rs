@@ -5,7 +5,8 @@
 //! an attempt the destination lacks is added (renumbered after the destination's own attempts of that
 //! block when its number is taken, as when per-task files are merged), one left running there is
 //! brought up to date, and each copied run keeps pointing at the attempt that measured it. Each
-//! experiment is copied in one destination transaction.
+//! experiment is copied in one destination transaction. Noise calibrations (`versus calibrate`) go
+//! along too, after the experiments, matched by key, target, band and time.
 
 use std::collections::HashMap;
 
@@ -25,6 +26,10 @@ pub struct CopyReport {
     pub runs_copied: usize,
     /// Runs left as they were in the destination.
     pub runs_unchanged: usize,
+    /// Calibrations (`versus calibrate`) added to the destination.
+    pub calibrations_copied: usize,
+    /// Calibrations the destination already had.
+    pub calibrations_present: usize,
 }
 
 /// The experiment columns copied as they are.
@@ -360,6 +365,14 @@ impl Store {
             report.runs_copied += copied;
             report.runs_unchanged += unchanged;
         }
+        // After the experiments, so that a calibration points at the copy of its A/A experiment.
+        let shown = dest.shown.clone();
+        let mut src = self.db.borrow_mut();
+        (report.calibrations_copied, report.calibrations_present) =
+            in_transaction(dest.db.get_mut().as_mut(), |db| super::calibrations::copy_calibrations(src.as_mut(), db))
+                .map_err(|err| {
+                store_err(&shown, format_args!("cannot copy the calibrations of {}", self.path().display()), err)
+            })?;
         Ok(report)
     }
 }
