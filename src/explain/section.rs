@@ -139,47 +139,57 @@ pub fn from_stored(
     // Options compared as single assignments (one per flag of a flag list).
     let base: BTreeSet<String> = b_spec.overrides.iter().flat_map(|o| atoms(o)).collect();
     let result = |label: &str| samples.get(label).cloned().unwrap_or_else(|| Err(format!("no runs of {label}")));
-    // Units (findings alone) and cumulative sets, in target order.
-    let mut units: Vec<(BTreeSet<String>, String)> = Vec::new();
+    // Units (findings, with the label of the probe of each alone where it was measured) and
+    // cumulative sets, in target order.
+    let mut units: Vec<(BTreeSet<String>, Option<String>)> = Vec::new();
     let mut cumulative: Vec<(usize, String)> = Vec::new();
     for (label, spec) in specs.iter().filter(|(l, _)| l.as_str() != "A" && l.as_str() != "B") {
         let set: BTreeSet<String> =
             spec.overrides.iter().flat_map(|o| atoms(o)).filter(|o| !base.contains(o)).collect();
         let seen: BTreeSet<String> = units.iter().flat_map(|(u, _)| u.iter().cloned()).collect();
         if set.is_disjoint(&seen) {
-            units.push((set, label.clone()));
+            units.push((set, Some(label.clone())));
             continue;
         }
         let mut acc = BTreeSet::new();
+        let mut matched = false;
         for (i, (u, _)) in units.iter().enumerate() {
             acc.extend(u.iter().cloned());
             if acc == set && i > 0 {
                 cumulative.push((i, label.clone()));
+                matched = true;
             }
+        }
+        if !matched && set.is_superset(&seen) && set.len() > seen.len() {
+            // All findings so far and one more that was not measured alone (a confirmation cut to
+            // the budget: B, A, the first finding and the cumulative sets).
+            units.push((set.difference(&seen).cloned().collect(), None));
+            cumulative.push((units.len() - 1, label.clone()));
         }
     }
     let prefix = |i: usize| -> Option<String> {
         if i == 0 {
-            units.first().map(|u| u.1.clone())
+            units.first().and_then(|u| u.1.clone())
         } else {
             cumulative.iter().find(|c| c.0 == i).map(|c| c.1.clone())
         }
     };
     for (i, (set, label)) in units.iter().enumerate() {
         let names: Vec<String> = set.iter().cloned().collect();
-        let alone = bisect::effect(&[], names.clone(), 1, b, &result(label), &gap, &cfg);
+        let alone = label.as_ref().map(|l| bisect::effect(&[], names.clone(), 1, b, &result(l), &gap, &cfg));
+        let failed = |err: String| bisect::effect(&[], names.clone(), 1, b, &Err(err), &gap, &cfg);
         let increment = match (i, prefix(i.saturating_sub(1)), prefix(i)) {
-            (0, _, _) => alone.clone(),
+            (0, _, _) => alone.clone().unwrap_or_else(|| failed("not measured".into())),
             (_, Some(before), Some(now)) => match result(&before) {
                 Ok(x) => bisect::effect(&[], names.clone(), 1, &x, &result(&now), &gap, &cfg),
-                Err(err) => Effect { error: Some(err), ..alone.clone() },
+                Err(err) => failed(err),
             },
             _ => {
                 // No cumulative set: an experiment of a search step, each part on its own.
-                alone.clone()
+                alone.clone().unwrap_or_else(|| failed("not measured".into()))
             }
         };
-        section.effects.push(Attributed { names, increment, alone: (i > 0).then_some(alone) });
+        section.effects.push(Attributed { names, increment, alone: if i > 0 { alone } else { None } });
     }
     if units.len() > 1
         && let Some(all) = prefix(units.len() - 1)

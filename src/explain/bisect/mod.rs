@@ -33,10 +33,12 @@
 //! conditions: what each finding recovers **on top of the earlier ones** (in the order found), what
 //! it recovers **alone**, and what all recover together.
 //!
-//! A step whose comparisons are **unclear** — not significant although the point estimate is beyond
-//! the noise band — is run again up to `extra_rounds` times while the budget allows, and the samples
-//! of the rounds are pooled (a mild form of sequential testing: it slightly raises the false-positive
-//! rate, so it is limited to a round or two).
+//! The probes of a step whose comparisons are **unclear** — not significant although the point
+//! estimate is beyond the noise band — are run again, with the step's control, up to `extra_rounds`
+//! times while the budget allows, and the samples of the rounds are pooled; a probe is always
+//! compared with the control's samples of the rounds it ran in, and the decided probes are not run
+//! again (a mild form of sequential testing: it slightly raises the false-positive rate, so it is
+//! limited to a round or two).
 //!
 //! Every step re-measures its base as its own control, so slow drifts of the machine between steps do
 //! not become effects. Effects are given in **points of A**: `100 · (mean(X+S) − mean(X)) / mean(A)`
@@ -50,7 +52,9 @@
 //! `g ≤ singles_max` tried one by one, each of these up to `1 + extra_rounds` times; the confirmation
 //! takes `(2k + 1)·r`. [`estimate_runs`] gives the worst case (one finding per round). A step that
 //! would exceed the budget is not run: its groups are reported as unresolved, and the runs for the
-//! confirmation are kept back while searching.
+//! confirmation of the findings the search can at least end with (one per group still to resolve)
+//! are kept back while searching; when more are found than that room holds, the confirmation leaves
+//! out the findings alone after the first (B, A and the cumulative sets still give every increment).
 
 mod model;
 
@@ -154,25 +158,31 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
     let mut base: Vec<usize> = Vec::new();
     let mut rest: Vec<usize> = (0..candidates.len()).collect();
     let cmp = cfg.compare;
-    // More rounds of a gap step while the base against A, or (with a gap) the rest against the base,
-    // is unclear.
-    let gap_unclear = move |r: &[ProbeResult]| match (&r[0], &r[1]) {
-        (Ok(b), Ok(a)) => match stats::compare(a, b, stats::SampleLevel::Repetitions, &cmp) {
-            Ok(g) if g.verdict == Verdict::NoSignificantChange => unclear(Some(g)),
-            Ok(_) => r.get(2).is_some_and(|x| match x {
-                Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
-                Err(_) => false,
-            }),
-            Err(_) => false,
-        },
-        _ => false,
+    // Which probes of a gap step to measure again: A while the base against A is unclear, and (unless
+    // there is clearly no gap) the full set while it is unclear against the base.
+    let gap_unclear = move |c: &[ProbeResult], r: &[ProbeResult]| -> Vec<usize> {
+        let (Ok(b), Ok(a)) = (&c[1], &r[1]) else { return vec![] };
+        let Ok(g) = stats::compare(a, b, stats::SampleLevel::Repetitions, &cmp) else { return vec![] };
+        let mut again = Vec::new();
+        if unclear(Some(g)) {
+            again.push(1);
+        }
+        let no_gap = g.verdict == Verdict::NoSignificantChange && !unclear(Some(g));
+        if let (false, Some(Ok(b)), Some(Ok(x))) = (no_gap, c.get(2), r.get(2))
+            && unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok())
+        {
+            again.push(2);
+        }
+        again
     };
-    let any_unclear = move |r: &[ProbeResult]| match &r[0] {
-        Ok(b) => r[1..].iter().any(|x| match x {
-            Ok(x) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
-            Err(_) => false,
-        }),
-        Err(_) => false,
+    // Which probes of a split step to measure again: those unclear against the step's control.
+    let any_unclear = move |c: &[ProbeResult], r: &[ProbeResult]| -> Vec<usize> {
+        (1..r.len())
+            .filter(|&i| match (&c[i], &r[i]) {
+                (Ok(b), Ok(x)) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
+                _ => false,
+            })
+            .collect()
     };
     let mut number = 0;
     loop {
@@ -198,9 +208,9 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             }
             break;
         }
-        let results = s.run_rounds(Purpose::Gap, probes, reserve, measure, &gap_unclear)?;
+        let (controls, results) = s.run_rounds(Purpose::Gap, probes, reserve, measure, &gap_unclear)?;
         let step = s.out.steps.len();
-        let (Ok(b), Ok(a)) = (&results[0], &results[1]) else {
+        let (Ok(b), Ok(a)) = (&controls[1], &results[1]) else {
             let why: Vec<String> = results[..2].iter().filter_map(|r| r.as_ref().err()).cloned().collect();
             s.out.notes.push(format!("step {step}: the base or A could not be measured: {}", why.join("; ")));
             s.out.unresolved.push(rest.clone());
@@ -225,7 +235,10 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             };
             break;
         }
-        let rest_effect = s.effect(&rest, step, b, &results[2], &g);
+        let rest_effect = match &controls[2] {
+            Ok(b) => s.effect(&rest, step, b, &results[2], &g),
+            Err(e) => s.effect(&rest, step, b, &Err(e.clone()), &g),
+        };
         s.out.rounds.push(Round { number, base: base.clone(), gap: g, rest: rest_effect.clone() });
         if g.comparison.verdict == Verdict::NoSignificantChange {
             s.out.conclusion = if first { Conclusion::NoGap } else { Conclusion::Explained };
@@ -269,6 +282,10 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
     Ok(s.out)
 }
 
+/// Which probes of a step (indices ≥ 1) to measure again, from each probe's control samples and the
+/// probes' samples.
+type Unclear = dyn Fn(&[ProbeResult], &[ProbeResult]) -> Vec<usize>;
+
 /// Whether a comparison is unclear: no significant change although the point estimate is beyond the
 /// noise band (more repetitions may decide it).
 fn unclear(c: Option<Comparison>) -> bool {
@@ -301,30 +318,42 @@ impl Search<'_> {
         set.iter().map(|&i| self.candidates[i].name.clone()).collect()
     }
 
-    /// Runs a step, and again (up to `extra_rounds` times, budget and `reserve` permitting) while
-    /// `unclear` says its results do not decide; the samples of the rounds are pooled.
+    /// Runs a step, and again (up to `extra_rounds` times, budget and `reserve` permitting) for the
+    /// probes that `unclear` says do not decide yet, each with the step's control (probe 0); the
+    /// samples of the rounds are pooled. Returns, for each probe, the control's samples of the rounds
+    /// that probe ran in (what it is compared with: a probe and its control always come from the same
+    /// rounds), and the probes' pooled samples.
     fn run_rounds(
         &mut self,
         purpose: Purpose,
         probes: Vec<Probe>,
         reserve: usize,
         measure: &mut dyn Measure,
-        unclear: &dyn Fn(&[ProbeResult]) -> bool,
-    ) -> Result<Vec<ProbeResult>> {
-        let n = probes.len();
+        unclear: &Unclear,
+    ) -> Result<(Vec<ProbeResult>, Vec<ProbeResult>)> {
         let mut results = self.run(purpose, probes.clone(), measure)?;
+        let mut controls: Vec<ProbeResult> = vec![results[0].clone(); results.len()];
         for _ in 0..self.cfg.extra_rounds {
-            if !unclear(&results) || !self.fits(n + reserve) {
+            let again: Vec<usize> = unclear(&controls, &results).into_iter().filter(|&i| i > 0).collect();
+            if again.is_empty() || !self.fits(again.len() + 1 + reserve) {
                 break;
             }
-            let more = self.run(purpose, probes.clone(), measure)?;
-            for (r, m) in results.iter_mut().zip(more) {
+            let mut subset = vec![probes[0].clone()];
+            subset.extend(again.iter().map(|&i| probes[i].clone()));
+            let more = self.run(purpose, subset, measure)?;
+            let pool = |r: &mut ProbeResult, m: &ProbeResult| {
                 if let (Ok(x), Ok(y)) = (r.as_mut(), m) {
-                    x.extend(y);
+                    x.extend(y.iter().copied());
                 }
+            };
+            pool(&mut results[0], &more[0]);
+            pool(&mut controls[0], &more[0]);
+            for (&i, m) in again.iter().zip(&more[1..]) {
+                pool(&mut results[i], m);
+                pool(&mut controls[i], &more[0]);
             }
         }
-        Ok(results)
+        Ok((controls, results))
     }
 
     fn run(&mut self, purpose: Purpose, probes: Vec<Probe>, measure: &mut dyn Measure) -> Result<Vec<ProbeResult>> {
@@ -352,7 +381,7 @@ impl Search<'_> {
         parent: Effect,
         g: &Gap,
         measure: &mut dyn Measure,
-        unclear: &dyn Fn(&[ProbeResult]) -> bool,
+        unclear: &Unclear,
     ) -> Result<Vec<Finding>> {
         let cfg = self.cfg;
         let finding = |set: Vec<usize>, names: Vec<String>, found: Effect| Finding {
@@ -378,7 +407,11 @@ impl Search<'_> {
                 let mid = group.len() / 2;
                 vec![group[..mid].to_vec(), group[mid..].to_vec()]
             };
-            let k = self.out.findings.len() + found.len() + queue.len() + parts.len();
+            // Keep room for the smallest confirmation this can end in: every group still to resolve
+            // (this one and those queued) that matters yields at least one finding. Reserving for the
+            // most findings it could yield (every part) stopped searches that had room to go on; when
+            // more are found than reserved for, the confirmation shrinks to fit (see `confirm`).
+            let k = self.out.findings.len() + found.len() + queue.len() + 1;
             let reserve = if cfg.confirm { confirm_probes(k) } else { 0 };
             if !self.fits(parts.len() + 1 + reserve) {
                 self.out.unresolved.push(group);
@@ -398,19 +431,19 @@ impl Search<'_> {
             // Leave one part out of the full set: what the full set loses without it is the part's share.
             let mut probes = vec![Probe::Set(top.clone())];
             probes.extend(parts.iter().map(|p| base_probe(&minus(&top, p))));
-            let results = self.run_rounds(Purpose::Split, probes, reserve, measure, unclear)?;
+            let (controls, results) = self.run_rounds(Purpose::Split, probes, reserve, measure, unclear)?;
             let step = self.out.steps.len();
             let Ok(t) = &results[0] else {
                 self.out.notes.push(format!("step {step}: the full set could not be measured; group left unresolved"));
                 self.out.unresolved.push(group);
                 continue;
             };
-            let full: ProbeResult = Ok(t.clone());
+            // Each part against the full set of the rounds it ran in.
             let effects: Vec<Effect> = parts
                 .iter()
-                .zip(&results[1..])
-                .map(|(p, r)| match r {
-                    Ok(without) => self.effect(p, step, without, &full, g),
+                .zip(results[1..].iter().zip(&controls[1..]))
+                .map(|(p, (r, full))| match r {
+                    Ok(without) => self.effect(p, step, without, full, g),
                     Err(e) => Effect { error: Some(e.clone()), ..self.effect(p, step, t, &Err(e.clone()), g) },
                 })
                 .collect();
@@ -450,8 +483,12 @@ impl Search<'_> {
     fn confirm(&mut self, measure: &mut dyn Measure) -> Result<()> {
         let k = self.out.findings.len();
         let first_gap = self.out.gap;
+        // The full confirmation measures each finding alone; when the budget has no room for that, B,
+        // A and the cumulative sets still give every increment and the total (the search keeps room
+        // for the confirmation of the findings it knew of, not of all it may find).
+        let full = self.fits(confirm_probes(k));
         if self.cfg.confirm && k > 0 {
-            if self.fits(confirm_probes(k)) {
+            if full || self.fits(2 + k) {
                 let units: Vec<Vec<usize>> = self.out.findings.iter().map(|f| f.set.clone()).collect();
                 let mut prefixes: Vec<Vec<usize>> = Vec::new();
                 let mut acc: Vec<usize> = Vec::new();
@@ -459,9 +496,19 @@ impl Search<'_> {
                     acc = union(&acc, u);
                     prefixes.push(acc.clone());
                 }
+                // Measured alone: every finding, or only the first (its cumulative set).
+                let alone_n = if full { k } else { 1 };
                 let mut probes = vec![Probe::B, Probe::A];
-                probes.extend(units.iter().map(|u| Probe::Set(u.clone())));
+                probes.extend(units[..alone_n].iter().map(|u| Probe::Set(u.clone())));
                 probes.extend(prefixes[1..].iter().map(|p| Probe::Set(p.clone())));
+                if !full {
+                    self.out.notes.push(format!(
+                        "the budget left room for a confirmation of B, A and the findings cumulatively ({} runs), \
+                         not of each finding alone ({} runs): 'alone' is measured for the first finding only",
+                        (2 + k) * self.cfg.runs_per_probe,
+                        confirm_probes(k) * self.cfg.runs_per_probe
+                    ));
+                }
                 let results = self.run(Purpose::Confirm, probes, measure)?;
                 let step = self.out.steps.len();
                 match (&results[0], &results[1]) {
@@ -469,15 +516,19 @@ impl Search<'_> {
                         Ok(g) => {
                             // The final numbers all come from this one experiment.
                             self.out.gap = Some(g);
-                            let prefix_result = |i: usize| if i == 0 { &results[2] } else { &results[2 + k + i - 1] };
+                            let prefix_result =
+                                |i: usize| if i == 0 { &results[2] } else { &results[2 + alone_n + i - 1] };
                             for i in 0..k {
-                                let alone = self.effect(&units[i], step, b, &results[2 + i], &g);
+                                let alone = (i < alone_n).then(|| self.effect(&units[i], step, b, &results[2 + i], &g));
                                 let increment = if i == 0 {
-                                    alone.clone()
+                                    self.effect(&units[0], step, b, &results[2], &g)
                                 } else {
                                     match prefix_result(i - 1) {
                                         Ok(before) => self.effect(&units[i], step, before, prefix_result(i), &g),
-                                        Err(e) => Effect { error: Some(e.clone()), ..alone.clone() },
+                                        Err(e) => Effect {
+                                            error: Some(e.clone()),
+                                            ..self.effect(&units[i], step, b, &Err(e.clone()), &g)
+                                        },
                                     }
                                 };
                                 if !increment.toward_a {
@@ -486,7 +537,7 @@ impl Search<'_> {
                                         self.out.findings[i].names.join(" + ")
                                     ));
                                 }
-                                self.out.findings[i].alone = Some(alone);
+                                self.out.findings[i].alone = alone;
                                 self.out.findings[i].increment = Some(increment);
                             }
                             if k > 1 {
@@ -505,7 +556,7 @@ impl Search<'_> {
             } else {
                 self.out.notes.push(format!(
                     "the budget left no room for the confirmation step ({} runs); effects are from the search steps",
-                    confirm_probes(k) * self.cfg.runs_per_probe
+                    (2 + k) * self.cfg.runs_per_probe
                 ));
             }
         }
