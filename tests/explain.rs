@@ -301,6 +301,7 @@ fn options(name: &str, max_runs: usize) -> ExplainOptions {
         noise_band_source: "given with --noise-band".into(),
         confidence: 0.95,
         seed: 1,
+        resume: false,
     }
 }
 

@@ -306,6 +306,11 @@ pub(super) struct ExplainArgs {
     /// Read the variables, check what B accepts, print the plan and the worst-case budget; measure nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Go on with an earlier search of the same --name and arguments (interrupted, or out of
+    /// --max-runs): its stored steps are reused, a step it was cut off in is continued, the rest is
+    /// measured.
+    #[arg(long)]
+    resume: bool,
     #[command(flatten)]
     out: OutputArgs,
     /// Also write the comparison report of the last step's experiment (.html, .md or .json).
@@ -341,10 +346,17 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
         noise_band_source: band.source,
         confidence: m.confidence,
         seed: m.seed,
+        resume: a.resume,
     };
     let progress = Progress::stderr();
     let mut log = |l: &str| eprintln!("{l}");
-    let r = explain(home, &mut store, &ta, &tb, &opts, a.dry_run, progress, &mut log)?;
+    let r = match explain(home, &mut store, &ta, &tb, &opts, a.dry_run, progress, &mut log) {
+        Err(Error::Interrupted) => {
+            eprintln!("interrupted: the runs measured are stored; the same command with --resume goes on from there");
+            return Err(Error::Interrupted);
+        }
+        r => r?,
+    };
     drop(store);
     print(&render::render_explain(&r, a.out.format, color(a.out.color))?)?;
     if let (Some(path), Some((id, _))) = (&a.report, r.final_experiment()) {

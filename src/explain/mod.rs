@@ -12,6 +12,7 @@
 //!   flag by flag, retyped values, session and derived values).
 //! - [`preflight`]: which of A's values B accepts at startup.
 //! - [`runner`]: the search on real servers, every step stored as an experiment.
+//! - [`steps`]: running a step, or reusing / continuing the stored one (`--resume`).
 //! - [`series`]: relative-to-first values and change points over an ordered list of targets.
 
 pub mod bisect;
@@ -22,6 +23,7 @@ pub mod runner;
 pub mod section;
 pub mod series;
 pub mod skip;
+pub mod steps;
 pub mod targets;
 pub mod transfer;
 

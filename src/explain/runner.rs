@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::bisect::{self, Candidate, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Step};
 use super::diffvars::{self, VarDiff};
 use super::preflight::preflight;
+use super::steps::{Resume, Source, run_or_reuse};
 use super::targets::{TargetSpec, capture_live};
 use super::transfer::{self, Mapped, charset_with, overrides_with};
 use crate::error::{Error, Result};
@@ -61,6 +62,8 @@ pub struct ExplainOptions {
     pub confidence: f64,
     /// Seed of the run order and the workloads.
     pub seed: u64,
+    /// Reuse the steps an earlier search with the same arguments stored (see [`super::steps`]).
+    pub resume: bool,
 }
 
 /// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
@@ -348,6 +351,9 @@ struct ServerMeasure<'a> {
     progress: Progress,
     experiments: Vec<(i64, String)>,
     prepared: Vec<PreparedData>,
+    /// Keys of the data of steps reused from the store (prepared when they were measured).
+    reused_data: Vec<String>,
+    resume: Resume,
     log: &'a mut dyn FnMut(&str),
 }
 
@@ -372,7 +378,20 @@ impl Measure for ServerMeasure<'_> {
                 }),
             }
         }
-        let id = run_step(&text, &plan, self.store, &mut self.executor, &mut self.progress, &mut self.experiments)?;
+        let id = run_or_reuse(
+            step.number,
+            &text,
+            &plan,
+            self.store,
+            &mut self.executor,
+            &mut self.progress,
+            &mut self.resume,
+            &mut self.experiments,
+            self.log,
+        )?;
+        if self.resume.steps.last().is_some_and(|s| s.3 == Source::Reused) {
+            self.reused_data.extend(plan.cells.iter().map(|c| plan.preparations[c.preparation].key.clone()));
+        }
         let mut by_label = samples_by_target(self.store, id, self.opts.metric)?;
         Ok(labels.iter().map(|l| by_label.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
     }
@@ -491,15 +510,20 @@ pub fn explain(
             progress,
             experiments: vec![],
             prepared: vec![],
+            reused_data: vec![],
+            resume: Resume::new(opts.resume),
             log,
         };
         let outcome = bisect::search(&prepared.candidates, &search_config(opts), &mut measure);
         let _ = crate::owned::remove(measure.executor.work_dir());
         report.experiments = std::mem::take(&mut measure.experiments);
         // Only the data really prepared (a step that failed before preparing leaves none).
-        let done = measure.executor.prepared().to_vec();
+        let mut done = measure.executor.prepared().to_vec();
+        done.extend(measure.reused_data);
         report.prepared = measure.prepared.into_iter().filter(|d| done.contains(&d.key)).collect();
-        report.outcome = Some(outcome?);
+        let mut outcome = outcome?;
+        outcome.notes.extend(measure.resume.note());
+        report.outcome = Some(outcome);
         Ok(report)
     })();
     let _ = crate::owned::remove(&work);
@@ -566,6 +590,7 @@ mod tests {
             noise_band_source: "test".into(),
             confidence: 0.95,
             seed: 1,
+            resume: false,
         }
     }
 
