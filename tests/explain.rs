@@ -276,6 +276,28 @@ fn explain_probes_run_on_data_prepared_under_each_character_set() {
         );
     }
     assert!(home.root().join("explain").join("charsets").read_dir().is_err(), "the work directory is removed");
+
+    // Started again with --resume: every step is stored and finished, so nothing is measured, and the
+    // stored samples lead the search down the same path to the same end.
+    let stored = store.list_experiments().unwrap().len();
+    opts.resume = true;
+    let again = versus::explain::runner::explain(
+        &home,
+        &mut store,
+        &a,
+        &b,
+        &opts,
+        false,
+        versus::experiment::Progress::quiet(),
+        &mut |l: &str| eprintln!("{l}"),
+    )
+    .unwrap();
+    assert_eq!(store.list_experiments().unwrap().len(), stored, "no new experiment");
+    assert_eq!(again.experiments, r.experiments);
+    assert_eq!(again.prepared, r.prepared, "the data the reused steps ran on");
+    let o2 = again.outcome.as_ref().unwrap();
+    assert_eq!((&o2.steps, &o2.findings, o2.conclusion), (&o.steps, &o.findings, o.conclusion));
+    assert!(o2.notes.iter().any(|n| n.starts_with("--resume: step 1 (charsets-gap")), "{:?}", o2.notes);
 }
 
 fn options(name: &str, max_runs: usize) -> ExplainOptions {
