@@ -308,6 +308,19 @@ fn write_out(s: &str) -> Result<()> {
     super::output::print(s)
 }
 
+/// The line `versus ibench` starts with: the steps and the estimated time (the defaults take hours).
+fn banner(o: &Options) -> String {
+    let steps: Vec<String> = o.selected_steps().iter().map(|s| s.to_string()).collect();
+    format!(
+        "Insert Benchmark: {} step(s) ({}), {} client(s): about {} (a rough estimate; --rows, --rows-i1, \
+         --rows-i2 and --query-seconds size it)",
+        steps.len(),
+        steps.join(", "),
+        o.clients,
+        crate::experiment::progress::human(o.estimate())
+    )
+}
+
 /// Runs `versus ibench`; the exit code is 0, 1 when a step failed, 130 when interrupted.
 pub fn run(args: IbenchArgs) -> Result<i32> {
     if let Some(IbenchCommand::Compare(c)) = args.command {
@@ -319,6 +332,7 @@ pub fn run(args: IbenchArgs) -> Result<i32> {
     let mut probe = ServerProbe::new(&a);
     let json = a.format == RunFormat::Json;
     let mut progress = Progress { to_stderr: json, quiet: a.quiet };
+    progress.line(&banner(&opts));
     crate::interrupt::install();
     let r = ibench::run(&opts, driver, &mut probe, &mut progress, crate::interrupt::flag(), a.label.as_deref())?;
     if let Some(path) = &a.output {
@@ -395,4 +409,20 @@ fn compare(c: CompareArgs) -> Result<i32> {
     };
     write_out(&text)?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_banner_gives_the_estimate_of_the_multi_hour_defaults() {
+        let b = banner(&Options::default());
+        assert!(b.starts_with("Insert Benchmark: 11 step(s) (l.i0, l.x, l.i1, l.i2, cleanup, qr100"), "{b}");
+        assert!(
+            b.contains(&format!("about {} ", crate::experiment::progress::human(Options::default().estimate()))),
+            "{b}"
+        );
+        assert!(b.contains(" h "), "hours: {b}");
+    }
 }

@@ -20,6 +20,8 @@ pub mod validate;
 
 #[cfg(test)]
 mod chain_tests;
+#[cfg(test)]
+mod progress_tests;
 
 pub use outcome::{Outcome, RunOutcome};
 pub use pace::Pace;

@@ -2,8 +2,13 @@
 //! current run and an ETA when stderr is a terminal; one plain line per run otherwise.
 //!
 //! The ETA is versus's own ([`eta`]), not the bar's rate: before the first run it is the plan's estimate
-//! of the runs left, after `--resume` it counts only what is left, and once runs of this invocation
-//! have finished it scales the estimate by how long they really took.
+//! of the runs left ([`Plan::run_estimates`], the figures `--dry-run` adds up), after `--resume` it
+//! counts only what is left, and once runs of this invocation have finished it scales the estimate by
+//! how long they really took.
+//!
+//! The countdown belongs to the measurement: while the server is restored, started, prewarmed or the
+//! data prepared, the bar names that step; once the workload says it measures
+//! ([`Progress::measuring`]) it counts down the warm-up, then the measured time.
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
@@ -26,6 +31,32 @@ struct Clock {
     spent: Vec<(Duration, Duration)>,
     /// When the current run started.
     run_started: Option<Instant>,
+    /// The timed part of the current run: when it began, its warm-up and measured time.
+    timed: Option<(Instant, Duration, Duration)>,
+}
+
+/// What the current run is doing, for the bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Between runs.
+    Idle,
+    /// A step that is not measured (restore, start, prepare, prewarm, stop).
+    Step,
+    /// The warm-up, with what is left of it.
+    WarmUp(Duration),
+    /// The measurement, with what is left of it.
+    Measuring(Duration),
+}
+
+impl Phase {
+    /// The bar's text for the phase (empty when there is no countdown).
+    pub fn countdown(&self) -> String {
+        match self {
+            Phase::WarmUp(d) => format!("(warm-up: {} left) ", human(*d)),
+            Phase::Measuring(d) => format!("(measuring: {} left) ", human(*d)),
+            Phase::Idle | Phase::Step => String::new(),
+        }
+    }
 }
 
 /// The time left: the estimates of the runs not yet ended, scaled by how long the runs of this
@@ -42,15 +73,7 @@ pub fn eta(left: &[Duration], spent: &[(Duration, Duration)], current: Duration)
     Duration::from_secs_f64(total)
 }
 
-/// `1 h 05 min`, `4 min 10 s`, `42 s`.
-pub fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
-        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
-    }
-}
+pub use super::plan::human;
 
 impl Clock {
     fn current(&self) -> Duration {
@@ -61,11 +84,17 @@ impl Clock {
         eta(&self.estimates[self.ended.min(self.estimates.len())..], &self.spent, self.current())
     }
 
-    /// The current run's countdown: its estimate (scaled) less what it has spent.
-    fn run_left(&self) -> Option<Duration> {
-        self.run_started?;
-        let next = self.estimates.get(self.ended)?;
-        Some(eta(std::slice::from_ref(next), &self.spent, self.current()))
+    fn phase(&self) -> Phase {
+        if self.run_started.is_none() {
+            return Phase::Idle;
+        }
+        let Some((start, warmup, duration)) = self.timed else { return Phase::Step };
+        let spent = start.elapsed();
+        match (warmup.checked_sub(spent), (warmup + duration).checked_sub(spent)) {
+            (Some(w), _) if !w.is_zero() => Phase::WarmUp(w),
+            (_, Some(m)) => Phase::Measuring(m),
+            _ => Phase::Step,
+        }
     }
 }
 
@@ -77,6 +106,8 @@ pub struct Progress {
     position: usize,
     current: String,
     clock: Arc<Mutex<Clock>>,
+    /// Lines kept instead of printed ([`Progress::recording`]).
+    record: Option<Arc<Mutex<Vec<String>>>>,
 }
 
 impl Progress {
@@ -90,12 +121,29 @@ impl Progress {
             position: 0,
             current: String::new(),
             clock: Arc::default(),
+            record: None,
         }
+    }
+
+    /// Prints nothing and keeps the plain lines it would print (tests).
+    pub fn recording() -> (Self, Arc<Mutex<Vec<String>>>) {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let mut p = Progress::quiet();
+        p.record = Some(Arc::clone(&lines));
+        (p, lines)
     }
 
     /// Reports nothing (tests, library use).
     pub fn quiet() -> Self {
-        Progress { bar: None, quiet: true, total: 0, position: 0, current: String::new(), clock: Arc::default() }
+        Progress {
+            bar: None,
+            quiet: true,
+            total: 0,
+            position: 0,
+            current: String::new(),
+            clock: Arc::default(),
+            record: None,
+        }
     }
 
     /// The time left by [`eta`].
@@ -103,22 +151,26 @@ impl Progress {
         self.clock.lock().map(|c| c.eta()).unwrap_or_default()
     }
 
-    /// The current run's countdown (`None` between runs).
-    pub fn run_left(&self) -> Option<Duration> {
-        self.clock.lock().ok().and_then(|c| c.run_left())
+    /// What the current run is doing: a step, or the warm-up or measurement with what is left of it.
+    pub fn phase(&self) -> Phase {
+        self.clock.lock().map(|c| c.phase()).unwrap_or(Phase::Idle)
     }
 
-    /// The experiment starts with `done` of `total` runs already finished and `pending` to do.
-    pub fn begin(&mut self, total: usize, done: usize, plan: &Plan, pending: &[RunRow]) {
+    /// The experiment starts with `done` of `total` runs already finished and `pending` to do;
+    /// `prepared` says which of the plan's preparations need no time.
+    pub fn begin(
+        &mut self,
+        total: usize,
+        done: usize,
+        plan: &Plan,
+        pending: &[RunRow],
+        prepared: &dyn Fn(usize) -> bool,
+    ) {
         self.total = total;
         self.position = done;
-        let estimates: Vec<Duration> = pending
-            .iter()
-            .map(|r| {
-                let cell = plan.cells.iter().position(|c| c.key == r.cell.key);
-                cell.map(|i| plan.run_estimate(i)).unwrap_or_default()
-            })
-            .collect();
+        let cells: Vec<usize> =
+            pending.iter().filter_map(|r| plan.cells.iter().position(|c| c.key == r.cell.key)).collect();
+        let estimates = plan.run_estimates(&cells, prepared);
         if let Ok(mut c) = self.clock.lock() {
             *c = Clock { estimates, ..Clock::default() };
         }
@@ -134,9 +186,7 @@ impl Progress {
                 let _ = w.write_str(&human(left.lock().map(|c| c.eta()).unwrap_or_default()));
             })
             .with_key("run", move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                if let Some(d) = run.lock().ok().and_then(|c| c.run_left()) {
-                    let _ = write!(w, "(this run: {} left) ", human(d));
-                }
+                let _ = w.write_str(&run.lock().map(|c| c.phase().countdown()).unwrap_or_default());
             });
             b.set_style(style);
             // Redraw every second, so that elapsed time and the countdown move during a measurement.
@@ -169,6 +219,7 @@ impl Progress {
     pub fn run_begins(&mut self, plan: &Plan, run: &PlannedRun) {
         if let Ok(mut c) = self.clock.lock() {
             c.run_started = Some(Instant::now());
+            c.timed = None;
         }
         let c = &plan.cells[run.cell];
         self.current = format!(
@@ -181,6 +232,17 @@ impl Progress {
         match &self.bar {
             Some(b) => b.set_message(self.current.clone()),
             None => self.line(&format!("[{}/{}] {}", self.position + 1, self.total, self.current)),
+        }
+    }
+
+    /// The workload's timed part begins: `warmup`, then `duration` measured. The bar counts them down.
+    pub fn measuring(&mut self, warmup: Duration, duration: Duration) {
+        if let Ok(mut c) = self.clock.lock() {
+            c.timed = Some((Instant::now(), warmup, duration));
+        }
+        match warmup.is_zero() {
+            true => self.step(&format!("measuring {}", human(duration))),
+            false => self.step(&format!("warming up {}, then measuring {}", human(warmup), human(duration))),
         }
     }
 
@@ -232,6 +294,7 @@ impl Progress {
             }
             c.ended += 1;
             c.run_started = None;
+            c.timed = None;
         }
         match &self.bar {
             Some(b) => {
@@ -243,6 +306,11 @@ impl Progress {
     }
 
     fn line(&self, text: &str) {
+        if let Some(r) = &self.record
+            && let Ok(mut r) = r.lock()
+        {
+            r.push(text.to_string());
+        }
         if self.quiet {
             return;
         }

@@ -90,7 +90,8 @@ pub fn run_experiment(
     let in_block = |r: &crate::store::RunRow| opts.block.is_none_or(|(_, rep)| r.repetition == rep);
     let stored: Vec<_> = store.runs(experiment_id)?.into_iter().filter(in_block).collect();
     let mut pending: Vec<_> = store.pending_runs(experiment_id)?.into_iter().filter(in_block).collect();
-    progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending);
+    let prepared = |p: usize| executor.is_prepared(plan, p);
+    progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending, &prepared);
     store.set_experiment_status(experiment_id, Status::Running)?;
     // Fleet blocks are the fixed rounds; only a whole experiment adds rounds.
     let adaptive = match file.repetitions.is_adaptive() && opts.block.is_none() {
@@ -548,8 +549,12 @@ test = "oltp_point_select"
         assert_eq!(again.calls, expected, "the interrupted run and the rest, nothing twice");
         // The ETA before the first run is the plan's estimate of all runs; after the resume, of the
         // runs left only; and it counts down run by run.
-        let estimate =
-            |runs: &[PlannedRun]| runs.iter().map(|r| plan.run_estimate(r.cell)).sum::<std::time::Duration>();
+        // (Each estimate includes the preparations the runs need: this executor holds none.)
+        let estimate = |runs: &[PlannedRun]| {
+            let cells: Vec<usize> = runs.iter().map(|r| r.cell).collect();
+            plan.run_estimates(&cells, &|_| false).iter().sum::<std::time::Duration>()
+        };
+        assert_eq!(estimate(&plan.runs), plan.estimate(), "the dry run's estimate");
         let near = |a: std::time::Duration, b: std::time::Duration| a.abs_diff(b) < std::time::Duration::from_secs(1);
         assert!(estimate(&plan.runs) > std::time::Duration::ZERO);
         assert!(near(ex.etas[0], estimate(&plan.runs)), "{:?} vs {:?}", ex.etas[0], estimate(&plan.runs));

@@ -93,6 +93,9 @@ impl Observer for Watch<'_> {
     fn note(&mut self, text: &str) {
         self.progress.step(text);
     }
+    fn measuring(&mut self, warmup: std::time::Duration, duration: std::time::Duration) {
+        self.progress.measuring(warmup, duration);
+    }
 }
 
 impl SandboxExecutor {

@@ -196,8 +196,14 @@ pub trait Observer {
     /// The measured part is about to begin: marks the run as running, with the server version and the
     /// command as stored (rendered for people; secrets are scrubbed by the store).
     fn started(&mut self, start: StartRun) -> Result<()>;
-    /// A step worth a progress line (prewarming, measuring, a cleanup's wait).
+    /// A step worth a progress line (prewarming, a cleanup's wait).
     fn note(&mut self, text: &str);
+    /// The timed part begins: `warmup` (not measured), then `duration` measured. A progress bar counts
+    /// them down; by default this is a note.
+    fn measuring(&mut self, warmup: std::time::Duration, duration: std::time::Duration) {
+        let _ = warmup;
+        self.note(&format!("measuring {} s", duration.as_secs()));
+    }
 }
 
 /// State a workload keeps while its server keeps running through the runs of a [`Link`] chain; empty

@@ -216,8 +216,27 @@ impl Plan {
 
     /// A rough estimate of the wall time: preparations, then per run restore and start, prewarm,
     /// warm-up, the measured time and the stop (with `min` repetitions for an adaptive experiment).
+    /// The sum of [`Plan::run_estimates`] of every run with nothing prepared: `--dry-run` prints it and
+    /// the start banner of a fresh experiment adds up the same figures.
     pub fn estimate(&self) -> Duration {
-        self.estimate_preparations() + self.estimate_runs()
+        let cells: Vec<usize> = self.runs.iter().map(|r| r.cell).collect();
+        self.run_estimates(&cells, &|_| false).iter().sum()
+    }
+
+    /// The estimate of each of `cells`' runs, in that order: the run itself ([`Plan::run_estimate`]),
+    /// and for the first run of a preparation not `prepared` yet, that preparation too (it is made
+    /// just before that run). The ETA of `versus run` counts these down.
+    pub fn run_estimates(&self, cells: &[usize], prepared: &dyn Fn(usize) -> bool) -> Vec<Duration> {
+        let mut made = std::collections::HashSet::new();
+        cells
+            .iter()
+            .map(|&cell| {
+                let prep = self.cells[cell].preparation;
+                let first = !prepared(prep) && made.insert(prep);
+                let p = if first { prepare_estimate(self.preparations[prep].rows) } else { Duration::ZERO };
+                self.run_estimate(cell) + p
+            })
+            .collect()
     }
 
     /// The text of `versus run FILE --dry-run`.
@@ -317,10 +336,7 @@ impl Plan {
                 if c.threads == 1 { "" } else { "s" }
             );
         }
-        let hms = |d: Duration| {
-            let t = d.as_secs();
-            format!("{}h{:02}m{:02}s", t / 3600, t % 3600 / 60, t % 60)
-        };
+        let hms = |d: Duration| format!("about {}", human(d));
         if reps.is_adaptive() {
             let _ = writeln!(
                 s,
@@ -334,6 +350,17 @@ impl Plan {
             let _ = writeln!(s, "\nestimated duration: {}", hms(self.estimate()));
         }
         s
+    }
+}
+
+/// `1 h 05 min`, `4 min 10 s`, `42 s`: how estimates and ETAs are written (dry run, start banner,
+/// progress bar, ibench).
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
     }
 }
 

@@ -195,18 +195,7 @@ pub fn sequence_of(w: &WorkloadDef) -> Option<&str> {
 /// A rough duration of one step run.
 fn estimate(w: &WorkloadDef, clients: u32) -> Duration {
     let (Ok(o), Some(step)) = (options(w, clients), step_of(w)) else { return Duration::from_secs(10) };
-    let rows = o.rows_for(step) * u64::from(clients);
-    Duration::from_secs(match step.kind() {
-        StepKind::Load => 2 + rows / 50_000,
-        StepKind::Index => 2 + o.rows_load * u64::from(clients) / 200_000,
-        StepKind::Write => 2 + rows / 10_000,
-        StepKind::Cleanup => o.cleanup_wait(),
-        StepKind::Query => o.query_seconds.max(1) as u64 + if step == first_query(&o) { o.cleanup_wait() } else { 0 },
-    })
-}
-
-fn first_query(o: &Options) -> Step {
-    o.selected_steps().into_iter().find(|s| s.is_query()).unwrap_or(Step::Cleanup)
+    o.step_estimate(step)
 }
 
 fn rank(step: Step) -> u64 {

@@ -350,6 +350,28 @@ impl Options {
         all.into_iter().filter(|s| self.steps.contains(s)).collect()
     }
 
+    /// A rough estimate of `step`'s wall time with these options (an experiment's plan and the banner
+    /// of `versus ibench` use it).
+    pub fn step_estimate(&self, step: Step) -> std::time::Duration {
+        let clients = u64::from(self.clients.max(1));
+        let rows = self.rows_for(step) * clients;
+        let first_query = self.selected_steps().into_iter().find(|s| s.is_query());
+        std::time::Duration::from_secs(match step.kind() {
+            StepKind::Load => 2 + rows / 50_000,
+            StepKind::Index => 2 + self.rows_load * clients / 200_000,
+            StepKind::Write => 2 + rows / 10_000,
+            StepKind::Cleanup => self.cleanup_wait(),
+            StepKind::Query => {
+                self.query_seconds.max(1) as u64 + if Some(step) == first_query { self.cleanup_wait() } else { 0 }
+            }
+        })
+    }
+
+    /// [`Options::step_estimate`] of every selected step.
+    pub fn estimate(&self) -> std::time::Duration {
+        self.selected_steps().into_iter().map(|s| self.step_estimate(s)).sum()
+    }
+
     /// Rows per client a step inserts.
     pub fn rows_for(&self, step: Step) -> u64 {
         match step {
@@ -456,6 +478,19 @@ pub fn parse_steps(list: &str, rates: &[i64]) -> Result<Vec<Step>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_estimate_of_the_defaults_is_hours_and_adds_up_the_steps() {
+        let o = Options::default();
+        let total = o.estimate();
+        assert!(total > std::time::Duration::from_secs(3 * 3600), "{total:?}");
+        let sum: std::time::Duration = o.selected_steps().into_iter().map(|s| o.step_estimate(s)).sum();
+        assert_eq!(total, sum);
+        // The README's sizes: minutes.
+        let small = Options { rows_load: 200_000, rows_write1: 20_000, rows_write2: 5_000, query_seconds: 30, ..o };
+        let t = small.estimate();
+        assert!(t > std::time::Duration::from_secs(120) && t < std::time::Duration::from_secs(600), "{t:?}");
+    }
 
     #[test]
     fn step_names_round_trip() {

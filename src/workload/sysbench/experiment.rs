@@ -273,7 +273,7 @@ fn measure_with(
 ) -> Result<(super::RunResult, RunResult)> {
     let version = collector.probe.server_version().unwrap_or_default();
     observer.started(StartRun { server_version: version.clone(), command })?;
-    observer.note(&format!("measuring {} s", settings.duration.as_secs()));
+    observer.measuring(settings.warmup, settings.duration);
     collector.server_pid = collector.probe.server_pid();
     collector.warmup_s = settings.warmup.as_secs_f64();
     // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
