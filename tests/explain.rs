@@ -526,6 +526,38 @@ fn the_report_explains_a_stored_explain_experiment() {
     assert!(html.contains("id=\"explained\"") && html.contains("sync_binlog=0"));
 }
 
+/// A confirmation cut to the budget (B, A, the first finding alone, both together; the second finding
+/// not alone): the report still gives both increments and the total, and no "alone" for the second.
+#[test]
+fn the_report_reads_a_confirmation_cut_to_the_budget() {
+    let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
+    let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
+    let c = vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
+    let step = Step {
+        number: 3,
+        purpose: Purpose::Confirm,
+        probes: vec![Probe::B, Probe::A, Probe::Set(vec![1]), Probe::Set(vec![0, 1])],
+    };
+    let file = step_experiment(&a, &b, &c, &step, &options("explain", 60), "B against A").unwrap();
+    let definition = toml::to_string(&file).unwrap();
+    let labels = ["B", "A", "B+sync_binlog", "B+all"];
+    let tps = [1000.0, 2000.0, 1500.0, 1900.0];
+    let targets: Vec<Sim> =
+        labels.iter().zip(tps).map(|(l, t)| (l.to_string(), "system".to_string(), t, vec![])).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db")).unwrap();
+    record(&mut store, &file.name, &definition, &targets, 5, 3);
+    let r = report::build_report(&store, &Selection { baseline: Some("B".into()), ..Selection::default() }).unwrap();
+    let s = &r.explain[0];
+    let names: Vec<String> = s.effects.iter().map(|e| e.names.join(",")).collect();
+    assert_eq!(names, ["sync_binlog=0", "innodb_flush_log_at_trx_commit=2"]);
+    assert!((s.effects[0].increment.points.unwrap() - 25.0).abs() < 3.0, "{:?}", s.effects[0]);
+    assert!((s.effects[1].increment.points.unwrap() - 20.0).abs() < 3.0, "{:?}", s.effects[1]);
+    assert!(s.effects[1].alone.is_none(), "not measured alone");
+    assert!((s.together.as_ref().unwrap().points.unwrap() - 45.0).abs() < 3.0);
+    validate(&r);
+}
+
 /// `versus diff-vars --from` reads stored variables; settings of the definition are told from defaults.
 #[test]
 fn diff_vars_from_a_stored_experiment() {
