@@ -323,11 +323,15 @@ impl Plan {
             let _ = writeln!(s, "  {} ({} rows)", p.key, p.rows);
         }
         let _ = writeln!(s, "\nruns in order{}:", if reps.is_adaptive() { " (the first rounds)" } else { "" });
+        // Columns as wide as their longest value, so that long labels do not push the rest out of line.
+        let width = |f: &dyn Fn(&Cell) -> usize| self.cells.iter().map(f).max().unwrap_or(0);
+        let tw = width(&|c| self.targets[c.target].label.chars().count());
+        let ww = width(&|c| self.workloads[c.workload].label().chars().count());
         for (i, r) in self.runs.iter().enumerate() {
             let c = &self.cells[r.cell];
             let _ = writeln!(
                 s,
-                "  {:>4}  rep {:<2} {:<24} {:<24} {:>3} thread{}",
+                "  {:>4}  rep {:<2} {:<tw$}  {:<ww$}  {:>3} thread{}",
                 i + 1,
                 r.repetition,
                 self.targets[c.target].label,

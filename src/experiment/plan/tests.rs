@@ -162,6 +162,19 @@ fn dry_run_lists_every_run_and_an_estimate() {
 }
 
 #[test]
+fn dry_run_columns_stay_in_line_with_long_labels() {
+    let long = TWO_CONFIGS.replacen("builds = [", "builds = [\"a-build-with-a-label-much-longer-than-24-chars\", ", 1);
+    let p = plan(&long);
+    let text = p.describe();
+    let rows: Vec<&str> =
+        text.lines().filter(|l| l.contains(" rep ") && (l.ends_with("thread") || l.ends_with("threads"))).collect();
+    assert!(rows.len() > 10, "{text}");
+    let col = |l: &str| l.rfind(" thread").map(|i| l[..i].trim_end().len());
+    let at: Vec<_> = rows.iter().map(|l| col(l)).collect();
+    assert!(at.windows(2).all(|w| w[0] == w[1]), "thread counts not in one column:\n{}", rows.join("\n"));
+}
+
+#[test]
 fn adaptive_plans_run_the_minimum_first_and_extra_rounds_continue_the_shuffle() {
     let text = TWO_CONFIGS.replace("repetitions = 3", "repetitions = { min = 2, max = 6, until = \"±3%\" }");
     let p = plan(&text);
