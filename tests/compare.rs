@@ -283,6 +283,9 @@ fn adaptive_experiments_are_reported_with_repeated_intervals() {
     assert!((fx.ratio.unwrap() - rx.ratio.unwrap()).abs() < 1e-12, "the same runs");
     let (rw, fw) = (rx.ci_hi.unwrap() / rx.ci_lo.unwrap(), fx.ci_hi.unwrap() / fx.ci_lo.unwrap());
     assert!(rw > fw, "repeated {rx:?} vs fixed {fx:?}");
+    // The detectable effect is the repeated interval's (wider: a larger figure), not the fixed plan's.
+    let (rd, fd) = (rx.detectable.as_ref().unwrap(), fx.detectable.as_ref().unwrap());
+    assert!(rd.increase > fd.increase * 1.05, "repeated {rd:?} vs fixed {fd:?}");
     assert!(r.notes.iter().any(|n| n.contains("Adaptive experiment (3–10 rounds")), "{:?}", r.notes);
     assert!(!f.notes.iter().any(|n| n.contains("Adaptive")));
 }

@@ -342,10 +342,12 @@ fn ratio_row(
                 stats::Verdict::Slower => Verdict::Slower,
                 stats::Verdict::NoSignificantChange => Verdict::NoSignificantChange,
             };
-            row.detectable =
-                stats::detectable_effect_of(&bs, &cs, level, sel.confidence, sel.noise_band, DEFAULT_POWER)
-                    .ok()
-                    .map(|d| detectable(d, &bs, &cs, level, sel));
+            // The figure of the interval that gave the verdict: the repeated one for adaptive experiments.
+            let d = match adaptive {
+                Some(p) if repeated => stats::sequential_detectable_effect(&bs, &cs, p, sel.noise_band, DEFAULT_POWER),
+                _ => stats::detectable_effect_of(&bs, &cs, level, sel.confidence, sel.noise_band, DEFAULT_POWER),
+            };
+            row.detectable = d.ok().map(|d| detectable(d, &bs, &cs, level, sel));
             if let (Some(p), Some(unit)) = (&pairs, blocked_unit(row.ci_method.as_deref())) {
                 let hosts = p.iter().map(|x| x.host.as_str()).collect::<std::collections::BTreeSet<_>>().len();
                 row.note = Some(format!("blocked: {} block(s) on {hosts} hosts, interval over {unit}", p.len()));

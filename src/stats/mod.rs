@@ -39,7 +39,9 @@ pub use power::{
     DEFAULT_POWER, DetectableEffect, IntervalShape, RepetitionsNeeded, SideNoise, detectable_effect,
     detectable_effect_of, interval_shape, power_at, repetitions_for,
 };
-pub use sequential::{Look, SequentialDesign, SequentialPlan, sequential_look, sequential_ratio_ci};
+pub use sequential::{
+    Look, SequentialDesign, SequentialPlan, sequential_detectable_effect, sequential_look, sequential_ratio_ci,
+};
 pub use stability::{Stability, StallRule, stability};
 pub use summary::{
     Summary, coefficient_of_variation, mad, max, mean, median, min, quantile, std_dev, summarize, variance,

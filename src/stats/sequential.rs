@@ -18,7 +18,9 @@
 //! loop may also stop once every interval is narrower than the user's target.
 
 use super::RatioCi;
+use super::compare::SampleLevel;
 use super::compare::{Comparison, Verdict, judge, log_delta_ratio_ci};
+use super::power::{DetectableEffect, detectable_effect, side_noise};
 use super::{Direction, check_confidence, normal_cdf, normal_quantile};
 use crate::error::{Error, Result};
 
@@ -158,6 +160,25 @@ pub enum Look {
 pub fn sequential_ratio_ci(baseline: &[f64], candidate: &[f64], plan: &SequentialPlan) -> Result<RatioCi> {
     let nominal = plan.nominal_alpha(baseline.len().min(candidate.len()));
     log_delta_ratio_ci(baseline, candidate, 1.0 - nominal, false)
+}
+
+/// The smallest changes the repeated interval of [`sequential_ratio_ci`] calls with probability
+/// `power` at the look with `min(n_b, n_c)` repetitions per side, for samples with the noise of
+/// `baseline` and `candidate`: the log-delta Welch interval at the look's nominal level (wider than the
+/// fixed-sample interval of the same repetitions, so adaptive experiments state a larger figure).
+pub fn sequential_detectable_effect(
+    baseline: &[f64],
+    candidate: &[f64],
+    plan: &SequentialPlan,
+    noise_band: f64,
+    power: f64,
+) -> Result<DetectableEffect> {
+    let b = side_noise("baseline", baseline, SampleLevel::Repetitions)?;
+    let c = side_noise("candidate", candidate, SampleLevel::Repetitions)?;
+    let nominal = plan.nominal_alpha(baseline.len().min(candidate.len()));
+    // `Intervals` selects the Welch log-delta shape whatever the number of samples: the repeated
+    // interval is that one (never the bootstrap), here with the sizes of repetitions.
+    detectable_effect(SampleLevel::Intervals, b, c, 1.0 - nominal, noise_band, power)
 }
 
 /// The comparison at a look: the verdict of [`super::compare()`] with the repeated interval, and
