@@ -54,7 +54,13 @@ impl Resume {
                 format!("step {n} ({name}, id {id}) {how}")
             })
             .collect();
-        (!said.is_empty()).then(|| format!("--resume: {}; the other steps were measured now", said.join("; ")))
+        let measured = self.steps.iter().filter(|s| s.3 == Source::Measured).count();
+        let rest = match measured {
+            0 => String::new(),
+            1 => "; 1 step was measured now".to_string(),
+            n => format!("; {n} steps were measured now"),
+        };
+        (!said.is_empty()).then(|| format!("--resume: {}{rest}", said.join("; ")))
     }
 }
 
