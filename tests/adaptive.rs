@@ -3,28 +3,14 @@
 //! to its maximum without calling a change; `versus compare` reports both with repeated intervals.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
-use versus::store::{Status, Store};
+use versus::store::Status;
 
-struct Env {
-    home: tempfile::TempDir,
-}
+mod common;
+
+use common::home::Home as Env;
 
 impl Env {
-    fn new() -> Env {
-        let env = Env { home: tempfile::Builder::new().prefix("versus-adaptive-").tempdir().unwrap() };
-        let out = env.versus(&["server", "fetch", "system"]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        env
-    }
-
-    fn versus(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
-        c.args(args).env("VERSUS_HOME", self.home.path()).env_remove("VERSUS_DB").stdin(Stdio::null());
-        c
-    }
-
     fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.home.path().join(format!("{name}.toml"));
         std::fs::write(&p, text).unwrap();
@@ -43,7 +29,7 @@ impl Env {
 
     /// Rounds stored for the latest experiment named `name`, and its status.
     fn rounds(&self, name: &str) -> (u32, Status, i64) {
-        let store = Store::open(self.home.path().join("results.db")).unwrap();
+        let store = self.store();
         let e = store.latest_experiment_named(name).unwrap().unwrap();
         let runs = store.runs(e.id).unwrap();
         assert!(runs.iter().all(|r| r.status == Status::Done), "every run finished");
@@ -69,7 +55,7 @@ options = { tables = 1, table-size = 1000 }
 
 #[test]
 fn a_large_effect_stops_at_the_minimum_and_an_aa_experiment_runs_to_its_maximum() {
-    let env = Env::new();
+    let env = Env::new("versus-adaptive-");
 
     let durability = format!(
         "name = \"durability\"\nrepetitions = {{ min = 3, max = 6, until = \"±3%\" }}\n{COMMON}\n\

@@ -2,37 +2,20 @@
 //! kill -9 of versus and --resume, a server killed mid-run, and no server left behind.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use versus::store::{Status, Store};
 
-struct Env {
-    home: tempfile::TempDir,
-}
+mod common;
+
+use common::home::Home as Env;
 
 impl Env {
-    fn new() -> Env {
-        let env = Env { home: tempfile::Builder::new().prefix("versus-exp-").tempdir().unwrap() };
-        let out = env.versus(&["server", "fetch", "system"]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        env
-    }
-
-    fn versus(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
-        c.args(args).env("VERSUS_HOME", self.home.path()).env_remove("VERSUS_DB").stdin(Stdio::null());
-        c
-    }
-
     fn file(&self, text: &str) -> PathBuf {
         let p = self.home.path().join("exp.toml");
         std::fs::write(&p, text).unwrap();
         p
-    }
-
-    fn store(&self) -> Store {
-        Store::open(self.home.path().join("results.db")).unwrap()
     }
 
     /// Server processes started from this home (their --defaults-file lies under it).
@@ -105,7 +88,7 @@ options = { tables = 1, table-size = 2000 }
 
 #[test]
 fn a_small_matrix_is_run_and_everything_is_stored() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file = env.file(MATRIX);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
@@ -173,7 +156,7 @@ options = { tables = 1, table-size = 2000 }
 
 #[test]
 fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file = env.file(RESUMABLE);
     let child = env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
@@ -219,7 +202,7 @@ fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
 
 #[test]
 fn a_server_killed_mid_run_fails_that_run_and_the_experiment_goes_on() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file = env.file(
         r#"
 name = "crash"
@@ -265,7 +248,7 @@ options = { tables = 1, table-size = 2000 }
 
 #[test]
 fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file =
         env.file(&RESUMABLE.replace("\"resumable\"", "\"ctrlc\"").replace("duration = \"2s\"", "duration = \"6s\""));
     let child =
@@ -290,7 +273,7 @@ fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() 
 
 #[test]
 fn a_config_the_server_rejects_fails_its_cells_with_the_servers_message_and_the_others_run() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file = env.file(
         r#"
 name = "rejected"
@@ -322,7 +305,7 @@ options = { tables = 1, table-size = 1000 }
 
 #[test]
 fn a_value_the_server_adjusts_at_startup_is_a_warning_and_with_strict_an_error() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file = env.file(
         r#"
 name = "clamped"
@@ -401,7 +384,7 @@ fn table_collation(home: &Path, snapshot: &Path, scratch: &Path) -> String {
 /// side (`charset`) is each connection's.
 #[test]
 fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let file = env.file(CHARSETS);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
@@ -449,7 +432,7 @@ fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
 
 #[test]
 fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() {
-    let env = Env::new();
+    let env = Env::new("versus-exp-");
     let text = MATRIX.replace("repetitions = 2\n", "repetitions = 2\nsettle = \"3s\"\npin_cpus = true\n");
     let file = env.file(&text);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();

@@ -2,13 +2,14 @@
 //! through the typed Kubernetes API structures, the command line, and a real single-node Slurm
 //! cluster running an experiment as a job array into a PostgreSQL store while one task is killed.
 
+#[path = "common/home.rs"]
+mod home;
 #[path = "common/postgres.rs"]
 mod postgres;
 #[path = "common/slurm.rs"]
 mod slurm_cluster;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::batch::v1::Job;
@@ -17,6 +18,8 @@ use versus::experiment::{ExperimentFile, Plan};
 use versus::fleet::k8s::{self, K8sOptions};
 use versus::fleet::{FleetJob, slurm};
 use versus::store::Location;
+
+use home::{Home, ok};
 
 const EXPERIMENT: &str = r#"
 name = "Nightly durability"
@@ -151,22 +154,38 @@ test = "oltp_point_select"
 options = { tables = 1, table-size = 200 }
 "#;
 
-/// `versus ARGS` in `home`; returns (exit code, stdout, stderr).
-fn versus(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_versus"))
-        .args(args)
-        .env("VERSUS_HOME", home)
-        .env_remove("VERSUS_DB")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+/// What the fleet tests that measure start from: a PostgreSQL cluster with a database `fleet`, and a
+/// home with the distribution's build and SMALL in it.
+struct Fleet {
+    pg: postgres::TempPostgres,
+    url: String,
+    home: Home,
+    /// SMALL's path.
+    file: String,
 }
 
-fn ok(r: (i32, String, String), what: &str) -> String {
-    assert_eq!(r.0, 0, "{what} failed: {}{}", r.1, r.2);
-    r.1
+impl Fleet {
+    fn start() -> Fleet {
+        let pg = postgres::TempPostgres::start();
+        let url = pg.url("fleet");
+        let home = Home::new("versus-fleet-");
+        let file = home.path().join("small.toml");
+        std::fs::write(&file, SMALL).unwrap();
+        Fleet { pg, url, file: file.to_str().unwrap().to_string(), home }
+    }
+
+    /// `versus ARGS` in the background with `env` set, its output in NAME.out and NAME.err in the home.
+    fn spawn(&self, name: &str, args: &[&str], env: &[(&str, &Path)]) -> Child {
+        let log = |ext: &str| std::fs::File::create(self.home.path().join(format!("{name}.{ext}"))).unwrap();
+        let mut c = self.home.versus(args);
+        c.envs(env.iter().copied()).stdout(log("out")).stderr(log("err"));
+        Child(c.spawn().unwrap())
+    }
+
+    /// The text of NAME in the home ("" when absent).
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.home.path().join(name)).unwrap_or_default()
+    }
 }
 
 /// What must be the same in a fleet's comparison and a local run's: sides (targets, runs done, failed,
@@ -208,6 +227,20 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 /// A running child process, killed (by its PID) and reaped when dropped.
 struct Child(std::process::Child);
 
+impl Child {
+    /// Waits for the process to end, at most `secs` seconds; fails with what `context` says then.
+    fn wait_up_to(&mut self, secs: u64, what: &str, context: impl Fn() -> String) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "{what} did not end in {secs} s\n{}", context());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
 impl Drop for Child {
     fn drop(&mut self) {
         if matches!(self.0.try_wait(), Ok(None)) {
@@ -220,29 +253,13 @@ impl Drop for Child {
 #[test]
 fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     let Some(cluster) = slurm_cluster::TempSlurm::start_if_installed() else { return };
-    let pg = postgres::TempPostgres::start();
-    let url = pg.url("fleet");
-    let home = tempfile::Builder::new().prefix("versus-fleet-").tempdir().unwrap();
-    let h = home.path();
-    ok(versus(h, &["server", "fetch", "system"]), "server fetch");
-    let file = h.join("small.toml");
-    std::fs::write(&file, SMALL).unwrap();
-    let file = file.to_str().unwrap();
+    let f = Fleet::start();
+    let (pg, url, h, file) = (&f.pg, f.url.as_str(), f.home.path(), f.file.as_str());
+    let conf = cluster.conf();
 
     // `versus fleet slurm --submit`: writes the script, submits it, follows it, requeues what died.
-    let log = |name: &str| std::fs::File::create(h.join(name)).unwrap();
-    let mut submit = Child(
-        Command::new(env!("CARGO_BIN_EXE_versus"))
-            .args(["fleet", "slurm", file, "--hosts", "1", "--submit", "--db", &url])
-            .env("VERSUS_HOME", h)
-            .env("SLURM_CONF", cluster.conf())
-            .env_remove("VERSUS_DB")
-            .stdin(Stdio::null())
-            .stdout(log("submit.out"))
-            .stderr(log("submit.err"))
-            .spawn()
-            .unwrap(),
-    );
+    let mut submit =
+        f.spawn("submit", &["fleet", "slurm", file, "--hosts", "1", "--submit", "--db", url], &[("SLURM_CONF", &conf)]);
     let outputs = || {
         let mut s = String::new();
         for e in std::fs::read_dir(h).unwrap().flatten() {
@@ -293,14 +310,7 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     assert_eq!(pids.len(), 1, "{:?}", processes_mentioning(file));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0]), nix::sys::signal::Signal::SIGKILL).unwrap();
 
-    let deadline = Instant::now() + Duration::from_secs(480);
-    let status = loop {
-        if let Some(status) = submit.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the job did not end in 480 s\n{}", outputs());
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let status = submit.wait_up_to(480, "the job", outputs);
     let out = std::fs::read_to_string(h.join("submit.out")).unwrap();
     let err = std::fs::read_to_string(h.join("submit.err")).unwrap();
     assert!(status.success(), "the submitter failed\n{}", outputs());
@@ -347,15 +357,15 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
 
     // The same kind of comparison as the same experiment run locally.
-    let fleet = ok(versus(h, &["report", "fleet-small", "--db", &url, "--format", "json"]), "compare (fleet)");
-    let table = ok(versus(h, &["compare", "fleet-small", "--db", &url, "--color", "never"]), "compare (fleet)");
+    let fleet = ok(f.home.output(&["report", "fleet-small", "--db", url, "--format", "json"]), "compare (fleet)");
+    let table = ok(f.home.output(&["compare", "fleet-small", "--db", url, "--color", "never"]), "compare (fleet)");
     assert!(table.contains("nosync") && table.contains("95 % CI"), "{table}");
     let local_db = h.join("local.db");
     let local_db = local_db.to_str().unwrap();
-    ok(versus(h, &["run", file, "--db", local_db]), "local run");
-    let local = ok(versus(h, &["report", "fleet-small", "--db", local_db, "--format", "json"]), "compare (local)");
+    ok(f.home.output(&["run", file, "--db", local_db]), "local run");
+    let local = ok(f.home.output(&["report", "fleet-small", "--db", local_db, "--format", "json"]), "compare (local)");
     assert_eq!(shape(&fleet), shape(&local));
-    let local_table = ok(versus(h, &["compare", "fleet-small", "--db", local_db, "--color", "never"]), "compare");
+    let local_table = ok(f.home.output(&["compare", "fleet-small", "--db", local_db, "--color", "never"]), "compare");
     // Column widths follow the values; the columns themselves must be the same.
     let header = |t: &str| {
         t.lines()
@@ -363,33 +373,56 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
             .map(|l| l.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect::<Vec<_>>().join("|"))
     };
     assert_eq!(header(&table), header(&local_table));
+
+    // The whole job cancelled (`scancel JOB`) while its first block measures: nothing is requeued (a
+    // cancel is not undone), the follower names every block incomplete and exits 1, nothing lives on.
+    let cancel_started = Instant::now();
+    let cancel = h.join("cancel.toml");
+    std::fs::write(&cancel, SMALL.replace("fleet-small", "fleet-cancel").replace("repetitions = 3", "repetitions = 2"))
+        .unwrap();
+    let cancel = cancel.to_str().unwrap();
+    let mut submit = f.spawn(
+        "cancel",
+        &["fleet", "slurm", cancel, "--hosts", "1", "--submit", "--db", url],
+        &[("SLURM_CONF", &conf)],
+    );
+    let measuring = "SELECT count(*) FROM block_attempts a JOIN experiments e ON e.id = a.experiment_id \
+                     WHERE e.name = 'fleet-cancel' AND a.block = 0 AND a.status = 'running'";
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while pg.sql("fleet", measuring) != "1" {
+        assert!(Instant::now() < deadline, "block 0 of fleet-cancel did not start in 120 s\n{}", outputs());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let job = f.read("cancel.out");
+    let job = job.split_whitespace().skip_while(|w| *w != "job").nth(1).unwrap().trim_end_matches(':').to_string();
+    let cancelled = cluster.command("scancel").arg(&job).output().unwrap();
+    assert!(cancelled.status.success(), "scancel {job}: {}", String::from_utf8_lossy(&cancelled.stderr));
+    let status = submit.wait_up_to(120, "the cancelled job's follower", outputs);
+    let err = f.read("cancel.err");
+    assert_eq!(status.code(), Some(1), "{}", outputs());
+    assert!(!err.contains("requeued task"), "{}", outputs());
+    assert!(err.contains("block 0 is incomplete: attempt 1 was stopped: its job was cancelled"), "{}", outputs());
+    assert!(err.contains("block 1 is incomplete: its task was cancelled before it started the block"), "{}", outputs());
+    assert!(err.contains(&format!("job {job} ended with 2 of 2 block(s) incomplete (0 1)")), "{}", outputs());
+    let left = "SELECT count(*) FROM block_attempts a JOIN experiments e ON e.id = a.experiment_id \
+                WHERE e.name = 'fleet-cancel' AND (a.block <> 0 OR a.status = 'done')";
+    assert_eq!(pg.sql("fleet", left), "0");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !processes_mentioning(cancel).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(processes_mentioning(cancel), Vec::<String>::new());
+    eprintln!("whole-job cancel: {:.0?}", cancel_started.elapsed());
+    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
 }
 
 #[test]
 fn a_task_whose_store_dies_mid_block_fails_in_one_line_and_its_block_runs_again_whole() {
-    let pg = postgres::TempPostgres::start();
-    let url = pg.url("fleet");
-    let home = tempfile::Builder::new().prefix("versus-fleet-").tempdir().unwrap();
-    let h = home.path();
-    ok(versus(h, &["server", "fetch", "system"]), "server fetch");
-    let file = h.join("small.toml");
-    std::fs::write(&file, SMALL).unwrap();
-    let file = file.to_str().unwrap();
-    let log = |name: &str| std::fs::File::create(h.join(name)).unwrap();
-    let mut task = Child(
-        Command::new(env!("CARGO_BIN_EXE_versus"))
-            .args(["run", file, "--block", "0", "--db", &url])
-            .env("VERSUS_HOME", h)
-            // A recovery file would go to the temporary directory (the store is not a file): this one.
-            .env("TMPDIR", h)
-            .env_remove("VERSUS_DB")
-            .stdin(Stdio::null())
-            .stdout(log("task.out"))
-            .stderr(log("task.err"))
-            .spawn()
-            .unwrap(),
-    );
-    let read = |name: &str| std::fs::read_to_string(h.join(name)).unwrap_or_default();
+    let f = Fleet::start();
+    let (pg, url, h, file) = (&f.pg, f.url.as_str(), f.home.path(), f.file.as_str());
+    // A recovery file would go to the temporary directory (the store is not a file): this one.
+    let mut task = f.spawn("task", &["run", file, "--block", "0", "--db", url], &[("TMPDIR", h)]);
+    let read = |name: &str| f.read(name);
 
     // The store dies (every session cut at once) while the block is half way: its first run stored,
     // the second one measuring.
@@ -406,14 +439,7 @@ fn a_task_whose_store_dies_mid_block_fails_in_one_line_and_its_block_runs_again_
         std::thread::sleep(Duration::from_millis(100));
     }
     pg.crash();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = task.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the task did not end in 120 s\n{}", read("task.err"));
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let status = task.wait_up_to(120, "the task", || read("task.err"));
     let (out, err) = (read("task.out"), read("task.err"));
     // It fails, with a code a scheduler retries (not 3, "do not retry"), in one line naming the store.
     assert!(!status.success() && status.code().is_some_and(|c| c != 3), "{status:?}\n{out}{err}");
@@ -457,8 +483,8 @@ fn a_task_whose_store_dies_mid_block_fails_in_one_line_and_its_block_runs_again_
     let rerun = rerun.map(|c| c.to_string()).unwrap_or_else(|| format!("versus run {file} --block 0 --db {url}"));
     let args: Vec<&str> = rerun.split_whitespace().collect();
     assert_eq!(args[..2], ["versus", "run"], "{rerun}");
-    assert!(args.windows(2).any(|w| w == ["--db", url.as_str()]), "{rerun}");
-    let again = ok(versus(h, &args[1..]), "block 0 again");
+    assert!(args.windows(2).any(|w| w == ["--db", url]), "{rerun}");
+    let again = ok(f.home.output(&args[1..]), "block 0 again");
     assert!(again.contains("blocks done: 0"), "{again}");
     assert_eq!(pg.sql("fleet", attempts), "0:1:abandoned 0:2:done");
     assert_eq!(pg.sql("fleet", "SELECT count(*) FROM runs WHERE repetition = 1 AND status = 'done'"), "2");

@@ -769,6 +769,8 @@ fn every_command_works_against_postgres_and_copies_compare_the_same() {
         "diff-vars --from",
     );
     assert!(vars.contains("innodb_flush_log_at_trx_commit"), "{vars}");
+    let series = ok(versus(h, &["series", "--from", "tiny", "--db", &url], &[]), "series --from");
+    assert!(series.contains("nosync"), "{series}");
 
     // PostgreSQL -> SQLite -> a second PostgreSQL database: the same comparison everywhere.
     let file_db = h.join("copy.db");

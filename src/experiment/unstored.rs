@@ -142,12 +142,19 @@ test = "oltp_point_select"
         found
     }
 
-    #[test]
-    fn a_resumed_run_the_lost_store_refuses_is_recovered_under_its_experiments_uid() {
+    /// A store in a temporary directory holding an experiment whose first run was interrupted: the
+    /// directory, the store's path, the experiment's id.
+    fn interrupted() -> (tempfile::TempDir, PathBuf, i64) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("r.db");
         let mut lossy = Lossy { db: db.clone(), interrupt: true, lose_store: false };
         let id = run(&db, None, &RunOptions::default(), &mut lossy).unwrap();
+        (dir, db, id)
+    }
+
+    #[test]
+    fn a_resumed_run_the_lost_store_refuses_is_recovered_under_its_experiments_uid() {
+        let (dir, db, id) = interrupted();
         let uid = Store::open(&db).unwrap().experiment_uid(id).unwrap();
         assert_eq!(uid.len(), 32, "{uid}");
 
@@ -165,10 +172,7 @@ test = "oltp_point_select"
 
     #[test]
     fn no_recovery_file_is_written_without_the_experiments_uid() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("r.db");
-        let mut lossy = Lossy { db: db.clone(), interrupt: true, lose_store: false };
-        let id = run(&db, None, &RunOptions::default(), &mut lossy).unwrap();
+        let (dir, db, id) = interrupted();
         let store = Store::open(&db).unwrap();
         let c = rusqlite::Connection::open(&db).unwrap();
         c.execute_batch("ALTER TABLE experiments RENAME TO lost;").unwrap();
@@ -185,12 +189,9 @@ test = "oltp_point_select"
 
     #[test]
     fn a_block_run_the_lost_store_refuses_is_not_kept_and_the_error_gives_the_command_that_runs_the_block() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("r.db");
+        let (dir, db, id) = interrupted();
         let file = dir.path().join("lost.toml");
         std::fs::write(&file, FILE).unwrap();
-        let mut lossy = Lossy { db: db.clone(), interrupt: true, lose_store: false };
-        let id = run(&db, None, &RunOptions::default(), &mut lossy).unwrap();
         // Block 1 (repetition 2), as `versus run FILE --block 1` runs it.
         let block = RunOptions { block: Some((id, 2)), ..RunOptions::default() };
         let mut lossy = Lossy { db: db.clone(), interrupt: false, lose_store: true };

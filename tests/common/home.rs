@@ -1,0 +1,54 @@
+//! A versus home in a temporary directory with the distribution's build registered, and `versus`
+//! run in it as a user does: what the integration tests that drive the command line share.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use versus::store::Store;
+
+/// A temporary `VERSUS_HOME` (removed when dropped) where `server fetch system` was run.
+pub struct Home {
+    /// The directory.
+    pub home: tempfile::TempDir,
+}
+
+impl Home {
+    /// A new home whose directory name starts with `prefix`.
+    pub fn new(prefix: &str) -> Home {
+        let home = Home { home: tempfile::Builder::new().prefix(prefix).tempdir().unwrap() };
+        let out = home.versus(&["server", "fetch", "system"]).output().unwrap();
+        assert!(out.status.success(), "server fetch: {}", String::from_utf8_lossy(&out.stderr));
+        home
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// `versus ARGS` in this home, with no `VERSUS_DB` of the caller's and no input.
+    pub fn versus(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_versus"));
+        c.args(args).env("VERSUS_HOME", self.home.path()).env_remove("VERSUS_DB").stdin(Stdio::null());
+        c
+    }
+
+    /// Runs `versus ARGS`; returns (exit code, stdout, stderr).
+    pub fn output(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.versus(args).output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+
+    /// The home's default results store.
+    pub fn store(&self) -> Store {
+        Store::open(self.home.path().join("results.db")).unwrap()
+    }
+}
+
+/// The stdout of `r` (from [`Home::output`]), failing with `what` and both outputs when it did not exit 0.
+pub fn ok(r: (i32, String, String), what: &str) -> String {
+    assert_eq!(r.0, 0, "{what} failed: {}{}", r.1, r.2);
+    r.1
+}
