@@ -322,18 +322,18 @@ pub(super) fn gain(c: &Comparison) -> f64 {
     if c.direction == Direction::HigherIsBetter { c.change } else { -c.change }
 }
 
+/// The upper end of the improvement's interval.
+pub(super) fn gain_hi(c: &Comparison) -> f64 {
+    if c.direction == Direction::HigherIsBetter { c.ci.hi - 1.0 } else { 1.0 - c.ci.lo }
+}
+
 /// The lower end of the improvement's interval.
 pub(super) fn gain_lo(c: &Comparison) -> f64 {
     if c.direction == Direction::HigherIsBetter { c.ci.lo - 1.0 } else { 1.0 - c.ci.hi }
 }
 
 pub(super) fn describe(c: &Comparison) -> String {
-    format!(
-        "{:+.1} % (CI {:+.1} to {:+.1} %)",
-        gain(c) * 100.0,
-        gain_lo(c) * 100.0,
-        (if c.direction == Direction::HigherIsBetter { c.ci.hi - 1.0 } else { 1.0 - c.ci.lo }) * 100.0
-    )
+    format!("{:+.1} % (CI {:+.1} to {:+.1} %)", gain(c) * 100.0, gain_lo(c) * 100.0, gain_hi(c) * 100.0)
 }
 
 impl Search<'_> {
@@ -422,13 +422,18 @@ impl Search<'_> {
             }
         };
         let offset = results.len() - groups.len();
+        let mut current = current;
+        let mut pooled: Vec<std::result::Result<Vec<f64>, String>> =
+            results[offset..].iter().map(|r| r.as_ref().map(|x| x.combined.clone()).map_err(Clone::clone)).collect();
+        let groups: Vec<(Area, Vec<usize>)> = groups.into_iter().collect();
+        self.rescreen(&groups, &mut current, &mut pooled, bench)?;
         let mut survivors = Vec::new();
-        for ((area, members), r) in groups.into_iter().zip(&results[offset..]) {
+        for ((area, members), r) in groups.into_iter().zip(&pooled) {
             let (comparison, decision, fate) = match r {
                 Err(e) => {
                     (None, format!("failed: {e}"), Some(Fate::Failed(format!("the run failed with its group: {e}"))))
                 }
-                Ok(x) => match self.compare(&current, &x.combined) {
+                Ok(x) => match self.compare(&current, x) {
                     None => (None, "no interval".into(), Some(Fate::NotProven("screening gave no interval".into()))),
                     Some(c) if c.verdict != Verdict::NoSignificantChange && gain(&c) < 0.0 => {
                         let d = describe(&c);

@@ -5,11 +5,81 @@ use std::time::Duration;
 
 use super::{
     Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Group, Phase, Screened, Search, Tier,
-    contribution, describe, gain_lo, no_difference, union,
+    contribution, describe, gain, gain_hi, gain_lo, no_difference, union,
 };
+use crate::advise::rules::Area;
 use crate::error::Result;
 use crate::explain::bisect::{self, Measure, Probe, ProbeResult, SearchOutcome, Step as BisectStep};
+use crate::stats::power::TARGET_EFFECT;
 use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
+
+/// How many extra screening rounds an unclear group gets at most.
+const RESCREENS: usize = 2;
+
+impl Search<'_> {
+    /// Screens again, with the same repetitions, the groups whose screening could neither show an
+    /// effect nor exclude one worth having (no significant change, a gain by the point estimate, and the
+    /// interval's upper end beyond the noise band and [`TARGET_EFFECT`]), pooling the new values with the earlier ones, while the budget leaves room for
+    /// the round and an attribution probe after it (at most [`RESCREENS`] rounds). Unused budget goes
+    /// to deciding these groups instead of calling them "no effect" on too few values.
+    pub(super) fn rescreen(
+        &mut self,
+        groups: &[(Area, Vec<usize>)],
+        current: &mut Vec<f64>,
+        pooled: &mut [std::result::Result<Vec<f64>, String>],
+        bench: &mut dyn Bench,
+    ) -> Result<()> {
+        let reps = self.s.screen_repetitions;
+        for _ in 0..RESCREENS {
+            let unclear: Vec<usize> = (0..groups.len())
+                .filter(|&k| {
+                    let Ok(x) = &pooled[k] else { return false };
+                    self.compare(current, x).is_some_and(|c| {
+                        c.verdict == Verdict::NoSignificantChange
+                            && gain(&c) > 0.0
+                            && gain_hi(&c) > c.noise_band.max(TARGET_EFFECT)
+                    })
+                })
+                .collect();
+            if unclear.is_empty() {
+                return Ok(());
+            }
+            let need = bench.cost(1 + unclear.len(), reps) + bench.cost(2, self.s.attribution_repetitions);
+            if need > self.left(bench) {
+                self.out.notes.push(format!(
+                    "{} screened group(s) stayed unclear (faster, but not significantly, and a \
+                     worthwhile gain not excluded); another screening round and an attribution probe need about {} s, {} s are left",
+                    unclear.len(),
+                    need.as_secs(),
+                    self.left(bench).as_secs()
+                ));
+                return Ok(());
+            }
+            let mut configs = vec![Config::on_top("current", vec![])];
+            configs.extend(
+                unclear
+                    .iter()
+                    .map(|&k| Config::on_top(format!("current+{}", groups[k].0.label()), groups[k].1.clone())),
+            );
+            let results = self.run(Phase::Screen, configs, reps, bench)?;
+            let number = self.out.steps.len();
+            self.out.notes.push(format!(
+                "step {number} screened {} unclear group(s) again ({}), pooled with the earlier screening",
+                unclear.len(),
+                unclear.iter().map(|&k| groups[k].0.label()).collect::<Vec<_>>().join(", ")
+            ));
+            let Ok(base) = &results[0] else { return Ok(()) };
+            current.extend_from_slice(&base.combined);
+            for (&k, r) in unclear.iter().zip(&results[1..]) {
+                // A config the round left short (its time limit) keeps its earlier values.
+                if let (Ok(x), Ok(values)) = (r, &mut pooled[k]) {
+                    values.extend_from_slice(&x.combined);
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Runs explain's steps as advise steps: B is the tier's base, A the base with every live value.
 struct Adapter<'a, 'b> {
