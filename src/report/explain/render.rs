@@ -250,7 +250,8 @@ fn plan_lines(r: &ExplainReport) -> Vec<String> {
         format!(
             "plan: each round runs its base (B, then B with the values found so far), A and the base with the \
              other {} value(s) ({} runs), then resolves them: up to 4 at a time one by one, more by halving; \
-             the confirmation runs B, A, each finding alone and the findings cumulatively",
+             the confirmation runs B, A, each finding alone and the findings cumulatively (without the findings \
+             alone after the first when the budget is short)",
             r.candidates.len(),
             3 * rpp
         ),
