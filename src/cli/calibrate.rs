@@ -43,6 +43,15 @@ pub(super) struct CalibrateArgs {
     /// Warm-up per run, not measured.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     warmup: Duration,
+    /// Pause after each server start (after prewarm), before the run (the experiment file's `settle`).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    settle: Duration,
+    /// The server on one half of the CPUs, the client on the other (`pin_cpus`; needs ≥ 2 CPUs).
+    #[arg(long)]
+    pin_cpus: bool,
+    /// Drop the OS page cache (the whole host's) before each restore (`drop_caches`; needs root).
+    #[arg(long)]
+    drop_caches: bool,
     /// Repetitions per side (as many as the comparisons the band is for; at least 3).
     #[arg(long, default_value_t = 5)]
     repetitions: u32,
@@ -114,11 +123,18 @@ pub(super) fn calibrate_cmd(home: &Home, a: CalibrateArgs) -> Result<i32> {
         threads: a.threads.clone(),
         duration: a.duration,
         warmup: a.warmup,
+        settle: a.settle,
+        pin_cpus: a.pin_cpus,
+        drop_caches: a.drop_caches,
         repetitions: a.repetitions,
         confidence: a.confidence,
         seed: a.seed,
     };
     let (file, text) = experiment(&opts)?;
+    // The set-up choices this host cannot do are refused before anything runs.
+    if let Some(problem) = crate::experiment::setup::problems(&file).into_iter().next() {
+        return Err(Error::Other(problem));
+    }
     if a.dry_run {
         print!("{text}");
         return Ok(0);

@@ -35,6 +35,12 @@ pub struct CalibrateOptions {
     pub duration: std::time::Duration,
     /// Warm-up per run.
     pub warmup: std::time::Duration,
+    /// Pause after each server start (`settle`).
+    pub settle: std::time::Duration,
+    /// Pin the server and the client to separate CPUs (`pin_cpus`).
+    pub pin_cpus: bool,
+    /// Drop the OS page cache before each restore (`drop_caches`).
+    pub drop_caches: bool,
     /// Repetitions per side (as many as the comparisons the band is for have).
     pub repetitions: u32,
     /// Confidence of the A/A interval (that of the comparisons).
@@ -73,6 +79,9 @@ pub fn experiment(opts: &CalibrateOptions) -> Result<(ExperimentFile, String)> {
     file.threads = opts.threads.clone();
     file.duration = opts.duration;
     file.warmup = opts.warmup;
+    file.settle = opts.settle;
+    file.pin_cpus = opts.pin_cpus;
+    file.drop_caches = opts.drop_caches;
     file.repetitions = Repetitions::fixed(opts.repetitions);
     file.seed = Some(opts.seed);
     let text = toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the A/A experiment: {e}")))?;
@@ -157,4 +166,37 @@ pub fn from_runs(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_set_up_choices_are_written_into_the_aa_experiment() {
+        let workload: WorkloadDef = toml::from_str("test = \"oltp_read_only\"").unwrap();
+        let mut opts = CalibrateOptions {
+            name: "calibrate".into(),
+            build: "system".into(),
+            set: toml::Table::new(),
+            workload,
+            threads: vec![1],
+            duration: std::time::Duration::from_secs(10),
+            warmup: std::time::Duration::ZERO,
+            settle: std::time::Duration::from_secs(5),
+            pin_cpus: true,
+            drop_caches: true,
+            repetitions: 5,
+            confidence: 0.95,
+            seed: 1,
+        };
+        let (file, text) = experiment(&opts).unwrap();
+        assert_eq!((file.settle.as_secs(), file.pin_cpus, file.drop_caches), (5, true, true));
+        for line in ["settle = \"5s\"", "pin_cpus = true", "drop_caches = true"] {
+            assert!(text.contains(line), "{line} missing from:\n{text}");
+        }
+        (opts.settle, opts.pin_cpus, opts.drop_caches) = (std::time::Duration::ZERO, false, false);
+        let (_, text) = experiment(&opts).unwrap();
+        assert!(!text.contains("settle") && !text.contains("pin_cpus") && !text.contains("drop_caches"), "{text}");
+    }
 }
