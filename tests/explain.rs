@@ -518,8 +518,15 @@ fn the_report_explains_a_stored_explain_experiment() {
     assert!((together.points.unwrap() - 45.0).abs() < 3.0);
     // What the findings leave of the −50-point gap, in the gap's sign.
     assert!((s.unexplained_points.unwrap() + 5.0).abs() < 4.0, "{:?}", s.unexplained_points);
+    // What each comparison could have detected, from its own repetitions (5 per side, the synthetic
+    // runs' noise): a few percent, never below the noise band.
+    for d in [gap.detectable, s.effects[0].increment.detectable, s.effects[1].increment.detectable] {
+        let d = d.expect("every measured comparison has a detectable effect");
+        assert!(d.increase >= 0.02 && d.either_way() < 0.5 && d.power == 0.8, "{d:?}");
+    }
     validate(&r);
     let md = report::render(&r, Format::Markdown).unwrap();
+    assert!(md.contains("| detectable |") && md.contains("±"), "{md}");
     assert!(md.contains("B is 50.") && md.contains("Setting sync_binlog=0 on B recovers 2"), "{md}");
     assert!(md.contains("With that, setting innodb_flush_log_at_trx_commit=2 on B recovers 2"), "{md}");
     let html = report::render(&r, Format::Html).unwrap();

@@ -132,6 +132,9 @@ pub struct Gap {
     pub points_hi: f64,
     /// Mean of A's samples: the unit of points (a point is 1 % of it).
     pub a_mean: f64,
+    /// The smallest changes this comparison could detect (80 % power, its interval and noise band).
+    #[serde(default)]
+    pub detectable: Option<stats::DetectableEffect>,
 }
 
 /// What setting a subset of A's values on B did.
@@ -156,6 +159,10 @@ pub struct Effect {
     pub toward_a: bool,
     /// Why it could not be measured.
     pub error: Option<String>,
+    /// The smallest changes of base+set against the base this comparison could detect (80 % power,
+    /// its interval and noise band), relative to the base.
+    #[serde(default)]
+    pub detectable: Option<stats::DetectableEffect>,
 }
 
 /// How the search ended.
@@ -308,7 +315,14 @@ pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
     let pts = |r: f64| sign(cfg) * (r - 1.0) * 100.0;
     let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
     let a_mean = stats::mean(a).unwrap_or(f64::NAN);
-    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi, a_mean })
+    let detectable = detectable(a, b, cfg);
+    Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi, a_mean, detectable })
+}
+
+/// The detectable effect of the interval [`stats::compare`] builds for repetitions `base` and `with`.
+fn detectable(base: &[f64], with: &[f64], cfg: &CompareConfig) -> Option<stats::DetectableEffect> {
+    let level = stats::SampleLevel::Repetitions;
+    stats::detectable_effect_of(base, with, level, cfg.bootstrap.confidence, cfg.noise_band, stats::DEFAULT_POWER).ok()
 }
 
 /// The effect of setting `set` (called `names`) on top of a base (B, or B with other values), from the
@@ -333,6 +347,7 @@ pub fn effect(
         points_hi: None,
         toward_a: false,
         error: None,
+        detectable: None,
     };
     let samples = match with {
         Ok(x) => x,
@@ -354,6 +369,7 @@ pub fn effect(
                 (Verdict::Slower, Verdict::Faster) | (Verdict::Faster, Verdict::Slower)
             );
             e.comparison = Some(c);
+            e.detectable = detectable(b, samples, cfg);
         }
         Err(err) => e.error = Some(format!("no interval: {err}")),
     }

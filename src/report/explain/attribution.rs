@@ -14,6 +14,17 @@ fn ci(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
+/// The smallest change a comparison could have called, `±X %`.
+fn detectable(d: Option<&crate::stats::DetectableEffect>) -> String {
+    d.map(|d| fmt::plus_minus(d.either_way())).unwrap_or_else(|| "—".into())
+}
+
+/// What a result that is not significant could have seen: `; it could detect only changes
+/// beyond ±X %`.
+fn could_detect(d: Option<&crate::stats::DetectableEffect>) -> String {
+    d.map(|d| format!("; it could detect only changes beyond {}", fmt::plus_minus(d.either_way()))).unwrap_or_default()
+}
+
 /// The attribution in sentences, as in a blog post.
 pub fn sentences(s: &ExplainSection) -> Vec<String> {
     let level = format!("{} % CI", fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
@@ -25,8 +36,12 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
     let (worse, better) = if s.higher_is_better { ("slower", "faster") } else { ("worse", "better") };
     if g.comparison.verdict == Verdict::NoSignificantChange {
         out.push(format!(
-            "B is not significantly different from A in {} ({:+.1} %, {level} {:.1} to {:.1} %).",
-            s.metric, g.points, g.points_lo, g.points_hi
+            "B is not significantly different from A in {} ({:+.1} %, {level} {:.1} to {:.1} %{}).",
+            s.metric,
+            g.points,
+            g.points_lo,
+            g.points_hi,
+            could_detect(g.detectable.as_ref())
         ));
     } else {
         let (word, lo, hi) =
@@ -52,8 +67,9 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
                 alone_text(&e.alone)
             )),
             (Some(p), false) => out.push(format!(
-                "{prefix} {what} on B moves it by {p:+.1}{more} points ({level} {}), not significantly{}.",
+                "{prefix} {what} on B moves it by {p:+.1}{more} points ({level} {}), not significantly{}{}.",
                 ci(inc.points_lo, inc.points_hi),
+                could_detect(inc.detectable.as_ref()),
                 alone_text(&e.alone)
             )),
             (None, _) => out.push(format!(
@@ -91,6 +107,7 @@ pub fn attribution_table(s: &ExplainSection) -> Table {
         ("recovers (points of A)", true),
         (level.as_str(), true),
         ("significant", false),
+        ("detectable", true),
         ("alone", true),
         ("alone CI", true),
     ];
@@ -99,7 +116,8 @@ pub fn attribution_table(s: &ExplainSection) -> Table {
         title: "Explained: A's values set on B".into(),
         caption: Some(format!(
             "From {}. A point is 1 % of A's {}; positive values move B towards A. Each row is what the value \
-             recovers on top of the rows above it, and alone. {}",
+             recovers on top of the rows above it, and alone; detectable: the smallest change of that \
+             comparison it could have called (80 % power). {}",
             s.experiment, s.metric, s.description
         )),
         header: header.iter().map(|(h, _)| h.to_string()).collect(),
@@ -122,6 +140,7 @@ pub fn attribution_table(s: &ExplainSection) -> Table {
                 },
                 tone: Tone::Plain,
             },
+            Cell { text: detectable(e.detectable.as_ref()), tone: Tone::Plain },
             Cell { text: alone.map(pts).unwrap_or_default(), tone: Tone::Plain },
             Cell { text: alone.map(|a| ci(a.points_lo, a.points_hi)).unwrap_or_default(), tone: Tone::Plain },
         ]
@@ -134,6 +153,7 @@ pub fn attribution_table(s: &ExplainSection) -> Table {
             Cell { text: format!("{:.1}", g.points), tone },
             Cell { text: format!("{:.1} to {:.1}", g.points_lo, g.points_hi), tone: Tone::Plain },
             Cell { text: if tone == Tone::Worse { "yes".into() } else { "no".into() }, tone: Tone::Plain },
+            Cell { text: detectable(g.detectable.as_ref()), tone: Tone::Plain },
             blank(),
             blank(),
         ]);
@@ -148,6 +168,7 @@ pub fn attribution_table(s: &ExplainSection) -> Table {
         t.rows.push(vec![
             Cell { text: "(unexplained)".into(), tone: Tone::Muted },
             Cell { text: format!("{u:.1}"), tone: Tone::Muted },
+            blank(),
             blank(),
             blank(),
             blank(),
