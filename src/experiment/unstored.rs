@@ -58,8 +58,10 @@ pub(super) fn unstored(
     match store.save_recovery(experiment_id, run_id, result, &e) {
         Ok(path) => Error::Other(format!(
             "run {run_id} was measured but not stored ({e}); it is saved in {p}: once the store can be written \
-             again, `versus import {p}` stores it and `versus run --resume-id {experiment_id}` runs the rest",
-            p = quote(&path.display().to_string())
+             again, `versus import {p} --db {db}` stores it and `versus run --resume-id {experiment_id} --db {db}` \
+             runs the rest",
+            p = quote(&path.display().to_string()),
+            db = quote(&store.location().to_string())
         )),
         Err(save) => Error::Other(format!("run {run_id} was measured but not stored ({e}), and {save}")),
     }
@@ -166,8 +168,10 @@ test = "oltp_point_select"
         assert_eq!(files.len(), 1, "{e}");
         let saved = recovery::load(&files[0]).unwrap();
         assert_eq!((saved.experiment_id, saved.experiment_uid.as_str()), (id, uid.as_str()), "{e}");
-        assert!(e.contains(&format!("`versus import {}`", files[0].display())), "{e}");
-        assert!(e.contains(&format!("`versus run --resume-id {id}` runs the rest")), "{e}");
+        // Both commands name the store: without --db they would use the home's default one.
+        let db = db.display();
+        assert!(e.contains(&format!("`versus import {} --db {db}`", files[0].display())), "{e}");
+        assert!(e.contains(&format!("`versus run --resume-id {id} --db {db}` runs the rest")), "{e}");
     }
 
     #[test]
