@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders a versus HTML report in headless Chromium at 1400 px width, as a reader would see it, and checks
 # that it is self-contained, that every section of its table of contents is on the rendered page in the
-# same order, that its tables and SVG charts are there, and that the page stays under a height limit.
+# same order, that its tables and SVG charts are there, that no shown table scrolls horizontally, and
+# that the page stays under a height limit.
 #
 #   scripts/check-html.sh REPORT.html [OUTDIR]
 #
@@ -89,6 +90,11 @@ document.getElementById('f').addEventListener('load', function () {
   d.querySelectorAll('svg.chart').forEach(function (s) {
     if (s.getBoundingClientRect().width > d.querySelector('main').clientWidth + 1) lines.push('wide-chart ' + s.getAttribute('aria-label'));
   });
+  d.querySelectorAll('table.data').forEach(function (t) {
+    var box = t.parentElement, w = t.getBoundingClientRect().width;
+    if (w > 0 && (t.scrollWidth > box.clientWidth + 1 || w > d.querySelector('main').clientWidth + 1))
+      lines.push('wide-table ' + t.id + ' ' + t.scrollWidth + ' px in ' + box.clientWidth + ' px');
+  });
   document.getElementById('out').textContent = lines.join('\n');
 });
 </script></body></html>
@@ -110,6 +116,8 @@ check "the table of contents is in page order" \
     bash -c "awk '\$1 == \"section\" { print \$2 }' '$out/layout.txt' | sort -n -c"
 check "every section has an anchor" bash -c "! grep -q '^untitled ' '$out/layout.txt'"
 check "no chart wider than the page" bash -c "! grep -q '^wide-chart ' '$out/layout.txt'"
+check "no table scrolls horizontally (every shown table fits the page; see wide-table lines in $out/layout.txt)" \
+    bash -c "! grep -q '^wide-table ' '$out/layout.txt'"
 
 # Screenshots at 1400 px: the top of the page, and the whole page.
 full=$(( height > 0 ? height : 9000 ))

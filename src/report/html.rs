@@ -17,6 +17,19 @@ pub fn escape(s: &str) -> String {
     svg::escape(s)
 }
 
+/// `text` (escaped HTML) with line-break opportunities after `/`, `-`, `_` and `,`: a column header such
+/// as `mariadb-11.8/trx1-binlog-sync1` may wrap there, so ten targets side by side fit the page.
+fn breakable(text: &str) -> String {
+    let mut s = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        s.push(c);
+        if matches!(c, '/' | '-' | '_' | ',') {
+            s.push_str("<wbr>");
+        }
+    }
+    s
+}
+
 /// Writes `t` as an HTML table with an `h2` (or `h3`) heading.
 /// Without a title, only the table (and its caption).
 pub fn write_table(out: &mut String, t: &Table, level: u8) {
@@ -34,7 +47,7 @@ pub fn write_table(out: &mut String, t: &Table, level: u8) {
     let _ = write!(out, "<div class=\"scroll\"><table class=\"data\" id=\"table-{}\"><thead><tr>", escape(&t.id));
     for (i, h) in t.header.iter().enumerate().filter(|(i, _)| keep[*i]) {
         let class = if t.numeric[i] { " class=\"num\"" } else { "" };
-        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+        let _ = write!(out, "<th{class}>{}</th>", breakable(&escape(h)));
     }
     out.push_str("</tr></thead><tbody>\n");
     for row in &t.rows {
@@ -211,6 +224,26 @@ fn latency_charts(r: &CompareReport) -> Vec<String> {
     out
 }
 
+/// Runs of the stability table shown open; more are collapsed behind `<details>` (the durability
+/// example's 30 runs would be a page of their own), with how many runs stalled in the summary.
+const STABILITY_OPEN_ROWS: usize = 12;
+
+fn write_stability(out: &mut String, r: &CompareReport) {
+    let t = tables::stability_table(r);
+    if t.rows.len() <= STABILITY_OPEN_ROWS {
+        return write_table(out, &t, 2);
+    }
+    let _ = writeln!(out, "<h2 id=\"{}\">{}</h2>", escape(&t.id), escape(&t.title));
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(c));
+    }
+    let stalled = r.runs.iter().filter(|run| run.stability.as_ref().is_some_and(|s| !s.stalls_at.is_empty())).count();
+    let _ =
+        writeln!(out, "<details class=\"stability\"><summary>{} runs, {stalled} with stalls</summary>", t.rows.len());
+    write_table(out, &Table { title: String::new(), caption: None, ..t }, 2);
+    out.push_str("</details>\n");
+}
+
 /// The differing server variables: what matters first, the rest by component behind `<details>`.
 fn write_variables(out: &mut String, r: &CompareReport) {
     out.push_str("<section class=\"variables\">\n<h2 id=\"variables\">Server variables that differ</h2>\n");
@@ -324,7 +357,7 @@ pub fn render(r: &CompareReport) -> String {
     let (eff, eff_rel) = tables::efficiency_tables(r);
     write_table(&mut out, &eff, 2);
     write_table(&mut out, &eff_rel, 3);
-    write_table(&mut out, &tables::stability_table(r), 2);
+    write_stability(&mut out, r);
     write_variables(&mut out, r);
     for (i, sec) in r.ibench.iter().enumerate() {
         let _ = writeln!(out, "<h2 class=\"ibench\" id=\"ibench-{i}\">{}</h2>", escape(&sec.title));
