@@ -262,6 +262,7 @@ fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() 
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let (code, err) = finish(child);
     assert_eq!(code, 130, "{err}");
+    assert!(!err.contains("versus: error: interrupted"), "a clean stop is said once, not as an error too: {err}");
     let store = env.store();
     let runs = store.runs(1).unwrap();
     let interrupted: Vec<_> = runs.iter().filter(|r| r.status == Status::Interrupted).collect();
