@@ -67,18 +67,30 @@ pub fn for_host(
     if *host == Fingerprint::default() {
         return Ok(Band::default_because("this host is not known, so no calibration applies"));
     }
-    let class = host.class();
-    let (mut found, mut missing) = (Vec::new(), Vec::new());
-    for &t in threads {
-        match store.calibration_for(&class, workload, t, metric.name())? {
-            Some(c) => found.push(c),
-            None => missing.push(format!("{workload} @ {t} thr")),
+    let cases: Vec<(&str, u32)> = threads.iter().map(|&t| (workload, t)).collect();
+    calibrated(store, &host.class(), &cases, metric.name())
+}
+
+/// The band `versus calibrate` stored for host class `class` and `metric` over every (workload, threads)
+/// case: the largest found, at least [`DEFAULT_NOISE_BAND`] when some case has none, the default when
+/// none has one; the source lists what was found and what was not.
+pub fn calibrated(store: &Store, class: &str, cases: &[(&str, u32)], metric: &str) -> Result<Band> {
+    let (mut found, mut missing): (Vec<Calibration>, Vec<String>) = (Vec::new(), Vec::new());
+    for &(workload, t) in cases {
+        match store.calibration_for(class, workload, t, metric)? {
+            Some(c) if !found.contains(&c) => found.push(c),
+            Some(_) => {}
+            None => {
+                let what = format!("{workload} @ {t} thr");
+                if !missing.contains(&what) {
+                    missing.push(what);
+                }
+            }
         }
     }
     if found.is_empty() {
         return Ok(Band::default_because(&format!(
-            "no {} calibration for host class {class} and {}; `versus calibrate` measures one",
-            metric.name(),
+            "no {metric} calibration for host class {class} and {}; `versus calibrate` measures one",
             missing.join(", ")
         )));
     }
