@@ -103,6 +103,18 @@ def pooled_cv(db, experiment_id, workload):
     return math.sqrt(sum(variances) / 2), sum(len(v) for v in by_target.values())
 
 
+
+def estimate_seconds(dry_run: str, setup: str) -> int:
+    """The seconds of a dry run's 'estimated duration: about 1 h 05 min | 4 min 10 s | 42 s' line."""
+    m = re.search(r"estimated duration: about ([^\n(]+)", dry_run)
+    if not m:
+        raise SystemExit(f"{setup}: the dry run printed no 'estimated duration: about …' line")
+    units = {"h": 3600, "min": 60, "s": 1}
+    parts = re.findall(r"(\d+) (h|min|s)\b", m.group(1))
+    if not parts:
+        raise SystemExit(f"{setup}: cannot read the dry run's estimate {m.group(1).strip()!r}")
+    return sum(int(n) * units[u] for n, u in parts)
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--versus", default="target/release/versus")
@@ -149,8 +161,7 @@ def main():
             dry = subprocess.run([versus, "run", path, "--dry-run"], env=env, capture_output=True, text=True)
             if dry.returncode != 0:
                 raise SystemExit(f"{setup}: {dry.stderr.strip()}")
-            m = re.search(r"estimated duration: (\d+)h(\d+)m(\d+)s", dry.stdout)
-            total += int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3)) if m else 0
+            total += estimate_seconds(dry.stdout, setup)
             files.append(path)
         print(f"{len(sequence)} experiments, estimated {total // 60} min {total % 60} s", file=sys.stderr)
         started = time.monotonic()
