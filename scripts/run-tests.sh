@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test binary of `cargo test --all-targets`, VERSUS_TEST_JOBS of them at a time (default 2).
 # Most integration tests spend their time waiting on the servers they start, so on a 2-core machine two
-# binaries at once take far less wall time than one after another. Each binary's output is kept and
-# printed whole at the end, in a fixed order; the exit status is 1 when any binary failed, and the
-# summary names them. Ctrl-C stops the running binaries (their servers are stopped by the tests' guards).
+# binaries at once take far less wall time than one after another. The binaries in ALONE measure
+# something whose outcome the tests check against noise (an A/A calibration refuses a noisy host, an
+# adaptive A/A experiment must not call a difference, a Slurm job is cancelled mid-block): they run
+# afterwards, one at a time with nothing beside them. Each binary's output is kept and printed whole at
+# the end, in a fixed order; the exit status is 1 when any binary failed, and the summary names them.
+# Ctrl-C stops the running binaries (their servers are stopped by the tests' guards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="${VERSUS_TEST_JOBS:-2}"
@@ -18,14 +21,24 @@ cargo test --all-targets --no-run --message-format=json-render-diagnostics >"$lo
 mapfile -t built < <(grep -o '"executable":"[^"]*"' "$logs/build.json" | sed 's/^"executable":"//; s/"$//')
 [ ${#built[@]} -gt 0 ] || { echo "run-tests: cargo built no test binary" >&2; exit 1; }
 
-# The longest first, so that the last two to finish end close together.
-heavy=(readme advise ibench fleet adaptive versus efficiency sysbench calibrate explain experiment)
+# The longest first, so that the last two to finish end close together; ALONE last.
+heavy=(readme advise ibench versus efficiency sysbench explain experiment)
+alone=(fleet adaptive calibrate)
 order=()
 declare -A placed=()
 for h in "${heavy[@]}"; do
   for exe in "${built[@]}"; do
     if [[ "$(basename "$exe")" =~ ^${h}-[0-9a-f]+$ ]]; then
       order+=("$exe")
+      placed["$exe"]=1
+    fi
+  done
+done
+solo=()
+for exe in "${built[@]}"; do
+  for h in "${alone[@]}"; do
+    if [[ "$(basename "$exe")" =~ ^${h}-[0-9a-f]+$ ]]; then
+      solo+=("$exe")
       placed["$exe"]=1
     fi
   done
@@ -57,6 +70,10 @@ for exe in "${order[@]}"; do
   running=$((running + 1))
 done
 wait
+for exe in "${solo[@]}"; do
+  run_one "$exe"
+done
+order+=("${solo[@]}")
 
 failed=()
 for exe in "${order[@]}"; do

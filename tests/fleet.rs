@@ -407,13 +407,18 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     let left = "SELECT count(*) FROM block_attempts a JOIN experiments e ON e.id = a.experiment_id \
                 WHERE e.name = 'fleet-cancel' AND (a.block <> 0 OR a.status = 'done')";
     assert_eq!(pg.sql("fleet", left), "0");
+    // A task killed while it prepares leaves its bootstrap server to end by itself once its input closes:
+    // wait for everything under the home to go, not just the job's own processes.
+    let home = h.to_str().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !processes_mentioning(cancel).is_empty() && Instant::now() < deadline {
+    while !(processes_mentioning(cancel).is_empty() && processes_mentioning(home).is_empty())
+        && Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(processes_mentioning(cancel), Vec::<String>::new());
     eprintln!("whole-job cancel: {:.0?}", cancel_started.elapsed());
-    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
+    assert_eq!(processes_mentioning(home), Vec::<String>::new());
 }
 
 #[test]
