@@ -18,7 +18,9 @@ trap 'rm -rf "$logs"' EXIT
 trap 'kill $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
 
 cargo test --all-targets --no-run --message-format=json-render-diagnostics >"$logs/build.json"
-mapfile -t built < <(grep -o '"executable":"[^"]*"' "$logs/build.json" | sed 's/^"executable":"//; s/"$//')
+# Test harnesses only: the `versus` binary itself is an artifact with an executable too.
+mapfile -t built < <(grep '"profile":{[^}]*"test":true' "$logs/build.json" | grep -o '"executable":"[^"]*"' |
+  sed 's/^"executable":"//; s/"$//')
 [ ${#built[@]} -gt 0 ] || { echo "run-tests: cargo built no test binary" >&2; exit 1; }
 
 # The longest first, so that the last two to finish end close together; ALONE last.
