@@ -530,22 +530,10 @@ pub fn explain(
     result
 }
 
-/// Runs one step's experiment (explain's probes, advise's screens) with `executor`, and records it in
-/// `experiments`; an interrupted step is [`Error::Interrupted`].
-pub fn run_step(
-    text: &str,
-    plan: &Plan,
-    store: &mut Store,
-    executor: &mut SandboxExecutor,
-    progress: &mut Progress,
-    experiments: &mut Vec<(i64, String)>,
-) -> Result<i64> {
-    Ok(run_step_until(text, plan, store, executor, progress, experiments, &RunOptions::default())?.0)
-}
-
-/// [`run_step`] with `opts` (e.g. a [`RunOptions::deadline`]: no run starts which would end after it by
-/// its estimate, corrected by [`RunOptions::pace`]); returns the experiment's id and whether runs were
-/// left for lack of time.
+/// Runs one step's experiment (advise's screens and confirmation) with `executor` and `opts`, e.g. a
+/// [`RunOptions::deadline`]: no run starts which would end after it by its estimate, corrected by
+/// [`RunOptions::pace`]. Records it in `experiments`; returns its id and whether runs were left for lack
+/// of time; an interrupted step is [`Error::Interrupted`].
 pub fn run_step_until(
     text: &str,
     plan: &Plan,
