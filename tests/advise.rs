@@ -7,6 +7,9 @@ mod common;
 use assert_cmd::Command;
 use versus::server::Home;
 
+/// The tests that start servers run one at a time (one server per test file at any time).
+static SERVERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn home() -> tempfile::TempDir {
     let dir = tempfile::Builder::new().prefix("versus-advise-").tempdir().unwrap();
     Home::at(dir.path()).register(&common::system_build()).unwrap();
@@ -64,6 +67,7 @@ fn bad_input_is_one_line_before_anything_runs() {
 
 #[test]
 fn a_tiny_advice_runs_end_to_end() {
+    let _one = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = home();
     let h = dir.path();
     let cnf = h.join("advice.cnf");
@@ -177,4 +181,105 @@ fn a_tiny_advice_runs_end_to_end() {
     // Its sandboxes and work dirs are gone.
     assert!(!h.join("advise").join("advise").exists());
     assert!(!h.join("experiments").join("advise").exists());
+}
+
+/// The Insert Benchmark, tiny: its first steps (load, create the indexes, a query step) as one chain of
+/// runs on one server per repetition.
+const IBENCH: &[&str] = &[
+    "--workload",
+    "ibench",
+    "--option",
+    "rows=4000",
+    "--option",
+    "steps=l.i0,l.x,qr100",
+    "--option",
+    "query-seconds=2",
+    "--option",
+    "rates=100",
+    "--option",
+    "cleanup-seconds=1",
+    "--threads",
+    "1",
+    "--screen-repetitions",
+    "2",
+];
+
+#[test]
+fn the_insert_benchmark_can_be_advised_on() {
+    let _one = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = home();
+    let h = dir.path();
+    // sysbench's table options are not the Insert Benchmark's: one line before anything runs.
+    let args: Vec<&str> = ["system"].iter().chain(IBENCH).chain(&["--tables", "2"]).copied().collect();
+    fails_with(h, &args, "unknown ibench option 'tables'");
+    let o = versus_cmd(h)
+        .args(["advise", "system"])
+        .args(IBENCH)
+        .args(["--budget", "4m", "--memory", "4", "--name", "ib", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["workload"], "ibench");
+    // The data is what the chain loads (the Insert Benchmark prepares nothing): 4000 rows of ~250 bytes.
+    assert_eq!(r["facts"]["data_bytes"], 4000 * 250, "{}", r["facts"]);
+    // The probe is the whole chain: its measured seconds and counters add up over the three steps.
+    let p = &r["probe"];
+    assert!(p["tps"].as_f64().unwrap() > 0.0, "{p}");
+    assert!(p["seconds"].as_f64().unwrap() >= 2.0, "the query step alone measures 2 s: {p}");
+    assert!(p["redo_per_s"].as_f64().unwrap() > 0.0, "the load step writes redo: {p}");
+    let (elapsed, budget) = (r["elapsed_s"].as_u64().unwrap(), r["budget_s"].as_u64().unwrap());
+    assert!(elapsed <= budget, "{elapsed} s of a {budget} s budget");
+    let names: Vec<&str> = r["experiments"].as_array().unwrap().iter().map(|e| e[1].as_str().unwrap()).collect();
+    assert_eq!(names.first(), Some(&"ib-probe"), "{names:?}");
+    // Every step of the chain is a stored run of every experiment, and a screened group was compared on
+    // complete repetitions (every step measured), not failed for want of them.
+    let store = versus::store::Store::open(h.join("results.db")).unwrap();
+    for (id, name) in r["experiments"].as_array().unwrap().iter().map(|e| (e[0].as_i64().unwrap(), &e[1])) {
+        let runs = store.runs(id).unwrap();
+        for step in ["ibench/l.i0", "ibench/l.x", "ibench/qr100"] {
+            assert!(runs.iter().any(|r| r.cell.workload == step), "{name}: no run of {step}");
+        }
+        assert!(runs.iter().all(|r| r.status == versus::store::Status::Done), "{name}: {runs:?}");
+    }
+    let res = &r["result"];
+    for s in res["screening"].as_array().unwrap() {
+        assert!(s["comparison"].is_object(), "a group without its comparison: {s}");
+    }
+    for (c, fate) in r["candidates"].as_array().unwrap().iter().zip(res["fates"].as_array().unwrap()) {
+        assert_ne!(fate["fate"], "failed", "{c}: {fate}");
+        if c["risk"] == "durability" {
+            assert_eq!(fate["fate"], "not_tried", "{fate}");
+        }
+    }
+}
+
+/// A target with several workloads (the Insert Benchmark's steps are a cell each): per repetition the
+/// geometric mean over all of its cells, per thread count over its workloads there.
+#[test]
+fn samples_of_a_target_with_several_workloads() {
+    use common::reports::{Plan, Sim, record};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = versus::store::Store::open(dir.path().join("results.db")).unwrap();
+    let sim =
+        |label, workload, tps| Sim { workload, cv_between: 0.0, cv_within: 0.0, ..Sim::new(label, "system", "a", tps) };
+    let sims = [
+        sim("a", "ib/l.i0", 1000.0),
+        sim("a", "ib/qr100", 10.0),
+        sim("b", "ib/l.i0", 4000.0),
+        sim("b", "ib/qr100", 10.0),
+    ];
+    let id = record(&mut store, &sims, &Plan { intervals: 4, ..Plan::new("s", &[1, 4], 2) });
+    let by = versus::advise::samples::samples(&store, id, versus::metric::Metric::Tps).unwrap();
+    let close = |x: f64, want: f64| (x / want - 1.0).abs() < 1e-6;
+    let a = by["a"].as_ref().unwrap();
+    let b = by["b"].as_ref().unwrap();
+    assert_eq!(a.combined.len(), 2, "two complete repetitions");
+    // a at 1 thread: √(1000 × 10) = 100; at 4 threads both scale by 4^0.7.
+    assert!(close(a.per_threads[&1][0], 100.0), "{a:?}");
+    assert!(close(a.per_threads[&4][0], 100.0 * 4f64.powf(0.7)), "{a:?}");
+    assert!(close(a.combined[0], 100.0 * 4f64.powf(0.35)), "{a:?}");
+    // b is twice as fast (the geometric mean of 4× on one step and 1× on the other).
+    assert!(close(b.combined[1] / a.combined[1], 2.0), "{a:?} {b:?}");
 }

@@ -90,19 +90,30 @@ pub fn server(home: &Home, current: &TargetSpec, work: &Path) -> Result<(BTreeMa
     Ok((vars, snap.server_version))
 }
 
-/// Bytes and tables of the prepared data in a datadir snapshot: the files of the benchmark database
-/// (`.ibd`, and MyISAM/Aria data and index files), one table per `.ibd`/`.MYD`/`.MAD` file.
-pub fn data_size(snapshot: &Path, database: &str) -> (u64, u64) {
-    let dir = snapshot.join(database);
-    let Ok(rd) = std::fs::read_dir(&dir) else { return (0, 0) };
+/// The server's own databases, not the workload's data.
+const SYSTEM_DATABASES: &[&str] =
+    &["mysql", "sys", "performance_schema", "information_schema", "#innodb_redo", "#innodb_temp"];
+
+/// Bytes and tables of the prepared data in a datadir snapshot: the table files (`.ibd`, and
+/// MyISAM/Aria data and index files) of every database but the server's own, whichever workload
+/// prepared them; one table per `.ibd`/`.MYD`/`.MAD` file.
+pub fn data_size(snapshot: &Path) -> (u64, u64) {
+    let Ok(dbs) = std::fs::read_dir(snapshot) else { return (0, 0) };
     let (mut bytes, mut tables) = (0, 0);
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().to_ascii_lowercase();
-        let ext = name.rsplit('.').next().unwrap_or("");
-        if matches!(ext, "ibd" | "myd" | "myi" | "mad" | "mai") {
-            bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
-            if matches!(ext, "ibd" | "myd" | "mad") {
-                tables += 1;
+    for db in dbs.flatten().filter(|d| d.path().is_dir()) {
+        let name = db.file_name().to_string_lossy().to_ascii_lowercase();
+        if SYSTEM_DATABASES.contains(&name.as_str()) {
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(db.path()) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+            let ext = name.rsplit('.').next().unwrap_or("");
+            if matches!(ext, "ibd" | "myd" | "myi" | "mad" | "mai") {
+                bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+                if matches!(ext, "ibd" | "myd" | "mad") {
+                    tables += 1;
+                }
             }
         }
     }
@@ -185,16 +196,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn data_size_counts_table_files_of_the_database() {
+    fn data_size_counts_table_files_of_the_workloads_databases() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("sbtest");
-        std::fs::create_dir(&db).unwrap();
-        std::fs::write(db.join("sbtest1.ibd"), vec![0u8; 4096]).unwrap();
-        std::fs::write(db.join("sbtest2.ibd"), vec![0u8; 8192]).unwrap();
-        std::fs::write(db.join("sbtest1.frm"), vec![0u8; 100]).unwrap();
+        assert_eq!(data_size(dir.path()), (0, 0), "nothing prepared");
+        for (db, file, len) in [
+            ("sbtest", "sbtest1.ibd", 4096),
+            ("sbtest", "sbtest2.ibd", 8192),
+            ("sbtest", "sbtest1.frm", 100),
+            ("app", "orders.MYD", 1000),
+            ("app", "orders.MYI", 500),
+            ("mysql", "innodb_table_stats.ibd", 65536),
+            ("performance_schema", "x.ibd", 65536),
+        ] {
+            std::fs::create_dir_all(dir.path().join(db)).unwrap();
+            std::fs::write(dir.path().join(db).join(file), vec![0u8; len]).unwrap();
+        }
         std::fs::write(dir.path().join("ibdata1"), vec![0u8; 50_000]).unwrap();
-        assert_eq!(data_size(dir.path(), "sbtest"), (12288, 2));
-        assert_eq!(data_size(dir.path(), "nope"), (0, 0));
+        assert_eq!(data_size(dir.path()), (4096 + 8192 + 1000 + 500, 3));
     }
 
     #[test]

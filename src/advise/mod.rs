@@ -8,6 +8,8 @@
 //! - [`inspect`]: reading the facts on the real machine.
 //! - [`memory`]: the worst case of a config's memory at `max_connections`.
 //! - [`dedicated`]: the `innodb_dedicated_server` baseline (MySQL's switch, or its formulas).
+//! - [`samples`]: what the stored runs of advise's experiments measured (the search's samples, the
+//!   probe's figures).
 //! - [`search`]: the proof, independent of servers: screening, successive halving, leave-one-out
 //!   attribution with explain's search, confirmation, within a hard budget.
 
@@ -18,6 +20,7 @@ pub mod inspect;
 pub mod memory;
 pub mod rules;
 pub mod runner;
+pub mod samples;
 pub mod search;
 pub mod section;
 

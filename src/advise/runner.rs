@@ -3,7 +3,6 @@
 //! [`super::search`] with every step stored as a normal experiment (`NAME-probe`, `NAME-screen-1`,
 //! `NAME-attribution-N`, `NAME-confirm-N`) that `versus compare` and `versus report` read like any other.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -14,7 +13,8 @@ use super::facts::{Facts, ProbeFacts};
 use super::inspect::{self, ProbeSummary};
 use super::memory::{MemoryEstimate, worst_case};
 use super::rules::{Candidate, Considered, candidates};
-use super::search::{self, Bench, ConfigResult, Samples, SearchResult, SearchSettings, Step, Tier, step_cost};
+use super::samples::{probe_facts, samples};
+use super::search::{self, Bench, ConfigResult, SearchResult, SearchSettings, Step, Tier, step_cost};
 use crate::error::{Error, Result};
 use crate::experiment::progress::human;
 use crate::experiment::sandbox_executor::SandboxExecutor;
@@ -26,10 +26,10 @@ use crate::explain::runner::{run_step_until, set_table};
 use crate::explain::skip::Skipped;
 use crate::explain::targets::TargetSpec;
 use crate::explain::transfer::{merge_overrides, override_for};
-use crate::metric::{Metric, RunValues};
+use crate::metric::Metric;
 use crate::server::Home;
 use crate::stats::{BootstrapConfig, CompareConfig};
-use crate::store::{Status, Store};
+use crate::store::Store;
 
 /// The marker at the start of the description of every experiment `versus advise` stores.
 pub const DESCRIPTION_MARKER: &str = "versus advise:";
@@ -210,48 +210,6 @@ fn experiment(
     })
 }
 
-/// Per target of a stored experiment: its values per thread count and repetition, and per complete
-/// repetition the geometric mean over the thread counts. Targets without two complete repetitions
-/// come back with the first error.
-pub fn samples(store: &Store, experiment: i64, metric: Metric) -> Result<BTreeMap<String, ConfigResult>> {
-    let runs = store.runs(experiment)?;
-    let threads: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cell.threads).collect();
-    let mut values: BTreeMap<String, BTreeMap<u32, BTreeMap<u32, f64>>> = BTreeMap::new();
-    let mut errors: BTreeMap<String, String> = BTreeMap::new();
-    for r in &runs {
-        let per_rep = values.entry(r.cell.target.clone()).or_default();
-        if r.status == Status::Done
-            && let Some(d) = store.run(r.id)?
-            && let Some(s) = d.run.summary.as_ref()
-            && let Some(v) = metric
-                .of_run(&RunValues { summary: s, efficiency: &d.efficiency, histogram: None })
-                .filter(|v| v.is_finite() && *v > 0.0)
-        {
-            per_rep.entry(r.repetition).or_default().insert(r.cell.threads, v);
-        } else if let Some(e) = &r.error {
-            errors.entry(r.cell.target.clone()).or_insert_with(|| e.clone());
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (label, reps) in values {
-        let mut s = Samples::default();
-        for by_threads in reps.values().filter(|v| v.len() == threads.len()) {
-            for (t, v) in by_threads {
-                s.per_threads.entry(*t).or_default().push(*v);
-            }
-            s.combined.push((by_threads.values().map(|x| x.ln()).sum::<f64>() / by_threads.len() as f64).exp());
-        }
-        let result = if s.combined.len() >= 2 {
-            Ok(s)
-        } else {
-            let why = errors.get(&label).cloned().unwrap_or_else(|| "runs did not finish".into());
-            Err(format!("{} complete repetition(s) of {label}: {why}", s.combined.len()))
-        };
-        out.insert(label, result);
-    }
-    Ok(out)
-}
-
 /// The plan of a step's experiment, with the options that shape the data decided for the build's own
 /// server line (as explain's steps), so candidates that shape data only elsewhere share one preparation.
 fn step_plan(file: &ExperimentFile, home: &Home) -> Result<Plan> {
@@ -386,22 +344,7 @@ fn probe(bench: &mut ServerBench<'_>) -> Result<ProbeFacts> {
         bench.opts.seed,
     )?;
     let id = bench.run(file, bench.opts.budget)?;
-    let runs = bench.store.runs(id)?;
-    let run = runs.first().ok_or_else(|| Error::Other("the probe run was not stored".into()))?;
-    let detail = bench.store.run(run.id)?.filter(|_| run.status == Status::Done).ok_or_else(|| {
-        Error::Other(format!(
-            "the probe run of the current config failed: {}",
-            run.error.clone().unwrap_or_else(|| "no result".into())
-        ))
-    })?;
-    let tps = detail.run.summary.as_ref().and_then(|s| {
-        bench.opts.metric.of_run(&RunValues { summary: s, efficiency: &detail.efficiency, histogram: None })
-    });
-    Ok(ProbeFacts {
-        seconds: bench.opts.duration.as_secs_f64(),
-        tps,
-        deltas: detail.status_deltas.into_iter().collect(),
-    })
+    probe_facts(bench.store, id, bench.opts.metric, bench.opts.duration)
 }
 
 /// The search settings of `opts`.
@@ -511,12 +454,19 @@ pub fn advise(
                 human(per_run)
             ));
             let p = probe(&mut bench)?;
+            // The prepared data (every database of the snapshot but the server's own), plus what the
+            // workload's runs add to it (the Insert Benchmark loads its tables in its first step).
             let snap = bench.executor.work_dir().join("snapshot-0");
-            let db = opts.workload.options.get("mysql-db").and_then(|v| v.as_str()).unwrap_or("sbtest");
-            let (bytes, tables) = inspect::data_size(&snap, db);
-            if bytes > 0 {
-                facts.data_bytes = Some(bytes);
-                facts.tables = Some(tables);
+            let (bytes, tables) = inspect::data_size(&snap);
+            let plan = step_plan(
+                &experiment(current, opts, "growth".into(), &[("current".into(), vec![])], 1, opts.threads.clone(), 0)?,
+                home,
+            )?;
+            let top = *opts.threads.iter().max().unwrap_or(&1);
+            let growth: u64 = plan.workloads.iter().map(|w| w.disk_growth(top)).sum();
+            if bytes + growth > 0 {
+                facts.data_bytes = Some(bytes + growth);
+                facts.tables = (tables > 0).then_some(tables);
             }
             probe_summary = Some(inspect::summarize(&p, &facts));
             facts.probe = Some(p);

@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::{DESCRIPTION_MARKER, samples};
+use super::runner::DESCRIPTION_MARKER;
+use super::samples::samples;
 use super::search::{Confirmation, confirmation};
 use crate::error::Result;
 use crate::experiment::ExperimentFile;

@@ -97,8 +97,9 @@ pub(super) fn calibrate_cmd(home: &Home, a: CalibrateArgs) -> Result<i32> {
     let measure = MeasureArgs {
         workload: a.workload.clone(),
         options: a.options.clone(),
-        tables: a.tables,
-        table_size: a.table_size,
+        script: None,
+        tables: Some(a.tables),
+        table_size: Some(a.table_size),
         threads: a.threads.clone(),
         duration: a.duration,
         warmup: a.warmup,

@@ -180,18 +180,23 @@ pub(super) fn diff_vars(home: &Home, a: DiffVarsArgs) -> Result<i32> {
 /// Workload and measurement flags (shared by `explain` and `series`).
 #[derive(Debug, Args)]
 pub(super) struct MeasureArgs {
-    /// The sysbench test to run (oltp_write_only, oltp_read_write, oltp_update_index …).
-    #[arg(long, value_name = "TEST")]
+    /// The test to run: a sysbench test (oltp_write_only, oltp_read_write, oltp_update_index …) or
+    /// ibench (the Insert Benchmark).
+    #[arg(long, value_name = "TEST", conflicts_with = "script")]
     pub(super) workload: Option<String>,
-    /// A sysbench option of the workload (repeatable), e.g. --option range_size=10.
+    /// Or a SQL script to run (pgbench-style, docs/workloads.md).
+    #[arg(long, value_name = "FILE.sql")]
+    pub(super) script: Option<PathBuf>,
+    /// An option of the workload with its own name (repeatable), e.g. --option range_size=10 (sysbench)
+    /// or --option rows=100000 (ibench).
     #[arg(long = "option", value_name = "NAME=VALUE")]
     pub(super) options: Vec<String>,
-    /// Tables of the workload.
-    #[arg(long, default_value_t = 4)]
-    pub(super) tables: u32,
-    /// Rows per table.
-    #[arg(long, default_value_t = 10_000)]
-    pub(super) table_size: u64,
+    /// Tables of the workload (sysbench's --tables) [default: the workload's own].
+    #[arg(long)]
+    pub(super) tables: Option<u32>,
+    /// Rows per table (sysbench's --table-size) [default: the workload's own].
+    #[arg(long)]
+    pub(super) table_size: Option<u64>,
     /// Client thread counts (comma-separated).
     #[arg(long, value_name = "N", value_delimiter = ',', default_value = "4")]
     pub(super) threads: Vec<u32>,
@@ -226,8 +231,12 @@ fn parse_metric(s: &str) -> std::result::Result<Metric, String> {
 impl MeasureArgs {
     pub(super) fn workload(&self) -> Result<WorkloadDef> {
         let mut options = toml::Table::new();
-        options.insert("tables".into(), toml::Value::Integer(self.tables.into()));
-        options.insert("table-size".into(), toml::Value::Integer(self.table_size as i64));
+        if let Some(t) = self.tables {
+            options.insert("tables".into(), toml::Value::Integer(t.into()));
+        }
+        if let Some(n) = self.table_size {
+            options.insert("table-size".into(), toml::Value::Integer(n as i64));
+        }
         for o in &self.options {
             let (k, v) = o
                 .split_once('=')
@@ -244,10 +253,29 @@ impl MeasureArgs {
         if self.duration.is_zero() {
             return Err(Error::option("--duration", "must be more than 0 s"));
         }
-        let Some(test) = self.workload.clone() else {
-            return Err(Error::option("--workload", "give the sysbench test to run, e.g. --workload oltp_write_only"));
+        let def = match (&self.workload, &self.script) {
+            (_, Some(file)) => {
+                if !file.is_file() {
+                    return Err(Error::option("--script", format!("{} does not exist", file.display())));
+                }
+                let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+                WorkloadDef { name: None, test: String::new(), script: Some(file), threads: None, options }
+            }
+            (Some(test), None) => WorkloadDef { name: None, test: test.clone(), script: None, threads: None, options },
+            (None, None) => {
+                return Err(Error::option(
+                    "--workload",
+                    "give the test to run, e.g. --workload oltp_write_only or --workload ibench, or --script FILE.sql",
+                ));
+            }
         };
-        Ok(WorkloadDef { name: None, test, script: None, threads: None, options })
+        // The workload's own checks of its options, before anything runs.
+        let base = std::path::Path::new("/");
+        crate::workload::plan_workloads(&def, base).map_err(|e| {
+            let flag = if def.script.is_some() { "--script" } else { "--workload" };
+            Error::option(flag, e)
+        })?;
+        Ok(def)
     }
 }
 

@@ -154,7 +154,7 @@ pub fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
         .unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
     for row in store.runs(id).unwrap() {
-        let s = sims.iter().find(|s| s.label == row.cell.target).unwrap();
+        let s = sims.iter().find(|s| s.label == row.cell.target && s.workload == row.cell.workload).unwrap();
         store.start_run(row.id, &StartRun { server_version: version(s), command: serde_json::json!({}) }).unwrap();
         let level = s.tps * f64::from(row.cell.threads).powf(0.7) * (1.0 + s.cv_between * normal(&mut rng));
         let rates: Vec<f64> =
