@@ -10,13 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::owned;
 use crate::server::admin;
-use crate::server::build::{Build, Flavor};
+use crate::server::build::Build;
 use crate::server::config;
 use crate::server::effective;
 use crate::server::flavor::{self, InstancePaths};
@@ -24,108 +22,13 @@ use crate::server::lockdown::{self, Account};
 use crate::server::process::{self, StopOutcome};
 use crate::server::snapshot;
 
-/// The benchmark user created in every sandbox (sysbench's default user name).
-pub const DEFAULT_USER: &str = "sbtest";
-/// Its password.
-pub const DEFAULT_PASSWORD: &str = "sbpass";
-/// The database created in every sandbox.
-pub const DEFAULT_DATABASE: &str = "sbtest";
+mod files;
+mod record;
+mod spec;
 
-/// What to start: a build, a configuration and where to keep the files.
-#[derive(Debug, Clone)]
-pub struct SandboxSpec {
-    /// Sandbox name (letters, digits, `.`, `_`, `-`).
-    pub name: String,
-    /// The server build to run.
-    pub build: Build,
-    /// The sandbox directory: my.cnf, logs, socket, pid file and (by default) the datadir.
-    pub dir: PathBuf,
-    /// A base option file whose options come first.
-    pub base_config: Option<PathBuf>,
-    /// `name=value` (or bare `name`) options applied on top, as with `--set`.
-    pub overrides: Vec<String>,
-    /// TCP port on 127.0.0.1; a free one is picked when `None`.
-    pub port: Option<u16>,
-    /// The datadir; `dir/data` when `None`.
-    pub datadir: Option<PathBuf>,
-    /// Start from an empty datadir even if one exists.
-    pub fresh: bool,
-    /// Leave the server running after versus exits (for `versus server start`).
-    pub detached: bool,
-    /// Benchmark user name.
-    pub user: String,
-    /// Benchmark user password.
-    pub password: String,
-    /// Database created for the benchmark.
-    pub database: String,
-    /// How long to wait for the server to accept queries.
-    pub ready_timeout: Duration,
-    /// How long a clean shutdown may take before SIGKILL.
-    pub stop_timeout: Duration,
-    /// The CPUs the server runs on (`pin_cpus`); any CPU when empty.
-    pub cpus: Vec<usize>,
-}
-
-impl SandboxSpec {
-    /// A spec with the defaults: free port, `dir/data`, user `sbtest`/`sbpass`, database `sbtest`.
-    pub fn new(name: impl Into<String>, build: Build, dir: impl Into<PathBuf>) -> Self {
-        SandboxSpec {
-            name: name.into(),
-            build,
-            dir: dir.into(),
-            base_config: None,
-            overrides: Vec::new(),
-            port: None,
-            datadir: None,
-            fresh: false,
-            detached: false,
-            user: DEFAULT_USER.into(),
-            password: DEFAULT_PASSWORD.into(),
-            database: DEFAULT_DATABASE.into(),
-            ready_timeout: Duration::from_secs(120),
-            stop_timeout: Duration::from_secs(120),
-            cpus: Vec::new(),
-        }
-    }
-}
-
-/// What a sandbox directory records about its server (`sandbox.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SandboxInfo {
-    /// Sandbox name.
-    pub name: String,
-    /// Name of the build it runs.
-    pub build: String,
-    /// Its flavor.
-    pub flavor: Flavor,
-    /// `SELECT VERSION()` of the running server.
-    pub version: String,
-    /// TCP port on 127.0.0.1.
-    pub port: u16,
-    /// Unix socket.
-    pub socket: PathBuf,
-    /// Server process id.
-    pub pid: u32,
-    /// The sandbox directory.
-    pub dir: PathBuf,
-    /// The datadir.
-    pub datadir: PathBuf,
-    /// The generated option file.
-    pub cnf: PathBuf,
-    /// The server's error log.
-    pub error_log: PathBuf,
-    /// Benchmark user.
-    pub user: String,
-    /// Benchmark password (a sandbox-local secret; never copied into results).
-    pub password: String,
-    /// Benchmark database.
-    pub database: String,
-    /// When the server became ready, in seconds since the Unix epoch.
-    pub started_at: u64,
-    /// The OS account the server switches to (`user=`), when versus started it as root.
-    #[serde(default)]
-    pub server_user: Option<String>,
-}
+use files::{absolute, log_len, prepare_datadir, socket_path, spaceless_paths, summarize_output};
+pub use record::{SandboxInfo, is_our_server, read_info, stop_leftover};
+pub use spec::{DEFAULT_DATABASE, DEFAULT_PASSWORD, DEFAULT_USER, SandboxSpec};
 
 /// A running (or stopped) sandboxed server.
 #[derive(Debug)]
@@ -195,7 +98,7 @@ impl Sandbox {
             }
             None => free_port()?,
         };
-        let fresh_datadir = prepare_datadir(&spec, &paths.datadir)?;
+        let fresh_datadir = prepare_datadir(spec.fresh, &spec.build.name, &paths.datadir)?;
         let root_password = lockdown::generate_password()?;
         lockdown::write_private(&lockdown::root_password_file(&dir), &(root_password.clone() + "\n"))?;
         let info = SandboxInfo {
@@ -603,31 +506,6 @@ impl Drop for Sandbox {
     }
 }
 
-/// Reads `dir/sandbox.json`.
-pub fn read_info(dir: &Path) -> Result<SandboxInfo> {
-    let path = dir.join("sandbox.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, e))?;
-    serde_json::from_str(&text).map_err(|e| Error::file(&path, format!("not a versus sandbox record: {e}")))
-}
-
-/// True when the process recorded in `info` is alive and is this sandbox's server.
-pub fn is_our_server(info: &SandboxInfo) -> bool {
-    info.pid != 0
-        && process::is_alive(info.pid)
-        && process::cmdline_contains(info.pid, &format!("--defaults-file={}", info.cnf.display()))
-}
-
-/// Stops any server still running on the option file of the sandbox directory `dir` (a versus that
-/// was killed outright leaves its server behind, perhaps before it recorded it). Only processes given
-/// exactly `--defaults-file=DIR/my.cnf` are stopped, by PID. Returns how many there were.
-pub fn stop_leftover(dir: &Path) -> usize {
-    let pids = process::with_argument(&format!("--defaults-file={}", dir.join("my.cnf").display()));
-    for &pid in &pids {
-        process::terminate(pid, None, Duration::from_secs(120));
-    }
-    pids.len()
-}
-
 /// True when nothing listens on 127.0.0.1:`port`.
 pub fn port_is_free(port: u16) -> bool {
     TcpListener::bind(("127.0.0.1", port)).is_ok()
@@ -639,112 +517,6 @@ pub fn free_port() -> Result<u16> {
     l.local_addr().map(|a| a.port()).map_err(|e| Error::Other(format!("cannot find a free port: {e}")))
 }
 
-fn absolute(p: &Path) -> Result<PathBuf> {
-    std::path::absolute(p).map_err(|e| Error::file(p, e))
-}
-
-/// The socket goes into the sandbox directory unless that path would exceed the kernel's limit for
-/// unix socket addresses (108 bytes); then it goes to /tmp under a name derived from the directory.
-fn socket_path(dir: &Path) -> PathBuf {
-    let p = dir.join("mysqld.sock");
-    if p.as_os_str().len() < 100 {
-        return p;
-    }
-    let hash = dir
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
-    std::env::temp_dir().join(format!("versus-{hash:016x}")).join("mysqld.sock")
-}
-
-/// Decides whether the datadir must be initialised: true for a missing or empty one. A non-empty
-/// datadir is reused only when versus initialised it for the same build.
-fn prepare_datadir(spec: &SandboxSpec, datadir: &Path) -> Result<bool> {
-    if spec.fresh && !is_empty_dir(datadir) {
-        // Only a datadir versus made (or initialised) is emptied; anything else is refused before a file goes.
-        owned::remove_contents(datadir).map_err(|_| {
-            Error::file(
-                datadir,
-                "--fresh refused: the datadir is not empty and was not made by versus; give an empty or new directory",
-            )
-        })?;
-    }
-    if is_empty_dir(datadir) {
-        return Ok(true);
-    }
-    let marker = datadir.join("versus.json");
-    let owner = std::fs::read_to_string(&marker)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v["build"].as_str().map(str::to_string));
-    match owner {
-        Some(b) if b == spec.build.name => Ok(false),
-        Some(b) => Err(Error::file(
-            datadir,
-            format!(
-                "the datadir was initialised by build '{b}', not '{}'; start with --fresh to replace it",
-                spec.build.name
-            ),
-        )),
-        None => Err(Error::file(
-            datadir,
-            "the datadir is not empty and was not made by versus; give an empty or new directory",
-        )),
-    }
-}
-
-/// True for a missing or empty directory.
-fn is_empty_dir(dir: &Path) -> bool {
-    match std::fs::read_dir(dir) {
-        Ok(mut rd) => rd.next().is_none(),
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-    }
-}
-
-fn log_len(path: &Path) -> u64 {
-    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
-}
-
-/// The install scripts (`mariadb-install-db`, `mysql_install_db`) split paths at spaces. A path
-/// argument with whitespace is replaced by a symbolic link without any, in a directory versus makes for
-/// the purpose; it returns that directory, to be removed once the command ran.
-fn spaceless_paths(cmd: &mut flavor::CommandLine) -> Result<Option<PathBuf>> {
-    if !cmd.args.iter().any(|a| a.contains(char::is_whitespace)) {
-        return Ok(None);
-    }
-    let dir = std::env::temp_dir().join(format!("versus-init-{}-{}", std::process::id(), free_suffix()));
-    owned::create_dir(&dir)?;
-    for (i, arg) in cmd.args.iter_mut().enumerate() {
-        let Some((key, value)) = arg.split_once('=').filter(|(_, v)| v.contains(char::is_whitespace)) else {
-            continue;
-        };
-        let link = dir.join(format!("p{i}"));
-        let value = Path::new(value);
-        // A path the command creates (the datadir) is reached through a link to its parent.
-        let (target, tail) = match (value.exists(), value.parent(), value.file_name()) {
-            (false, Some(parent), Some(name)) => (parent, Some(name)),
-            _ => (value, None),
-        };
-        std::os::unix::fs::symlink(target, &link).map_err(|e| Error::file(&link, e))?;
-        let shown = tail.map(|t| link.join(t)).unwrap_or(link);
-        *arg = format!("{key}={}", shown.display());
-    }
-    Ok(Some(dir))
-}
-
-fn free_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
-}
-
-fn summarize_output(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let errors: Vec<&str> = lines.iter().copied().filter(|l| l.contains("ERROR") || l.contains("error")).collect();
-    let picked =
-        if errors.is_empty() { &lines[lines.len().saturating_sub(3)..] } else { &errors[..errors.len().min(3)] };
-    if picked.is_empty() { "no output".into() } else { picked.join(" | ") }
-}
-
 /// How a second Ctrl-C stops a guarded server: SIGTERM, then SIGKILL after 20 s.
 fn stop_guarded(pid: u32) {
     super::process::terminate(pid, None, std::time::Duration::from_secs(20));
@@ -753,15 +525,6 @@ fn stop_guarded(pid: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn long_directories_get_a_short_socket() {
-        assert_eq!(socket_path(Path::new("/tmp/sb")), PathBuf::from("/tmp/sb/mysqld.sock"));
-        let long = PathBuf::from("/tmp").join("d".repeat(120));
-        let s = socket_path(&long);
-        assert!(s.as_os_str().len() < 100 && s.starts_with(std::env::temp_dir()), "{s:?}");
-        assert_eq!(s, socket_path(&long));
-    }
 
     #[test]
     fn a_port_in_use_is_seen() {

@@ -1,0 +1,125 @@
+//! The files of a sandbox directory: where its socket goes, whether its datadir may be used or
+//! initialised, and the argument rewriting the install scripts need.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::owned;
+use crate::server::flavor;
+
+pub(super) fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p).map_err(|e| Error::file(p, e))
+}
+
+/// The socket goes into the sandbox directory unless that path would exceed the kernel's limit for
+/// unix socket addresses (108 bytes); then it goes to /tmp under a name derived from the directory.
+pub(super) fn socket_path(dir: &Path) -> PathBuf {
+    let p = dir.join("mysqld.sock");
+    if p.as_os_str().len() < 100 {
+        return p;
+    }
+    let hash = dir
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
+    std::env::temp_dir().join(format!("versus-{hash:016x}")).join("mysqld.sock")
+}
+
+/// Decides whether the datadir must be initialised: true for a missing or empty one. A non-empty
+/// datadir is reused only when versus initialised it for the same build.
+pub(super) fn prepare_datadir(fresh: bool, build: &str, datadir: &Path) -> Result<bool> {
+    if fresh && !is_empty_dir(datadir) {
+        // Only a datadir versus made (or initialised) is emptied; anything else is refused before a file goes.
+        owned::remove_contents(datadir).map_err(|_| {
+            Error::file(
+                datadir,
+                "--fresh refused: the datadir is not empty and was not made by versus; give an empty or new directory",
+            )
+        })?;
+    }
+    if is_empty_dir(datadir) {
+        return Ok(true);
+    }
+    let marker = datadir.join("versus.json");
+    let owner = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["build"].as_str().map(str::to_string));
+    match owner {
+        Some(b) if b == build => Ok(false),
+        Some(b) => Err(Error::file(
+            datadir,
+            format!("the datadir was initialised by build '{b}', not '{build}'; start with --fresh to replace it"),
+        )),
+        None => Err(Error::file(
+            datadir,
+            "the datadir is not empty and was not made by versus; give an empty or new directory",
+        )),
+    }
+}
+
+/// True for a missing or empty directory.
+fn is_empty_dir(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut rd) => rd.next().is_none(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+pub(super) fn log_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The install scripts (`mariadb-install-db`, `mysql_install_db`) split paths at spaces. A path
+/// argument with whitespace is replaced by a symbolic link without any, in a directory versus makes for
+/// the purpose; it returns that directory, to be removed once the command ran.
+pub(super) fn spaceless_paths(cmd: &mut flavor::CommandLine) -> Result<Option<PathBuf>> {
+    if !cmd.args.iter().any(|a| a.contains(char::is_whitespace)) {
+        return Ok(None);
+    }
+    let dir = std::env::temp_dir().join(format!("versus-init-{}-{}", std::process::id(), free_suffix()));
+    owned::create_dir(&dir)?;
+    for (i, arg) in cmd.args.iter_mut().enumerate() {
+        let Some((key, value)) = arg.split_once('=').filter(|(_, v)| v.contains(char::is_whitespace)) else {
+            continue;
+        };
+        let link = dir.join(format!("p{i}"));
+        let value = Path::new(value);
+        // A path the command creates (the datadir) is reached through a link to its parent.
+        let (target, tail) = match (value.exists(), value.parent(), value.file_name()) {
+            (false, Some(parent), Some(name)) => (parent, Some(name)),
+            _ => (value, None),
+        };
+        std::os::unix::fs::symlink(target, &link).map_err(|e| Error::file(&link, e))?;
+        let shown = tail.map(|t| link.join(t)).unwrap_or(link);
+        *arg = format!("{key}={}", shown.display());
+    }
+    Ok(Some(dir))
+}
+
+fn free_suffix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
+}
+
+pub(super) fn summarize_output(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let errors: Vec<&str> = lines.iter().copied().filter(|l| l.contains("ERROR") || l.contains("error")).collect();
+    let picked =
+        if errors.is_empty() { &lines[lines.len().saturating_sub(3)..] } else { &errors[..errors.len().min(3)] };
+    if picked.is_empty() { "no output".into() } else { picked.join(" | ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_directories_get_a_short_socket() {
+        assert_eq!(socket_path(Path::new("/tmp/sb")), PathBuf::from("/tmp/sb/mysqld.sock"));
+        let long = PathBuf::from("/tmp").join("d".repeat(120));
+        let s = socket_path(&long);
+        assert!(s.as_os_str().len() < 100 && s.starts_with(std::env::temp_dir()), "{s:?}");
+        assert_eq!(s, socket_path(&long));
+    }
+}
