@@ -20,6 +20,7 @@ pub mod session;
 mod shared;
 pub mod spec;
 pub mod stats;
+mod values;
 
 use std::io::Write;
 use std::sync::Arc;

@@ -2,13 +2,13 @@
 //! interchangeable, `on|off` booleans, `--config-file`) into typed, validated [`Options`].
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 pub use super::names::{Command, Test};
 use super::spec::{self, Kind};
-use crate::driver::tls::{SslMode, Tls};
+pub use super::values::flag;
+use super::values::{bad, count, dashed, deprecated, int, list, num, raw, read_config_file, size, tls, unknown_option};
 use crate::driver::{ConnectOptions, PsMode};
 use crate::error::{Error, Result};
 
@@ -303,148 +303,6 @@ pub fn from_values(
         warnings,
         explicit: values,
     })
-}
-
-fn dashed(name: &str) -> String {
-    name.replace('_', "-")
-}
-
-fn unknown_option(name: &str) -> Error {
-    let hint = match spec::closest(name) {
-        Some(n) => format!("unknown option; did you mean --{}?", dashed(n)),
-        None => "unknown option; see 'versus sysbench --help'".to_string(),
-    };
-    Error::option(format!("--{}", dashed(name)), hint)
-}
-
-fn read_config_file(path: &str) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let (k, v) = line.split_once('=').unwrap_or((line, "on"));
-        let k = k.trim().trim_start_matches("--").replace('-', "_");
-        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-        if spec::find(&k).is_none() {
-            return Err(Error::file(path, format!("{}", unknown_option(&k))));
-        }
-        out.push((k, v.to_string()));
-    }
-    Ok(out)
-}
-
-fn raw<'a>(values: &'a BTreeMap<String, String>, name: &str) -> &'a str {
-    values.get(name).map(|s| s.as_str()).or_else(|| spec::find(name).and_then(|s| s.default)).unwrap_or("")
-}
-
-fn bad(name: &str, v: &str, what: &str) -> Error {
-    Error::option(format!("--{}", dashed(name)), format!("invalid value '{v}': {what}"))
-}
-
-/// A boolean option: `on|true|1` or `off|false|0`, lower case, the spellings sysbench accepts.
-pub fn flag(values: &BTreeMap<String, String>, name: &str) -> Result<bool> {
-    match raw(values, name) {
-        "on" | "true" | "1" => Ok(true),
-        "off" | "false" | "0" => Ok(false),
-        v => Err(bad(name, v, "expected on or off")),
-    }
-}
-
-/// A SIZE option (`64K`, `1M`): bytes, more than 0 and below 2 GiB as sysbench requires.
-fn size(values: &BTreeMap<String, String>, name: &str) -> Result<u64> {
-    let v = raw(values, name);
-    let (digits, unit) = match v.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => v.split_at(i),
-        None => (v, ""),
-    };
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return Err(bad(name, v, "expected a size such as 64K or 1M")),
-    };
-    match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(1 << shift)) {
-        Some(n) if n > 0 && n < 1 << 31 => Ok(n),
-        _ => Err(bad(name, v, "expected a size above 0 and below 2G, such as 64K")),
-    }
-}
-
-fn int(values: &BTreeMap<String, String>, name: &str) -> Result<u64> {
-    let v = raw(values, name);
-    v.trim().parse::<u64>().map_err(|_| {
-        if v.trim().starts_with('-') {
-            bad(name, v, "must not be negative")
-        } else {
-            bad(name, v, "expected an integer")
-        }
-    })
-}
-
-fn num(values: &BTreeMap<String, String>, name: &str) -> Result<f64> {
-    let v = raw(values, name);
-    match v.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        Ok(_) => Err(bad(name, v, "must be a non-negative number")),
-        Err(_) => Err(bad(name, v, "expected a number")),
-    }
-}
-
-fn count(values: &BTreeMap<String, String>, name: &str) -> Result<u32> {
-    let x = num(values, name)?;
-    if x > u32::MAX as f64 {
-        return Err(bad(name, raw(values, name), "too large"));
-    }
-    Ok(x as u32)
-}
-
-/// `--mysql-ssl` (on/off or a mode) and its certificate files; sysbench 1.0's files in the current
-/// directory fill in what the options leave unset.
-fn tls(values: &BTreeMap<String, String>) -> Result<Tls> {
-    let v = raw(values, "mysql_ssl");
-    let mode = SslMode::parse(v).ok_or_else(|| {
-        bad("mysql_ssl", v, "expected on, off or DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY")
-    })?;
-    let file = |name: &str| -> Result<Option<PathBuf>> {
-        match raw(values, name) {
-            "" => Ok(None),
-            f if Path::new(f).is_file() => Ok(Some(PathBuf::from(f))),
-            f => Err(bad(name, f, "no such file")),
-        }
-    };
-    let t = Tls { mode, ca: file("mysql_ssl_ca")?, cert: file("mysql_ssl_cert")?, key: file("mysql_ssl_key")? };
-    if t.cert.is_some() != t.key.is_some() {
-        let missing = if t.cert.is_some() { "--mysql-ssl-key" } else { "--mysql-ssl-cert" };
-        return Err(Error::option(missing, "--mysql-ssl-cert and --mysql-ssl-key go together; give both"));
-    }
-    if !t.enabled() {
-        return Ok(t);
-    }
-    Ok(match std::env::current_dir() {
-        Ok(dir) => t.with_legacy_files(&dir),
-        Err(_) => t,
-    })
-}
-
-fn list(values: &BTreeMap<String, String>, name: &str) -> Vec<String> {
-    raw(values, name).split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
-}
-
-fn deprecated(values: &BTreeMap<String, String>, old: &str, new: &str, w: &mut Vec<String>) -> Result<Option<u64>> {
-    if !values.contains_key(old) {
-        return Ok(None);
-    }
-    let v = int(values, old)?;
-    let used = if old == "num_threads" { v > 1 } else { v > 0 };
-    if !used {
-        return Ok(None);
-    }
-    w.push(format!("WARNING: --{} is deprecated, use --{} instead", dashed(old), dashed(new)));
-    Ok(Some(v))
 }
 
 fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<String>) -> Result<Options> {
