@@ -36,7 +36,11 @@ pub fn samples(store: &Store, experiment: i64, metric: Metric) -> Result<BTreeMa
             errors.entry(r.cell.target.clone()).or_insert_with(|| e.clone());
         }
     }
-    let geomean = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp();
+    // One value is itself (exp(ln x) is not always x to the last digit).
+    let geomean = |v: &[f64]| match v {
+        [one] => *one,
+        _ => (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp(),
+    };
     let mut out = BTreeMap::new();
     for (label, reps) in values {
         let mut s = Samples::default();
