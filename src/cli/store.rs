@@ -65,15 +65,29 @@ fn same_file(a: &Location, b: &Location) -> bool {
 pub(super) struct ImportArgs {
     /// The recovery file that versus wrote when the store could not take a measured run.
     file: std::path::PathBuf,
-    /// The store to import into [default: the store named in FILE].
+    /// The store to import into [default: $VERSUS_DB when it names the store recorded in FILE (it may
+    /// carry the password that FILE leaves out), else the store recorded in FILE].
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
+}
+
+/// Where `versus import` stores a run recorded for `recorded` (a recovery file's `store`: a path, or a
+/// URL whose password is redacted): `--db`, else `VERSUS_DB` when it names that same store (with its
+/// password), else `recorded` itself.
+fn import_location(db: Option<&str>, env: Option<&str>, recorded: &str) -> Location {
+    let recorded = Location::parse(recorded);
+    match (db.filter(|v| !v.is_empty()), env.filter(|v| !v.is_empty()).map(Location::parse)) {
+        (Some(db), _) => Location::parse(db),
+        (None, Some(env)) if env.to_string() == recorded.to_string() => env,
+        _ => recorded,
+    }
 }
 
 /// Stores a run that a failed store write left in a recovery file.
 pub(super) fn import(a: ImportArgs) -> Result<i32> {
     let r = crate::store::recovery::load(&a.file)?;
-    let location = Location::parse(a.db.as_deref().unwrap_or(&r.store));
+    let env = std::env::var(super::DB_ENV).ok();
+    let location = import_location(a.db.as_deref(), env.as_deref(), &r.store);
     if !location.exists() {
         return Err(Error::option(
             "--db",
@@ -88,4 +102,29 @@ pub(super) fn import(a: ImportArgs) -> Result<i32> {
     };
     println!("run {} of experiment {} stored in {}; {kept}", r.run_id, r.experiment_id, store.path().display());
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_goes_to_db_else_to_versus_db_when_it_is_the_recorded_store_else_to_the_recorded_one() {
+        let recorded = "postgres://versus:<redacted>@db.example:5432/team";
+        let env = "postgres://versus:s3cret@db.example:5432/team";
+        let other = "postgres://versus:s3cret@db.example:5432/other";
+        let url = |l: Location| match l {
+            Location::Postgres(u) => u,
+            Location::Sqlite(p) => p.display().to_string(),
+        };
+        // VERSUS_DB of the same store carries the password the file could not keep.
+        assert_eq!(url(import_location(None, Some(env), recorded)), env);
+        assert_eq!(url(import_location(Some(""), Some(env), recorded)), env);
+        // --db always counts; a VERSUS_DB that names another store does not.
+        assert_eq!(url(import_location(Some(other), Some(env), recorded)), other);
+        assert_eq!(url(import_location(None, Some(other), recorded)), recorded);
+        assert_eq!(url(import_location(None, Some(""), recorded)), recorded);
+        assert_eq!(url(import_location(None, Some("results.db"), "/var/x/results.db")), "/var/x/results.db");
+        assert_eq!(url(import_location(None, None, "/var/x/results.db")), "/var/x/results.db");
+    }
 }
