@@ -318,6 +318,7 @@ fn options(name: &str, max_runs: usize) -> ExplainOptions {
         confirm: true,
         singles_max: 4,
         extra_rounds: 1,
+        adaptive: None,
         metric: Metric::Tps,
         noise_band: 0.02,
         noise_band_source: "given with --noise-band".into(),
@@ -489,6 +490,7 @@ fn the_report_explains_a_stored_explain_experiment() {
         number: 3,
         purpose: Purpose::Confirm,
         probes: vec![Probe::B, Probe::A, Probe::Set(vec![1]), Probe::Set(vec![0]), Probe::Set(vec![0, 1])],
+        repetitions: None,
     };
     let file = step_experiment(&a, &b, &c, &step, &options("explain", 60), "B against A").unwrap();
     let definition = toml::to_string(&file).unwrap();
@@ -544,6 +546,7 @@ fn the_report_reads_a_confirmation_cut_to_the_budget() {
         number: 3,
         purpose: Purpose::Confirm,
         probes: vec![Probe::B, Probe::A, Probe::Set(vec![1]), Probe::Set(vec![0, 1])],
+        repetitions: None,
     };
     let file = step_experiment(&a, &b, &c, &step, &options("explain", 60), "B against A").unwrap();
     let definition = toml::to_string(&file).unwrap();

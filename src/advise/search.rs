@@ -472,6 +472,7 @@ impl Search<'_> {
             confirm: false,
             singles_max: self.s.singles_max,
             extra_rounds: self.s.extra_rounds,
+            sequential: None,
         }
     }
 

@@ -317,10 +317,20 @@ pub(super) struct ExplainArgs {
     /// Skip the confirmation step (each culprit alone and all together, with A and B, in one experiment).
     #[arg(long)]
     no_confirm: bool,
-    /// Run a step again (pooling the samples) when a comparison is unclear: not significant, but beyond
-    /// the noise band. 0 turns it off.
+    /// Run a step's unclear probes again (not significant, but beyond the noise band), up to this many
+    /// times, pooling the samples; the steps are then judged by group-sequential repeated intervals
+    /// that allow for the extra looks. 0 turns it off. Not used with --until/--max-repetitions.
     #[arg(long, default_value_t = 1)]
     extra_rounds: usize,
+    /// Adaptive steps: after a step's --repetitions, add rounds of one repetition to its open probes
+    /// until each is decisive or its interval is narrower than this (e.g. "±3%"), up to
+    /// --max-repetitions (group-sequential design; the budget counts every round).
+    #[arg(long, value_name = "±PCT", value_parser = crate::experiment::spec::parse_until)]
+    until: Option<f64>,
+    /// Adaptive steps: most repetitions per probe of a search step (with --until, or alone: until
+    /// decisive).
+    #[arg(long, value_name = "N")]
+    max_repetitions: Option<u32>,
     /// Groups of up to this many variables are tried one variable at a time instead of halved.
     #[arg(long, default_value_t = 4)]
     singles_max: usize,
@@ -358,6 +368,8 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     }
     let mut store = a.db.open(home)?;
     let band = for_this_host(&store, home.root(), &workload.label(), &m.threads, m.metric, a.noise_band)?;
+    let adaptive = super::experiment::AdaptiveArgs { until: a.until, max_repetitions: a.max_repetitions }
+        .apply(crate::experiment::Repetitions::fixed(m.repetitions))?;
     let opts = ExplainOptions {
         name: a.name.clone(),
         workload,
@@ -369,6 +381,7 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
         confirm: !a.no_confirm,
         singles_max: a.singles_max,
         extra_rounds: a.extra_rounds,
+        adaptive,
         metric: m.metric,
         noise_band: band.band,
         noise_band_source: band.source,

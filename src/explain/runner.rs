@@ -50,8 +50,12 @@ pub struct ExplainOptions {
     pub confirm: bool,
     /// Groups up to this size are tested one variable at a time (see [`SearchConfig::singles_max`]).
     pub singles_max: usize,
-    /// Extra rounds of a step whose comparisons are unclear (see [`SearchConfig::extra_rounds`]).
+    /// Extra rounds of a step whose comparisons are unclear: each adds the step's repetitions to the
+    /// unclear probes, judged by the group-sequential design of [`bisect::Sequential`] (`until: None`).
     pub extra_rounds: usize,
+    /// Adaptive steps (`--until`, `--max-repetitions`): `min` = `repetitions`, then rounds of one
+    /// repetition up to `max` while a probe is open (replaces `extra_rounds`).
+    pub adaptive: Option<crate::experiment::Repetitions>,
     /// The metric decided on.
     pub metric: Metric,
     /// Relative noise band of the comparisons.
@@ -88,6 +92,9 @@ pub struct ExplainReport {
     pub duration_s: u64,
     /// Repetitions per probe.
     pub repetitions: u32,
+    /// How the search steps add repetitions and which interval judges them (empty: fixed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub repetition_rule: String,
     /// The metric and whether higher is better.
     pub metric: String,
     /// Whether higher values of the metric are better.
@@ -284,7 +291,7 @@ pub fn step_experiment(
         settle: Duration::ZERO,
         pin_cpus: false,
         drop_caches: false,
-        repetitions: crate::experiment::Repetitions::fixed(opts.repetitions),
+        repetitions: crate::experiment::Repetitions::fixed(step.repetitions.unwrap_or(opts.repetitions)),
         order: Order::Shuffled,
         seed: Some(opts.seed.wrapping_add(step.number as u64)),
     })
@@ -292,11 +299,12 @@ pub fn step_experiment(
 
 /// Per-repetition samples of each target of a stored experiment: the geometric mean of `metric` over
 /// the thread counts of that repetition (repetitions missing a thread count are left out). Targets
-/// whose runs failed come back with the first error.
+/// with fewer than `min` complete repetitions (their runs failed) come back with the first error.
 pub fn samples_by_target(
     store: &Store,
     experiment: i64,
     metric: Metric,
+    min: usize,
 ) -> Result<BTreeMap<String, std::result::Result<Vec<f64>, String>>> {
     let runs = store.runs(experiment)?;
     let threads: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cell.threads).collect();
@@ -328,7 +336,7 @@ pub fn samples_by_target(
             .filter(|v| v.len() == threads.len())
             .map(|v| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
             .collect();
-        let result = if samples.len() >= 2 {
+        let result = if samples.len() >= min.max(1) {
             Ok(samples)
         } else {
             let why = errors.get(&label).cloned().unwrap_or_else(|| "runs did not finish".into());
@@ -392,7 +400,9 @@ impl Measure for ServerMeasure<'_> {
         if self.resume.steps.last().is_some_and(|s| s.3 == Source::Reused) {
             self.reused_data.extend(plan.cells.iter().map(|c| plan.preparations[c.preparation].key.clone()));
         }
-        let mut by_label = samples_by_target(self.store, id, self.opts.metric)?;
+        // An added round of an adaptive step may have one repetition; a step's own needs two.
+        let min = step.repetitions.map_or(2, |r| (r as usize).min(2));
+        let mut by_label = samples_by_target(self.store, id, self.opts.metric, min)?;
         Ok(labels.iter().map(|l| by_label.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
     }
 }
@@ -414,7 +424,23 @@ pub fn search_config(opts: &ExplainOptions) -> SearchConfig {
         confirm: opts.confirm,
         singles_max: opts.singles_max,
         extra_rounds: opts.extra_rounds,
+        sequential: sequential(opts),
     }
+}
+
+/// The adaptive design of the search steps: `--until`/`--max-repetitions` (rounds of one repetition
+/// up to the maximum), else `--extra-rounds` (rounds of the step's repetitions for unclear probes),
+/// both judged by repeated intervals; `None` with neither (one look: fixed samples).
+fn sequential(opts: &ExplainOptions) -> Option<bisect::Sequential> {
+    let min = opts.repetitions as usize;
+    let runs_per_repetition = opts.threads.len().max(1);
+    let (max, batch, until) = match &opts.adaptive {
+        Some(r) => (r.max as usize, 1, Some(r.until.unwrap_or(0.0))),
+        None if opts.extra_rounds > 0 => (min * (1 + opts.extra_rounds), min, None),
+        None => return None,
+    };
+    let design = crate::stats::SequentialDesign::new(min, max.max(min), opts.confidence).ok()?;
+    Some(bisect::Sequential { design, batch, runs_per_repetition, until })
 }
 
 /// The report of a dry run, or the frame of a real one.
@@ -423,7 +449,7 @@ fn frame(home: &Home, a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &Expla
     let n = p.candidates.len();
     let est = |k| bisect::estimate_runs(n, k, &cfg);
     // A plan of the first step gives the time per run and per preparation.
-    let probes = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A] };
+    let probes = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A], repetitions: None };
     let plan = Plan::for_home(&step_experiment(a, b, &p.candidates, &probes, opts, "")?, Path::new("/"), home)
         .map_err(Error::Other)?;
     let per_run = plan.runs.iter().map(|r| plan.run_estimate(r.cell)).sum::<std::time::Duration>().as_secs()
@@ -443,6 +469,7 @@ fn frame(home: &Home, a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &Expla
         threads: opts.threads.clone(),
         duration_s: opts.duration.as_secs(),
         repetitions: opts.repetitions,
+        repetition_rule: cfg.sequential.map(|q| q.describe()).unwrap_or_default(),
         metric: opts.metric.name().to_string(),
         higher_is_better: opts.metric.direction() == crate::stats::Direction::HigherIsBetter,
         confidence: opts.confidence,
@@ -478,6 +505,10 @@ pub fn explain(
 ) -> Result<ExplainReport> {
     if opts.repetitions < 2 {
         return Err(Error::option("--repetitions", "needs at least 2, so that every step has an interval"));
+    }
+    if let Some(r) = &opts.adaptive {
+        crate::stats::SequentialDesign::new(opts.repetitions as usize, r.max as usize, opts.confidence)
+            .map_err(|e| Error::option("--max-repetitions", e.to_string()))?;
     }
     let work: PathBuf = home.root().join("explain").join(crate::owned::slug(&opts.name));
     let result = (|| {
@@ -573,6 +604,7 @@ mod tests {
             confirm: true,
             singles_max: 4,
             extra_rounds: 1,
+            adaptive: None,
             metric: Metric::Tps,
             noise_band: 0.02,
             noise_band_source: "test".into(),
@@ -588,7 +620,12 @@ mod tests {
         let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
         let c =
             vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
-        let step = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A, Probe::Set(vec![0, 1])] };
+        let step = Step {
+            number: 1,
+            purpose: Purpose::Gap,
+            probes: vec![Probe::B, Probe::A, Probe::Set(vec![0, 1])],
+            repetitions: None,
+        };
         let f = step_experiment(&a, &b, &c, &step, &opts(), "B against A").unwrap();
         assert_eq!(f.name, "explain-gap");
         assert!(f.description.as_deref().unwrap().starts_with(DESCRIPTION_MARKER));

@@ -110,7 +110,7 @@ pub fn from_stored(
     let specs = stored_specs(e)?;
     let find = |l: &str| specs.iter().find(|(label, _)| label.as_str() == l).map(|(_, s)| s);
     let (Some(_), Some(b_spec)) = (find("A"), find("B")) else { return Ok(None) };
-    let samples = samples_by_target(store, e.id, metric)?;
+    let samples = samples_by_target(store, e.id, metric, 2)?;
     let cfg = compare_config(metric, noise_band, confidence);
     let mut section = ExplainSection {
         experiment: format!("{} (id {})", e.name, e.id),

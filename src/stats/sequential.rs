@@ -63,10 +63,24 @@ impl SequentialDesign {
         self.alpha() * (1.0 + (std::f64::consts::E - 1.0) * tau.clamp(0.0, 1.0)).ln()
     }
 
-    /// The design with its boundaries computed.
+    /// The design with its boundaries computed (once per design in a process: the integration takes
+    /// a while, and explain's search asks for the same design in every search).
     pub fn plan(&self) -> SequentialPlan {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        type Boundaries = HashMap<(usize, usize, u64), Vec<f64>>;
+        static CACHE: OnceLock<Mutex<Boundaries>> = OnceLock::new();
+        let key = (self.min, self.max, self.confidence.to_bits());
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(b) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return SequentialPlan { design: *self, boundaries: b };
+        }
         let looks: Vec<f64> = (self.min..=self.max).map(|n| n as f64 / self.max as f64).collect();
-        SequentialPlan { design: *self, boundaries: boundaries(&looks, |t| self.spent(t)) }
+        let b = boundaries(&looks, |t| self.spent(t));
+        if let Ok(mut c) = cache.lock() {
+            c.insert(key, b.clone());
+        }
+        SequentialPlan { design: *self, boundaries: b }
     }
 }
 

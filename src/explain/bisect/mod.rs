@@ -33,12 +33,14 @@
 //! conditions: what each finding recovers **on top of the earlier ones** (in the order found), what
 //! it recovers **alone**, and what all recover together.
 //!
-//! The probes of a step whose comparisons are **unclear** — not significant although the point
-//! estimate is beyond the noise band — are run again, with the step's control, up to `extra_rounds`
-//! times while the budget allows, and the samples of the rounds are pooled; a probe is always
-//! compared with the control's samples of the rounds it ran in, and the decided probes are not run
-//! again (a mild form of sequential testing: it slightly raises the false-positive rate, so it is
-//! limited to a round or two).
+//! The probes of a step whose comparisons are **open** are run again, with the step's control, while
+//! the budget allows, and the samples of the rounds are pooled; a probe is always compared with the
+//! control's samples of the rounds it ran in, and the decided probes are not run again. With
+//! [`SearchConfig::sequential`] (what `versus explain` uses for `--extra-rounds` and
+//! `--until`/`--max-repetitions`) every comparison of a search step is the repeated interval of a
+//! group-sequential design, so the looks after each round do not raise the false-alarm rate; without
+//! it, up to `extra_rounds` rounds are pooled with the fixed-sample interval (uncorrected: it raises
+//! the false-positive rate, see the simulation in `adaptive_tests.rs`).
 //!
 //! Every step re-measures its base as its own control, so slow drifts of the machine between steps do
 //! not become effects. Effects are given in **points of A**: `100 · (mean(X+S) − mean(X)) / mean(A)`
@@ -61,23 +63,29 @@ mod model;
 use std::collections::VecDeque;
 
 use crate::error::Result;
-use crate::stats::{self, Comparison, Verdict};
+use crate::stats::Verdict;
+use crate::stats::sequential::SequentialPlan;
 
 pub use model::{
-    Candidate, Conclusion, Effect, Finding, Gap, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
-    SearchOutcome, Step, StepRecord, Transfer, effect, gap, probe_label,
+    Candidate, Conclusion, Effect, Finding, Gap, Judge, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
+    SearchOutcome, Sequential, Step, StepRecord, Transfer, effect, effect_with, gap, gap_with, probe_label, unclear,
 };
 
 /// Worst-case runs of a search over `n` candidates with `k` findings (see the module docs): the
-/// findings split over the rounds in the costliest way, every search step repeated
-/// `1 + extra_rounds` times, and the confirmation.
+/// findings split over the rounds in the costliest way, every probe of a search step at its most
+/// repetitions (`1 + extra_rounds` times the step's, or the sequential design's maximum), and the
+/// confirmation.
 pub fn estimate_runs(n: usize, k: usize, cfg: &SearchConfig) -> usize {
     if n == 0 {
         return 0;
     }
     let k = k.clamp(1, n);
     let confirm = if cfg.confirm { confirm_probes(k) } else { 0 };
-    cfg.runs_per_probe * ((1 + cfg.extra_rounds) * rounds_probes(n, k, cfg.singles_max) + confirm)
+    let per_probe = match &cfg.sequential {
+        Some(s) => s.max_runs_per_probe(),
+        None => (1 + cfg.extra_rounds) * cfg.runs_per_probe,
+    };
+    per_probe * rounds_probes(n, k, cfg.singles_max) + cfg.runs_per_probe * confirm
 }
 
 /// Most probes of the rounds that find `k` findings among `n` candidates, and the round after them.
@@ -113,6 +121,8 @@ struct Search<'a> {
     out: SearchOutcome,
     /// For each candidate, the group it was last cleared with (itself alone, a half, or the whole rest).
     cleared_in: Vec<Option<Vec<usize>>>,
+    /// The boundaries of adaptive steps.
+    plan: Option<SequentialPlan>,
 }
 
 fn base_probe(base: &[usize]) -> Probe {
@@ -151,35 +161,38 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             notes: vec![],
         },
         cleared_in: vec![None; candidates.len()],
+        plan: cfg.sequential.map(|q| q.design.plan()),
     };
     if candidates.is_empty() {
         s.out.notes.push("no differing variable can be set on B: nothing to bisect".into());
     }
     let mut base: Vec<usize> = Vec::new();
     let mut rest: Vec<usize> = (0..candidates.len()).collect();
-    let cmp = cfg.compare;
-    // Which probes of a gap step to measure again: A while the base against A is unclear, and (unless
-    // there is clearly no gap) the full set while it is unclear against the base.
+    let plan = s.plan.clone();
+    let judge = Judge { cfg: &cfg.compare, seq: plan.as_ref(), until: cfg.sequential.and_then(|q| q.until) };
+    // Which probes of a gap step to measure again: A while the base against A is open, and (unless
+    // there is clearly no gap) the full set while it is open against the base.
     let gap_unclear = move |c: &[ProbeResult], r: &[ProbeResult]| -> Vec<usize> {
         let (Ok(b), Ok(a)) = (&c[1], &r[1]) else { return vec![] };
-        let Ok(g) = stats::compare(a, b, stats::SampleLevel::Repetitions, &cmp) else { return vec![] };
+        let Ok(g) = judge.compare(a, b) else { return vec![] };
         let mut again = Vec::new();
-        if unclear(Some(g)) {
+        let gap_open = judge.open(a, b);
+        if gap_open {
             again.push(1);
         }
-        let no_gap = g.verdict == Verdict::NoSignificantChange && !unclear(Some(g));
+        let no_gap = g.verdict == Verdict::NoSignificantChange && !gap_open;
         if let (false, Some(Ok(b)), Some(Ok(x))) = (no_gap, c.get(2), r.get(2))
-            && unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok())
+            && judge.open(b, x)
         {
             again.push(2);
         }
         again
     };
-    // Which probes of a split step to measure again: those unclear against the step's control.
+    // Which probes of a split step to measure again: those open against the step's control.
     let any_unclear = move |c: &[ProbeResult], r: &[ProbeResult]| -> Vec<usize> {
         (1..r.len())
             .filter(|&i| match (&c[i], &r[i]) {
-                (Ok(b), Ok(x)) => unclear(stats::compare(b, x, stats::SampleLevel::Repetitions, &cmp).ok()),
+                (Ok(b), Ok(x)) => judge.open(b, x),
                 _ => false,
             })
             .collect()
@@ -216,7 +229,7 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
             s.out.unresolved.push(rest.clone());
             break;
         };
-        let g = match gap(a, b, &cfg.compare) {
+        let g = match gap_with(a, b, judge) {
             Ok(g) => g,
             Err(e) => {
                 s.out.notes.push(format!("step {step}: no interval for the gap: {e}"));
@@ -284,13 +297,7 @@ pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Me
 
 /// Which probes of a step (indices ≥ 1) to measure again, from each probe's control samples and the
 /// probes' samples.
-type Unclear = dyn Fn(&[ProbeResult], &[ProbeResult]) -> Vec<usize>;
-
-/// Whether a comparison is unclear: no significant change although the point estimate is beyond the
-/// noise band (more repetitions may decide it).
-fn unclear(c: Option<Comparison>) -> bool {
-    c.is_some_and(|c| c.verdict == Verdict::NoSignificantChange && c.change.abs() > c.noise_band)
-}
+type Unclear<'a> = dyn Fn(&[ProbeResult], &[ProbeResult]) -> Vec<usize> + 'a;
 
 /// Probes of the confirmation of `k` findings: B, A, each alone, and the cumulative sets of two or more.
 fn confirm_probes(k: usize) -> usize {
@@ -311,16 +318,21 @@ impl Search<'_> {
     }
 
     fn fits(&self, probes: usize) -> bool {
-        self.out.runs_used + probes * self.cfg.runs_per_probe <= self.cfg.max_runs
+        self.fits_runs(probes * self.cfg.runs_per_probe)
+    }
+
+    fn fits_runs(&self, runs: usize) -> bool {
+        self.out.runs_used + runs <= self.cfg.max_runs
     }
 
     fn names(&self, set: &[usize]) -> Vec<String> {
         set.iter().map(|&i| self.candidates[i].name.clone()).collect()
     }
 
-    /// Runs a step, and again (up to `extra_rounds` times, budget and `reserve` permitting) for the
-    /// probes that `unclear` says do not decide yet, each with the step's control (probe 0); the
-    /// samples of the rounds are pooled. Returns, for each probe, the control's samples of the rounds
+    /// Runs a step, and again (up to `extra_rounds` times, or with [`Sequential`] in rounds of its
+    /// `batch` up to its `max` repetitions; budget and `reserve` permitting) for the probes that
+    /// `unclear` says do not decide yet, each with the step's control (probe 0); the samples of the
+    /// rounds are pooled. Returns, for each probe, the control's samples of the rounds
     /// that probe ran in (what it is compared with: a probe and its control always come from the same
     /// rounds), and the probes' pooled samples.
     fn run_rounds(
@@ -329,18 +341,26 @@ impl Search<'_> {
         probes: Vec<Probe>,
         reserve: usize,
         measure: &mut dyn Measure,
-        unclear: &Unclear,
+        unclear: &Unclear<'_>,
     ) -> Result<(Vec<ProbeResult>, Vec<ProbeResult>)> {
-        let mut results = self.run(purpose, probes.clone(), measure)?;
+        let mut results = self.run(purpose, probes.clone(), None, measure)?;
         let mut controls: Vec<ProbeResult> = vec![results[0].clone(); results.len()];
-        for _ in 0..self.cfg.extra_rounds {
+        let (rounds, batch, runs_per_probe) = match &self.cfg.sequential {
+            Some(q) => {
+                let batch = q.batch.max(1);
+                ((q.design.max - q.design.min) / batch, Some(batch), batch * q.runs_per_repetition)
+            }
+            None => (self.cfg.extra_rounds, None, self.cfg.runs_per_probe),
+        };
+        for _ in 0..rounds {
             let again: Vec<usize> = unclear(&controls, &results).into_iter().filter(|&i| i > 0).collect();
-            if again.is_empty() || !self.fits(again.len() + 1 + reserve) {
+            let runs = (again.len() + 1) * runs_per_probe + reserve * self.cfg.runs_per_probe;
+            if again.is_empty() || !self.fits_runs(runs) {
                 break;
             }
             let mut subset = vec![probes[0].clone()];
             subset.extend(again.iter().map(|&i| probes[i].clone()));
-            let more = self.run(purpose, subset, measure)?;
+            let more = self.run(purpose, subset, batch, measure)?;
             let pool = |r: &mut ProbeResult, m: &ProbeResult| {
                 if let (Ok(x), Ok(y)) = (r.as_mut(), m) {
                     x.extend(y.iter().copied());
@@ -356,17 +376,37 @@ impl Search<'_> {
         Ok((controls, results))
     }
 
-    fn run(&mut self, purpose: Purpose, probes: Vec<Probe>, measure: &mut dyn Measure) -> Result<Vec<ProbeResult>> {
-        let step = Step { number: self.out.steps.len() + 1, purpose, probes };
+    /// Runs one step of `probes`, each `repetitions` times (`None`: the search's repetitions).
+    fn run(
+        &mut self,
+        purpose: Purpose,
+        probes: Vec<Probe>,
+        repetitions: Option<usize>,
+        measure: &mut dyn Measure,
+    ) -> Result<Vec<ProbeResult>> {
+        let step =
+            Step { number: self.out.steps.len() + 1, purpose, probes, repetitions: repetitions.map(|r| r as u32) };
         let results = measure.measure(&step, self.candidates)?;
-        let runs = step.probes.len() * self.cfg.runs_per_probe;
+        let per_probe = match (repetitions, &self.cfg.sequential) {
+            (Some(r), Some(q)) => r * q.runs_per_repetition,
+            _ => self.cfg.runs_per_probe,
+        };
+        let runs = step.probes.len() * per_probe;
         self.out.runs_used += runs;
         let labels = step.probes.iter().map(|p| probe_label(p, self.candidates)).collect();
         self.out.steps.push(StepRecord { step, labels, runs });
         Ok(results)
     }
 
+    /// The effect of `set` in a search step (the repeated interval of adaptive steps).
     fn effect(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: &Gap) -> Effect {
+        let until = self.cfg.sequential.and_then(|q| q.until);
+        let judge = Judge { cfg: &self.cfg.compare, seq: self.plan.as_ref(), until };
+        effect_with(set, self.names(set), step, b, with, gap, judge)
+    }
+
+    /// The effect of `set` in the confirmation step (run once: the fixed-sample interval).
+    fn confirmed(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: &Gap) -> Effect {
         effect(set, self.names(set), step, b, with, gap, &self.cfg.compare)
     }
 
@@ -381,7 +421,7 @@ impl Search<'_> {
         parent: Effect,
         g: &Gap,
         measure: &mut dyn Measure,
-        unclear: &Unclear,
+        unclear: &Unclear<'_>,
     ) -> Result<Vec<Finding>> {
         let cfg = self.cfg;
         let finding = |set: Vec<usize>, names: Vec<String>, found: Effect| Finding {
@@ -509,7 +549,7 @@ impl Search<'_> {
                         confirm_probes(k) * self.cfg.runs_per_probe
                     ));
                 }
-                let results = self.run(Purpose::Confirm, probes, measure)?;
+                let results = self.run(Purpose::Confirm, probes, None, measure)?;
                 let step = self.out.steps.len();
                 match (&results[0], &results[1]) {
                     (Ok(b), Ok(a)) => match gap(a, b, &self.cfg.compare) {
@@ -519,15 +559,16 @@ impl Search<'_> {
                             let prefix_result =
                                 |i: usize| if i == 0 { &results[2] } else { &results[2 + alone_n + i - 1] };
                             for i in 0..k {
-                                let alone = (i < alone_n).then(|| self.effect(&units[i], step, b, &results[2 + i], &g));
+                                let alone =
+                                    (i < alone_n).then(|| self.confirmed(&units[i], step, b, &results[2 + i], &g));
                                 let increment = if i == 0 {
-                                    self.effect(&units[0], step, b, &results[2], &g)
+                                    self.confirmed(&units[0], step, b, &results[2], &g)
                                 } else {
                                     match prefix_result(i - 1) {
-                                        Ok(before) => self.effect(&units[i], step, before, prefix_result(i), &g),
+                                        Ok(before) => self.confirmed(&units[i], step, before, prefix_result(i), &g),
                                         Err(e) => Effect {
                                             error: Some(e.clone()),
-                                            ..self.effect(&units[i], step, b, &Err(e.clone()), &g)
+                                            ..self.confirmed(&units[i], step, b, &Err(e.clone()), &g)
                                         },
                                     }
                                 };
@@ -542,7 +583,7 @@ impl Search<'_> {
                             }
                             if k > 1 {
                                 self.out.together =
-                                    Some(self.effect(&prefixes[k - 1], step, b, prefix_result(k - 1), &g));
+                                    Some(self.confirmed(&prefixes[k - 1], step, b, prefix_result(k - 1), &g));
                             }
                         }
                         Err(e) => {

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::stats::sequential::{Look, SequentialDesign, SequentialPlan, sequential_detectable_effect, sequential_look};
 use crate::stats::{self, CompareConfig, Comparison, Direction, Verdict};
 
 /// One variable (or a few that move as one) that can be tried on B: its name, both values and how B
@@ -88,6 +89,9 @@ pub struct Step {
     pub purpose: Purpose,
     /// What it measures, the base (B, or B with earlier findings) first.
     pub probes: Vec<Probe>,
+    /// Repetitions of every probe when not the search's own (an added round of an adaptive step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<u32>,
 }
 
 /// The samples of one probe (one value per repetition), or why it could not be measured.
@@ -115,8 +119,111 @@ pub struct SearchConfig {
     /// instead of being halved (halving is cheaper only for bigger groups).
     pub singles_max: usize,
     /// How many times a step whose comparisons are unclear (no significant change, but a point
-    /// estimate beyond the noise band) is run again, its samples pooled with the first round's.
+    /// estimate beyond the noise band) is run again, its samples pooled with the first round's
+    /// (without correction for the repeated looks: only when `sequential` is `None`).
     pub extra_rounds: usize,
+    /// Adaptive steps: rounds are added to a step's open probes under a group-sequential design, and
+    /// every search step is judged by the repeated interval (see [`Sequential`]). `None`: fixed
+    /// samples (plus `extra_rounds`).
+    pub sequential: Option<Sequential>,
+}
+
+/// Adaptive steps (`versus explain --until/--max-repetitions`, and `--extra-rounds`): a step first
+/// runs `design.min` repetitions of every probe (the search's `runs_per_probe`); while a probe's
+/// comparison with the step's control is open, rounds of `batch` repetitions of the control and the
+/// open probes are added, up to `design.max` repetitions, budget permitting. Every comparison of a
+/// search step is the repeated confidence interval of [`crate::stats::sequential`] at the probe's
+/// number of repetitions, so looking after every round keeps the false-alarm rate of each comparison
+/// at `1 − design.confidence` (looking at fewer points than the design's `min..=max` only lowers it).
+/// The confirmation step runs once and keeps the fixed-sample interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sequential {
+    /// Repetitions of the first look (the step's), most repetitions, overall confidence.
+    pub design: SequentialDesign,
+    /// Repetitions of every probe in an added round.
+    pub batch: usize,
+    /// Runs of one repetition of one probe (the thread counts).
+    pub runs_per_repetition: usize,
+    /// `Some(u)`: a probe stays open until it is decisive, its repeated interval's half-width is at
+    /// most `u` (0: never narrow enough), or `max` is reached (`--until`, `--max-repetitions`).
+    /// `None`: only unclear probes (not significant, point estimate beyond the band) get rounds
+    /// (`--extra-rounds`).
+    pub until: Option<f64>,
+}
+
+impl Sequential {
+    /// Most runs one probe of a search step can take.
+    pub fn max_runs_per_probe(&self) -> usize {
+        let added = (self.design.max - self.design.min) / self.batch.max(1);
+        self.runs_per_repetition * (self.design.min + added * self.batch.max(1))
+    }
+
+    /// The rule, for reports: what a step runs and when it stops.
+    pub fn describe(&self) -> String {
+        let stop = match self.until {
+            Some(u) if u > 0.0 => format!("until decisive or ±{:.1} %", u * 100.0),
+            Some(_) => "until decisive".to_string(),
+            None => "for probes still unclear (not significant, beyond the noise band)".to_string(),
+        };
+        format!(
+            "adaptive steps: {} repetitions, then rounds of {} up to {} {stop}; search steps judged by \
+             group-sequential repeated {:.0} % intervals",
+            self.design.min,
+            self.batch,
+            self.design.max,
+            self.design.confidence * 100.0
+        )
+    }
+}
+
+/// How a search step compares a probe with its control: the fixed-sample interval of
+/// [`stats::compare()`], or the repeated interval of a sequential plan.
+#[derive(Debug, Clone, Copy)]
+pub struct Judge<'a> {
+    /// Direction, noise band and interval settings.
+    pub cfg: &'a CompareConfig,
+    /// The sequential plan of adaptive steps.
+    pub seq: Option<&'a SequentialPlan>,
+    /// `until` of [`Sequential`].
+    pub until: Option<f64>,
+}
+
+impl<'a> Judge<'a> {
+    /// The fixed-sample judge.
+    pub fn fixed(cfg: &'a CompareConfig) -> Judge<'a> {
+        Judge { cfg, seq: None, until: None }
+    }
+
+    /// `with` against `base`.
+    pub fn compare(&self, base: &[f64], with: &[f64]) -> Result<Comparison> {
+        match self.seq {
+            None => stats::compare(base, with, stats::SampleLevel::Repetitions, self.cfg),
+            Some(p) => Ok(sequential_look(base, with, p, self.cfg.direction, self.cfg.noise_band, 0.0)?.0),
+        }
+    }
+
+    /// Whether more rounds of `with` (and `base`) may decide the comparison.
+    pub fn open(&self, base: &[f64], with: &[f64]) -> bool {
+        match (self.seq, self.until) {
+            (Some(p), Some(u)) => sequential_look(base, with, p, self.cfg.direction, self.cfg.noise_band, u)
+                .is_ok_and(|(_, look)| look == Look::Continue),
+            _ => unclear(self.compare(base, with).ok()),
+        }
+    }
+
+    /// The detectable effect of the interval this judge builds.
+    fn detectable(&self, base: &[f64], with: &[f64]) -> Option<stats::DetectableEffect> {
+        match self.seq {
+            None => detectable(base, with, self.cfg),
+            Some(p) => sequential_detectable_effect(base, with, p, self.cfg.noise_band, stats::DEFAULT_POWER).ok(),
+        }
+    }
+}
+
+/// Whether a comparison is unclear: no significant change although the point estimate is beyond the
+/// noise band (more repetitions may decide it).
+pub fn unclear(c: Option<Comparison>) -> bool {
+    c.is_some_and(|c| c.verdict == Verdict::NoSignificantChange && c.change.abs() > c.noise_band)
 }
 
 /// The gap between B and A.
@@ -311,11 +418,17 @@ pub(super) fn sign(cfg: &CompareConfig) -> f64 {
 
 /// The gap of B (candidate) against A (baseline) from their samples.
 pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
-    let c = stats::compare(a, b, stats::SampleLevel::Repetitions, cfg)?;
+    gap_with(a, b, Judge::fixed(cfg))
+}
+
+/// [`gap`] with the interval of `judge`.
+pub fn gap_with(a: &[f64], b: &[f64], judge: Judge) -> Result<Gap> {
+    let cfg = judge.cfg;
+    let c = judge.compare(a, b)?;
     let pts = |r: f64| sign(cfg) * (r - 1.0) * 100.0;
     let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
     let a_mean = stats::mean(a).unwrap_or(f64::NAN);
-    let detectable = detectable(a, b, cfg);
+    let detectable = judge.detectable(a, b);
     Ok(Gap { comparison: c, points: pts(c.ci.ratio), points_lo: lo, points_hi: hi, a_mean, detectable })
 }
 
@@ -337,6 +450,20 @@ pub fn effect(
     gap: &Gap,
     cfg: &CompareConfig,
 ) -> Effect {
+    effect_with(set, names, step, b, with, gap, Judge::fixed(cfg))
+}
+
+/// [`effect`] with the interval of `judge`.
+pub fn effect_with(
+    set: &[usize],
+    names: Vec<String>,
+    step: usize,
+    b: &[f64],
+    with: &ProbeResult,
+    gap: &Gap,
+    judge: Judge,
+) -> Effect {
+    let cfg = judge.cfg;
     let mut e = Effect {
         set: set.to_vec(),
         names,
@@ -356,7 +483,7 @@ pub fn effect(
             return e;
         }
     };
-    match stats::compare(b, samples, stats::SampleLevel::Repetitions, cfg) {
+    match judge.compare(b, samples) {
         Ok(c) => {
             let scale = stats::mean(b).unwrap_or(f64::NAN) / gap.a_mean;
             let pts = |r: f64| sign(cfg) * (r - 1.0) * scale * 100.0;
@@ -369,7 +496,7 @@ pub fn effect(
                 (Verdict::Slower, Verdict::Faster) | (Verdict::Faster, Verdict::Slower)
             );
             e.comparison = Some(c);
-            e.detectable = detectable(b, samples, cfg);
+            e.detectable = judge.detectable(b, samples);
         }
         Err(err) => e.error = Some(format!("no interval: {err}")),
     }

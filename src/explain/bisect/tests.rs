@@ -81,7 +81,8 @@ impl Measure for Model {
                 continue;
             }
             let m = self.mean(p);
-            let samples = (0..self.reps).map(|_| m * (1.0 + self.cv * self.normal())).collect();
+            let n = step.repetitions.map_or(self.reps, |r| r as usize);
+            let samples = (0..n).map(|_| m * (1.0 + self.cv * self.normal())).collect();
             out.push(Ok(samples));
         }
         Ok(out)
@@ -109,6 +110,7 @@ fn cfg(direction: Direction, max_runs: usize) -> SearchConfig {
         confirm: true,
         singles_max: 0,
         extra_rounds: 0,
+        sequential: None,
     }
 }
 
@@ -504,3 +506,6 @@ fn a_confirmation_cut_to_the_budget_keeps_the_increments() {
     assert!(out.notes.iter().any(|n| n.contains("not of each finding alone")), "{:?}", out.notes);
     assert_eq!(out.runs_used, budget);
 }
+
+#[path = "adaptive_tests.rs"]
+mod adaptive;

@@ -240,6 +240,9 @@ fn header(r: &ExplainReport) -> Vec<String> {
     if !r.noise_band_source.is_empty() {
         lines.push(format!("noise band {}: {}", crate::report::fmt::percent(r.noise_band), r.noise_band_source));
     }
+    if !r.repetition_rule.is_empty() {
+        lines.push(r.repetition_rule.clone());
+    }
     lines
 }
 
