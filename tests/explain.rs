@@ -626,6 +626,18 @@ fn command_line_errors_name_the_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown build 'nosuchbuild'"));
     let out = versus_cmd(dir.path()).args(["series", "system"]).output().unwrap();
     assert!(!out.status.success());
+    // Adaptive steps need a maximum, at least --repetitions.
+    let explain = |extra: &[&str]| {
+        let mut args = vec!["explain", "system", "system", "--workload", "oltp_write_only"];
+        args.extend_from_slice(extra);
+        let out = versus_cmd(dir.path()).args(&args).output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = explain(&["--until", "±3%"]);
+    assert!(err.contains("--until") && err.contains("--max-repetitions"), "{err}");
+    let err = explain(&["--max-repetitions", "2", "--repetitions", "3"]);
+    assert!(err.contains("--max-repetitions"), "{err}");
 }
 
 /// The seed case on MariaDB: A = binary log with sync_binlog=0 and innodb_flush_log_at_trx_commit=2,

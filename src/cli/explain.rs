@@ -363,13 +363,13 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     let (ta, tb) = a.pair.specs()?;
     let m = &a.measure;
     let workload = m.workload()?;
+    let adaptive = super::experiment::AdaptiveArgs { until: a.until, max_repetitions: a.max_repetitions }
+        .apply(crate::experiment::Repetitions::fixed(m.repetitions))?;
     for t in [&ta, &tb] {
         home.build(&t.build)?;
     }
     let mut store = a.db.open(home)?;
     let band = for_this_host(&store, home.root(), &workload.label(), &m.threads, m.metric, a.noise_band)?;
-    let adaptive = super::experiment::AdaptiveArgs { until: a.until, max_repetitions: a.max_repetitions }
-        .apply(crate::experiment::Repetitions::fixed(m.repetitions))?;
     let opts = ExplainOptions {
         name: a.name.clone(),
         workload,
