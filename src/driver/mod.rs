@@ -7,6 +7,7 @@
 //! scheduler and report tests.
 
 mod auth;
+mod encode;
 pub mod lean;
 pub mod mock;
 pub mod mysql;

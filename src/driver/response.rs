@@ -13,9 +13,41 @@ fn next_packet(buf: &[u8], at: usize) -> Option<(usize, usize)> {
     Some((at + 4, at + 4 + len))
 }
 
+/// What [`scan`] found at the start of a buffer.
+pub enum Scanned {
+    /// A whole response: the bytes it takes and its outcome.
+    Response(usize, Result<Outcome, DbError>),
+    /// The server asks for a LOCAL INFILE file (after any results before it; nothing consumed).
+    LocalInfile,
+}
+
 /// Scans one full response at the start of `buf` without consuming it: the bytes it takes and the
 /// outcome, or None when more bytes are needed. `cache_metadata`: MariaDB's metadata caching is on.
 pub fn scan_response(buf: &[u8], cache_metadata: bool) -> Option<(usize, Result<Outcome, DbError>)> {
+    Some(match scan(buf, cache_metadata)? {
+        Scanned::Response(n, r) => (n, r),
+        Scanned::LocalInfile => {
+            let e = DbError { kind: ErrorKind::Client, code: None, message: "unexpected LOCAL INFILE request".into() };
+            (local_request_end(buf)?, Err(e))
+        }
+    })
+}
+
+/// The end of the LOCAL INFILE request packet in `buf` (after the results before it).
+fn local_request_end(buf: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        let (s, e) = next_packet(buf, at)?;
+        if buf[s..e].first() == Some(&0xFB) {
+            return Some(e);
+        }
+        at = e;
+    }
+}
+
+/// Scans one full response at the start of `buf` without consuming it, or None when more bytes are
+/// needed (or a packet is 16 MiB or larger, which this scan does not join).
+pub fn scan(buf: &[u8], cache_metadata: bool) -> Option<Scanned> {
     let mut at = 0;
     let mut outcome = None;
     loop {
@@ -30,17 +62,8 @@ pub fn scan_response(buf: &[u8], cache_metadata: bool) -> Option<(usize, Result<
                 outcome.get_or_insert(if affected > 0 { Outcome::Write } else { Outcome::Other });
                 p.get(st..st + 2).is_some_and(|b| u16::from_le_bytes([b[0], b[1]]) & MORE_RESULTS != 0)
             }
-            Some(0xFF) => return Some((at, Err(parse_err(p)))),
-            Some(0xFB) => {
-                return Some((
-                    at,
-                    Err(DbError {
-                        kind: ErrorKind::Client,
-                        code: None,
-                        message: "unexpected LOCAL INFILE request".into(),
-                    }),
-                ));
-            }
+            Some(0xFF) => return Some(Scanned::Response(at, Err(parse_err(p)))),
+            Some(0xFB) => return Some(Scanned::LocalInfile),
             _ => {
                 for _ in 0..=column_defs(p, cache_metadata) {
                     at = next_packet(buf, at)?.1;
@@ -55,7 +78,7 @@ pub fn scan_response(buf: &[u8], cache_metadata: bool) -> Option<(usize, Result<
                             more = r.get(3..5).is_some_and(|b| u16::from_le_bytes([b[0], b[1]]) & MORE_RESULTS != 0);
                             break;
                         }
-                        Some(0xFF) => return Some((at, Err(parse_err(r)))),
+                        Some(0xFF) => return Some(Scanned::Response(at, Err(parse_err(r)))),
                         _ => {}
                     }
                 }
@@ -64,7 +87,7 @@ pub fn scan_response(buf: &[u8], cache_metadata: bool) -> Option<(usize, Result<
             }
         };
         if !more {
-            return Some((at, Ok(outcome.unwrap_or(Outcome::Other))));
+            return Some(Scanned::Response(at, Ok(outcome.unwrap_or(Outcome::Other))));
         }
     }
 }

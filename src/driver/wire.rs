@@ -3,14 +3,19 @@
 //! COM_QUERY, COM_STMT_PREPARE/EXECUTE/CLOSE, LOCAL INFILE, and responses read by skipping row packets
 //! without decoding them.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use super::auth::scramble;
+pub use super::encode::{execute_payload, frame_command};
+use super::encode::{frame, put_lenenc};
 pub use super::packet::{ConnectFailure, parse_err};
 use super::packet::{MAX_PAYLOAD, MORE_RESULTS, column_defs, lenenc};
+use super::response::{Scanned, scan};
 use super::{DbError, ErrorKind, Outcome, Param};
 
 const LONG_PASSWORD: u32 = 1;
@@ -92,92 +97,32 @@ pub struct Wire {
     seq: u8,
     /// Parameter types last sent per statement id: sent again only when they change, as libmariadb and
     /// libmysqlclient do (new-params-bound flag 0 otherwise).
-    bound: std::collections::HashMap<u32, Vec<u8>>,
+    bound: HashMap<u32, Vec<u8>, BuildHasherDefault<IdHasher>>,
     /// MariaDB's metadata caching was agreed: column count packets carry a metadata-follows byte.
     cache_metadata: bool,
 }
 
+/// Hashes a statement id with one multiplication: the ids are small integers the server counts up, and
+/// the map is looked up once per statement (SipHash was 2 % of the client's CPU at point selects).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 fn lost(e: io::Error) -> DbError {
     DbError::lost(format!("Lost connection to server: {e}"))
-}
-
-fn put_lenenc(out: &mut Vec<u8>, v: u64) {
-    match v {
-        0..0xFB => out.push(v as u8),
-        0xFB..0x1_0000 => {
-            out.push(0xFC);
-            out.extend_from_slice(&(v as u16).to_le_bytes());
-        }
-        0x1_0000..0x100_0000 => {
-            out.push(0xFD);
-            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
-        }
-        _ => {
-            out.push(0xFE);
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-}
-
-/// Appends the COM_STMT_EXECUTE payload for statement `id` to `out`, parameters bound as BIGINT / VARCHAR.
-/// `bound` holds the parameter types last sent for this statement: they are sent again only when they
-/// change, as libmariadb and libmysqlclient do (new-params-bound flag 0 otherwise), and `bound` is updated.
-pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) {
-    out.push(0x17);
-    out.extend_from_slice(&id.to_le_bytes());
-    out.push(0);
-    out.extend_from_slice(&1u32.to_le_bytes());
-    if params.is_empty() {
-        return;
-    }
-    out.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
-    let types = params.iter().flat_map(|p| match p {
-        Param::Int(_) => [0x08, 0],
-        Param::Str(_) => [0xFD, 0],
-    });
-    if bound.iter().copied().eq(types.clone()) {
-        out.push(0);
-    } else {
-        bound.clear();
-        bound.extend(types);
-        out.push(1);
-        out.extend_from_slice(bound);
-    }
-    for p in params {
-        match p {
-            Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
-            Param::Str(s) => {
-                put_lenenc(out, s.len() as u64);
-                out.extend_from_slice(s.as_bytes());
-            }
-        }
-    }
-}
-
-/// Appends `payload` to `out` as a command's packets (sequence numbers from 0), as [`Wire`] sends it.
-pub fn frame_command(out: &mut Vec<u8>, payload: &[u8]) {
-    frame(out, payload, 0);
-}
-
-/// Appends `payload` to `out` as packets numbered from `seq` (16 MiB chunks, an empty packet after a
-/// payload that fills the last one); returns the next sequence number.
-fn frame(out: &mut Vec<u8>, payload: &[u8], mut seq: u8) -> u8 {
-    let mut chunks = payload.chunks(MAX_PAYLOAD).peekable();
-    if payload.is_empty() {
-        out.extend_from_slice(&[0, 0, 0, seq]);
-        seq = seq.wrapping_add(1);
-    }
-    while let Some(c) = chunks.next() {
-        out.extend_from_slice(&(c.len() as u32).to_le_bytes()[..3]);
-        out.push(seq);
-        seq = seq.wrapping_add(1);
-        out.extend_from_slice(c);
-        if chunks.peek().is_none() && c.len() == MAX_PAYLOAD {
-            out.extend_from_slice(&[0, 0, 0, seq]);
-            seq = seq.wrapping_add(1);
-        }
-    }
-    seq
 }
 
 impl Wire {
@@ -190,7 +135,7 @@ impl Wire {
             big: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,
-            bound: std::collections::HashMap::new(),
+            bound: HashMap::default(),
             cache_metadata: false,
         }
     }
@@ -363,7 +308,25 @@ impl Wire {
     }
 
     /// Reads one packet's payload (joining 16 MiB continuation packets).
+    #[inline]
     pub fn read_packet(&mut self) -> Result<&[u8], DbError> {
+        // The common case: the whole packet is already buffered (one read brings a whole response).
+        if let Some(h) = self.rbuf.get(self.rpos..self.rpos + 4)
+            && self.rpos + 4 <= self.rend
+        {
+            let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
+            let start = self.rpos + 4;
+            if len < MAX_PAYLOAD && start + len <= self.rend {
+                self.seq = h[3].wrapping_add(1);
+                self.rpos = start + len;
+                return Ok(&self.rbuf[start..start + len]);
+            }
+        }
+        self.read_packet_slow()
+    }
+
+    #[inline(never)]
+    fn read_packet_slow(&mut self) -> Result<&[u8], DbError> {
         self.fill(4)?;
         let h = &self.rbuf[self.rpos..self.rpos + 4];
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
@@ -403,11 +366,32 @@ impl Wire {
 
     /// Sends a command whose payload is `cmd` followed by `body`.
     fn command(&mut self, cmd: u8, body: &[u8]) -> Result<(), DbError> {
-        self.seq = 0;
-        let mut payload = Vec::with_capacity(1 + body.len());
-        payload.push(cmd);
-        payload.extend_from_slice(body);
-        self.send_payload(&payload).map_err(lost)
+        self.send_command(|w| {
+            w.push(cmd);
+            w.extend_from_slice(body);
+        })
+        .map_err(lost)
+    }
+
+    /// Sends a command whose payload `put` appends, encoded straight after the packet header in the
+    /// write buffer (one copy, no allocation); a payload of 16 MiB or more is framed into several packets.
+    fn send_command(&mut self, put: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let mut w = std::mem::take(&mut self.wbuf);
+        w.clear();
+        w.extend_from_slice(&[0; 4]);
+        put(&mut w);
+        let len = w.len() - 4;
+        if len < MAX_PAYLOAD {
+            w[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+            self.seq = 1;
+        } else {
+            let payload = w.split_off(4);
+            w.clear();
+            self.seq = frame(&mut w, &payload, 0);
+        }
+        let r = self.stream.write_all(&w);
+        self.wbuf = w;
+        r
     }
 
     /// COM_QUERY; returns how sysbench counts the statement.
@@ -447,12 +431,9 @@ impl Wire {
 
     /// Sends COM_STMT_EXECUTE without waiting for the response.
     pub fn send_execute(&mut self, id: u32, params: &[Param<'_>]) -> Result<(), DbError> {
-        let mut b = std::mem::take(&mut self.big);
-        b.clear();
-        execute_payload(&mut b, id, params, self.bound.entry(id).or_default());
-        self.seq = 0;
-        let r = self.send_payload(&b).map_err(lost);
-        self.big = b;
+        let mut bound = std::mem::take(&mut self.bound);
+        let r = self.send_command(|w| execute_payload(w, id, params, bound.entry(id).or_default())).map_err(lost);
+        self.bound = bound;
         r
     }
 
@@ -543,7 +524,48 @@ impl Wire {
     }
 
     /// Reads a full response, skipping rows; the outcome is that of the first result.
-    fn read_result(&mut self, mut local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
+    fn read_result(&mut self, local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
+        // The common case: reads until the whole response is in the buffer, then walks it once by packet
+        // headers. A LOCAL INFILE request, or a response that does not fit the buffer, goes packet by
+        // packet from where it starts.
+        loop {
+            match scan(&self.rbuf[self.rpos..self.rend], self.cache_metadata) {
+                Some(Scanned::Response(used, r)) => {
+                    self.rpos += used;
+                    return r;
+                }
+                Some(Scanned::LocalInfile) => break,
+                None if self.read_more()? => {}
+                None => break,
+            }
+        }
+        self.read_packets(local)
+    }
+
+    /// One read into the buffer's free end, after moving what is left of it to the front; false (and no
+    /// read) when the buffer is full.
+    fn read_more(&mut self) -> Result<bool, DbError> {
+        if self.rpos == self.rend {
+            self.rpos = 0;
+            self.rend = 0;
+        } else if self.rend == self.rbuf.len() {
+            if self.rpos == 0 {
+                return Ok(false);
+            }
+            self.rbuf.copy_within(self.rpos..self.rend, 0);
+            self.rend -= self.rpos;
+            self.rpos = 0;
+        }
+        let n = self.stream.read(&mut self.rbuf[self.rend..]).map_err(lost)?;
+        if n == 0 {
+            return Err(DbError::lost("Lost connection to server: connection closed"));
+        }
+        self.rend += n;
+        Ok(true)
+    }
+
+    /// [`Wire::read_result`] packet by packet: answers LOCAL INFILE requests, joins 16 MiB packets.
+    fn read_packets(&mut self, mut local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
         let mut outcome = None;
         let cache_metadata = self.cache_metadata;
         loop {
@@ -594,55 +616,5 @@ impl Wire {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lenenc_round_trip() {
-        for v in [0u64, 250, 251, 65_535, 65_536, 16_777_215, 16_777_216, u64::MAX] {
-            let mut b = Vec::new();
-            put_lenenc(&mut b, v);
-            assert_eq!(lenenc(&b), (v, b.len()), "{v}");
-        }
-    }
-
-    #[test]
-    fn commands_are_framed_from_sequence_zero() {
-        let mut out = Vec::new();
-        frame_command(&mut out, b"\x03BEGIN");
-        assert_eq!(out, b"\x06\x00\x00\x00\x03BEGIN");
-        // A payload that fills a packet exactly is followed by an empty one.
-        let big = vec![7u8; MAX_PAYLOAD];
-        out.clear();
-        frame_command(&mut out, &big);
-        assert_eq!(out.len(), 4 + MAX_PAYLOAD + 4);
-        assert_eq!(&out[..4], &[0xFF, 0xFF, 0xFF, 0]);
-        assert_eq!(&out[4 + MAX_PAYLOAD..], &[0, 0, 0, 1]);
-    }
-
-    #[test]
-    fn parameter_types_are_sent_only_when_they_change() {
-        let mut bound = Vec::new();
-        let mut first = Vec::new();
-        execute_payload(&mut first, 9, &[Param::Int(5), Param::Str("ab")], &mut bound);
-        let mut want = vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0x08, 0, 0xFD, 0];
-        want.extend_from_slice(&5i64.to_le_bytes());
-        want.extend_from_slice(&[2, b'a', b'b']);
-        assert_eq!(first, want);
-        let mut again = Vec::new();
-        execute_payload(&mut again, 9, &[Param::Int(6), Param::Str("cd")], &mut bound);
-        assert_eq!(again[11], 0, "same types: new-params-bound flag 0, no types");
-        assert_eq!(again.len(), first.len() - 4);
-        let mut changed = Vec::new();
-        execute_payload(&mut changed, 9, &[Param::Str("x"), Param::Str("cd")], &mut bound);
-        assert_eq!(&changed[11..16], &[1, 0xFD, 0, 0xFD, 0]);
-    }
-
-    #[test]
-    fn err_packet() {
-        let mut p = vec![0xFF, 0xBD, 0x04, b'#'];
-        p.extend_from_slice(b"40001Deadlock found");
-        let e = parse_err(&p);
-        assert_eq!((e.code, e.message.as_str()), (Some(1213), "Deadlock found"));
-    }
-}
+#[path = "wire_tests.rs"]
+mod tests;

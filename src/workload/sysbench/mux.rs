@@ -135,7 +135,7 @@ impl Loop<'_> {
         s.t0 = t0;
         s.warm = self.sh.warming.load(Ordering::SeqCst);
         s.state = State::Waiting;
-        self.sh.begin_event(s.tid, t0);
+        self.sh.begin_event(s.tid, self.sh.since_epoch(t0));
         self.plan(s);
     }
 

@@ -198,8 +198,12 @@ fn worker(
     let deadline = (o.time > 0).then(|| start + Duration::from_secs(o.time + o.warmup_time));
     let mut s = Session::new(conn, &o.ignore_errors, &sh.stop, deadline);
     let mut since_reconnect = 0u64;
+    // In closed loop an event starts when the previous one ended: one clock read per event, which serves
+    // as the previous event's end, this one's start and the time-limit check.
+    let mut now = Instant::now();
+    let mut now_ns = sh.since_epoch(now);
     loop {
-        if sh.stopping() || deadline.is_some_and(|d| Instant::now() >= d) {
+        if sh.stopping() || deadline.is_some_and(|d| now >= d) {
             break;
         }
         if o.events > 0
@@ -209,7 +213,7 @@ fn worker(
             break;
         }
         let t0 = match &sh.schedule {
-            None => Instant::now(),
+            None => now_ns,
             Some(sched) => {
                 let now = Instant::now();
                 let taken = sched.lock().unwrap_or_else(|p| p.into_inner()).take(now);
@@ -229,7 +233,7 @@ fn worker(
                 if !wait_until(arrival, sh) {
                     break;
                 }
-                arrival
+                sh.since_epoch(arrival)
             }
         };
         let warm = sh.warming.load(Ordering::SeqCst);
@@ -251,11 +255,12 @@ fn worker(
         };
         sh.end_event(tid);
         wl.end_event(!warm);
-        let end = Instant::now();
+        now = Instant::now();
+        now_ns = sh.since_epoch(now);
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
         c.events = u64::from(finished);
-        sh.record(tid, warm, &c, finished.then(|| end.saturating_duration_since(t0).as_nanos() as u64));
+        sh.record(tid, warm, &c, finished.then(|| now_ns.saturating_sub(t0)));
         match outcome {
             Ok(()) => {}
             Err(None) => break,
@@ -270,6 +275,8 @@ fn worker(
             if s.reconnect().is_err() {
                 break;
             }
+            now = Instant::now();
+            now_ns = sh.since_epoch(now);
         }
     }
     // Flush a pending bulk INSERT; errors here end the thread like sysbench's thread_done.

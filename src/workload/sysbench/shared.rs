@@ -99,11 +99,16 @@ impl Shared {
         self.failed.store(true, Ordering::SeqCst);
     }
 
-    /// Worker `tid` starts an event that arrived at `t0`.
+    /// Nanoseconds from `epoch` to `t` (0 before it): the clock of the in-flight marks and latencies.
     #[inline]
-    pub(super) fn begin_event(&self, tid: usize, t0: Instant) {
-        let since = t0.saturating_duration_since(self.epoch).as_nanos() as u64;
-        self.in_flight[tid].0.store(since + 1, Ordering::Relaxed);
+    pub(super) fn since_epoch(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_nanos() as u64
+    }
+
+    /// Worker `tid` starts an event that arrived at `t0` ([`Shared::since_epoch`]).
+    #[inline]
+    pub(super) fn begin_event(&self, tid: usize, t0: u64) {
+        self.in_flight[tid].0.store(t0 + 1, Ordering::Relaxed);
     }
 
     /// Worker `tid`'s event ended (finished or abandoned).
