@@ -173,9 +173,15 @@ fn both_pages_render_in_headless_chromium_within_the_height_limit() {
 /// the current config (MariaDB 10.11's defaults), the innodb_dedicated_server equivalent and the advice,
 /// at 2 and 8 threads, 5 repetitions.
 fn advise_confirmation(dir: &Path) -> Store {
+    advise_confirmation_with(dir, 610.0, "")
+}
+
+/// The same with the advice at `advised` tps and `why` after the description's first line (what
+/// `versus advise` records about the baseline's settings the advice does not share).
+fn advise_confirmation_with(dir: &Path, advised: f64, why: &str) -> Store {
     let mut store = Store::open(dir.join("results.db")).unwrap();
     let definition = "name = \"advise-confirm-9\"\n\
-                      description = \"versus advise: build system (advise-confirm-9)\"\n\
+                      description = \"versus advise: build system (advise-confirm-9)WHY\"\n\
                       threads = [2, 8]\nrepetitions = 5\norder = \"shuffled\"\nseed = 9\n\n\
                       [[targets]]\nname = \"current\"\nbuild = \"system\"\n\n\
                       [[targets]]\nname = \"dedicated\"\nbuild = \"system\"\n\
@@ -196,7 +202,7 @@ fn advise_confirmation(dir: &Path) -> Store {
         rw("dedicated", 560.0, &[("innodb_buffer_pool_size", "3221225472"), ("innodb_log_file_size", "805306368")]),
         rw(
             "advised",
-            610.0,
+            advised,
             &[
                 ("innodb_buffer_pool_size", "3221225472"),
                 ("innodb_log_file_size", "1073741824"),
@@ -204,7 +210,8 @@ fn advise_confirmation(dir: &Path) -> Store {
             ],
         ),
     ];
-    let plan = Plan { definition: Some(definition.to_string()), ..Plan::new("advise-confirm-9", &[2, 8], 5) };
+    let definition = definition.replace("WHY", why);
+    let plan = Plan { definition: Some(definition), ..Plan::new("advise-confirm-9", &[2, 8], 5) };
     record(&mut store, &sims, &plan);
     store
 }
@@ -230,6 +237,45 @@ fn advise_confirmation_in_every_format() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(json["advise"][0]["confirmation"]["labels"][2], "advised");
     snapshot_all("advise", &r);
+}
+
+/// When the advice does not beat the dedicated baseline, every format says why: the measured comparison
+/// and each setting of the baseline the advice does not share, as `versus advise` recorded it (or, for a
+/// confirmation stored without it, from the configs' settings).
+#[test]
+fn every_format_says_why_the_advice_does_not_beat_dedicated() {
+    let why = "\\ninnodb_log_file_size: dedicated sets 768M, the current config has 100663296, the advice 1G: \
+               the advice sets 1G by its rule (the redo rate), measured +4.0 points";
+    for (recorded, want) in [
+        (why, "innodb_log_file_size: dedicated sets 768M, the current config has 100663296, the advice 1G"),
+        ("", "dedicated sets innodb_log_file_size=768M, the advice innodb_log_file_size=1G"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = advise_confirmation_with(dir.path(), 560.0, recorded);
+        let r = build(&store, Selection::default());
+        let [s] = r.advise.as_slice() else { panic!("one advise section: {:?}", r.advise) };
+        assert_eq!(s.description, "build system (advise-confirm-9)", "the first line only");
+        for format in [Format::Text, Format::Markdown, Format::Html] {
+            let text = report::render(&r, format).unwrap();
+            assert!(
+                text.contains("Why the advice does not beat innodb_dedicated_server: advised vs dedicated: "),
+                "{format:?}: {text}"
+            );
+            assert!(text.contains(" over the thread counts, no significant change"), "{format:?}: {text}");
+            assert!(text.contains(want), "{format:?}: {text}");
+        }
+        // JSON: the comparison is in the confirmation's rows, the recorded lines beside it.
+        let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
+        let a = &json["advise"][0];
+        assert_eq!(a["confirmation"]["rows"][2]["advised_vs_dedicated"]["verdict"], "NoSignificantChange", "{a}");
+        let recorded_lines = a["dedicated_unshared"].as_array().map_or(0, Vec::len);
+        assert_eq!(recorded_lines, usize::from(!recorded.is_empty()), "{a}");
+    }
+    // The advice that beats the baseline needs no such lines.
+    let dir = tempfile::tempdir().unwrap();
+    let r = build(&advise_confirmation(dir.path()), Selection::default());
+    let text = report::render(&r, Format::Markdown).unwrap();
+    assert!(!text.contains("Why the advice"), "{text}");
 }
 
 /// Three servers through every Insert Benchmark step, as `versus ibench compare` reads them: rates that

@@ -10,12 +10,14 @@
 //! - [`dedicated`]: the `innodb_dedicated_server` baseline (MySQL's switch, or its formulas).
 //! - [`samples`]: what the stored runs of advise's experiments measured (the search's samples, the
 //!   probe's figures).
+//! - [`gap`]: why the advice does not beat `innodb_dedicated_server`, when it does not.
 //! - [`search`]: the proof, independent of servers: screening, successive halving, leave-one-out
 //!   attribution with explain's search, confirmation, within a hard budget.
 
 pub mod dedicated;
 pub mod facts;
 pub mod formulas;
+pub mod gap;
 pub mod inspect;
 pub mod memory;
 pub mod rules;

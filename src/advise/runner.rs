@@ -3,6 +3,7 @@
 //! [`super::search`] with every step stored as a normal experiment (`NAME-probe`, `NAME-screen-1`,
 //! `NAME-attribution-N`, `NAME-confirm-N`) that `versus compare` and `versus report` read like any other.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dedicated::{Dedicated, dedicated};
 use super::facts::{Facts, ProbeFacts};
+use super::gap::{DedicatedGap, GapSetting, dedicated_gap, unshared};
 use super::inspect::{self, ProbeSummary};
 use super::memory::{MemoryEstimate, worst_case};
 use super::rules::{Candidate, Considered, candidates};
@@ -116,6 +118,10 @@ pub struct AdviseReport {
     pub estimate_s: u64,
     /// The proof, unless this is a dry run.
     pub result: Option<SearchResult>,
+    /// Why the advice does not beat the dedicated baseline, when the confirmation shows it not
+    /// significantly faster (or slower somewhere).
+    #[serde(default)]
+    pub dedicated_gap: Option<DedicatedGap>,
     /// The experiments stored: (id, name).
     pub experiments: Vec<(i64, String)>,
     /// Seconds spent in all.
@@ -233,6 +239,21 @@ struct ServerBench<'a> {
     cut: bool,
     /// What runs and the preparation took against their estimates, over all steps.
     pace: Pace,
+    /// For the confirmation's stored description: the baseline, the current variables, what the rules
+    /// did not propose and what the server refused.
+    gap: GapContext,
+    /// The baseline's settings the advice does not share, set before the confirmation.
+    unshared: Vec<GapSetting>,
+}
+
+/// What [`unshared`] needs besides the search's findings.
+#[derive(Default)]
+struct GapContext {
+    dedicated: Option<Dedicated>,
+    cands: Vec<Candidate>,
+    variables: BTreeMap<String, String>,
+    considered: Vec<Considered>,
+    refused: Vec<Skipped>,
 }
 
 impl ServerBench<'_> {
@@ -308,8 +329,15 @@ impl Bench for ServerBench<'_> {
             human(self.opts.budget)
         ));
         let seed = self.opts.seed.wrapping_add(step.number as u64);
-        let file =
+        let mut file =
             experiment(self.current, self.opts, name, &targets, step.repetitions, self.opts.threads.clone(), seed)?;
+        if step.phase == search::Phase::Confirm {
+            // What the dedicated baseline sets that the advice does not, for the report of this
+            // experiment, one line each after the description's first.
+            for u in std::mem::take(&mut self.unshared) {
+                file.description = file.description.map(|d| format!("{d}\n{}", u.line()));
+            }
+        }
         let id = self.run(file, Duration::from_secs(step.deadline_s))?;
         let mut by = samples(self.store, id, self.opts.metric)?;
         Ok(labels.iter().map(|l| by.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
@@ -326,6 +354,14 @@ impl Bench for ServerBench<'_> {
 
     fn stopped_at_deadline(&self) -> bool {
         self.cut
+    }
+
+    fn before_confirmation(&mut self, found: &SearchResult) {
+        let g = &self.gap;
+        if let Some(d) = &g.dedicated {
+            self.unshared =
+                unshared(d, &g.variables, &g.cands, &found.fates, &found.contributions, &g.considered, &g.refused);
+        }
     }
 }
 
@@ -445,6 +481,8 @@ pub fn advise(
             log,
             cut: false,
             pace: Pace::default(),
+            gap: GapContext::default(),
+            unshared: vec![],
         };
         let mut probe_summary = None;
         if !dry_run {
@@ -485,6 +523,13 @@ pub fn advise(
         }
         let base = dedicated(&facts);
         bench.dedicated = base.as_ref().map(|d| d.overrides.clone()).unwrap_or_default();
+        bench.gap = GapContext {
+            dedicated: base.clone(),
+            cands: cands.clone(),
+            variables: facts.variables.clone(),
+            considered: considered.clone(),
+            refused: refused.clone(),
+        };
         let memory_current = memory_of(&facts, &cands, &[]);
         let s = settings(opts, memory_current.limit, base.is_some());
         let spent = started.elapsed();
@@ -551,6 +596,7 @@ pub fn advise(
             plan,
             estimate_s: opts.budget.as_secs(),
             result: None,
+            dedicated_gap: None,
             experiments: vec![],
             elapsed_s: 0,
         };
@@ -567,6 +613,10 @@ pub fn advise(
         if !all.is_empty() {
             report.memory_advised = Some(memory_of(&facts, &cands, &all));
         }
+        report.dedicated_gap = report
+            .dedicated
+            .as_ref()
+            .and_then(|d| dedicated_gap(d, &facts.variables, &cands, &outcome, &report.considered, &report.refused));
         report.result = Some(outcome);
         report.elapsed_s = started.elapsed().as_secs();
         Ok(report)

@@ -115,6 +115,9 @@ pub trait Bench {
     fn elapsed(&self) -> Duration;
     /// Whether the last [`Bench::measure`] left runs unstarted at its deadline.
     fn stopped_at_deadline(&self) -> bool;
+    /// Called before the confirmation is measured, with what the search found so far (the
+    /// confirmation's experiment may record it; the default does nothing).
+    fn before_confirmation(&mut self, _found: &SearchResult) {}
 }
 
 /// Settings of [`search`].

@@ -284,6 +284,7 @@ impl Search<'_> {
             return Ok(());
         }
         let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+        bench.before_confirmation(&self.out);
         let results = self.run(Phase::Confirm, configs, reps, bench)?;
         let c = confirmation(labels, &results, reps, &self.s.threads, &self.s.compare);
         let withdraw = |s: &mut Self, set: &[usize], why: &str| {

@@ -47,6 +47,10 @@ pub struct AdviseSection {
     pub confirmation: Confirmation,
     /// Configs that could not be measured, with why.
     pub notes: Vec<String>,
+    /// What the dedicated baseline sets that the advice does not, with what became of it in the
+    /// advice, as `versus advise` recorded it with the experiment (one line each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dedicated_unshared: Vec<String>,
 }
 
 /// Whether `name` is a confirmation step's (`PREFIX-confirm-N`).
@@ -108,7 +112,7 @@ pub fn from_stored(
     let labels = configs.iter().map(|c| c.label.clone()).collect();
     Ok(Some(AdviseSection {
         experiment: format!("{} (id {})", e.name, e.id),
-        description: description.trim_start_matches(DESCRIPTION_MARKER).trim().to_string(),
+        description: description.lines().next().unwrap_or("").trim_start_matches(DESCRIPTION_MARKER).trim().to_string(),
         workload,
         metric: metric.name().to_string(),
         higher_is_better: metric.direction() == Direction::HigherIsBetter,
@@ -117,6 +121,7 @@ pub fn from_stored(
         configs,
         confirmation: confirmation(labels, &results, repetitions, &threads, &compare),
         notes,
+        dedicated_unshared: description.lines().skip(1).map(str::to_string).collect(),
     }))
 }
 

@@ -280,6 +280,13 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
         write_table(&mut out, &t, format, color);
         out.push('\n');
     }
+    if let Some(g) = &r.dedicated_gap {
+        out.push_str(&h(g.heading()));
+        for l in g.lines() {
+            let _ = writeln!(out, "- {l}");
+        }
+        out.push('\n');
+    }
     if r.result.is_none() {
         out.push_str(&h("Plan"));
         for l in &r.plan {
@@ -342,6 +349,12 @@ pub fn render_cnf(r: &AdviseReport) -> String {
         let _ = writeln!(out, "# dry run: nothing measured, nothing recommended");
         return out;
     };
+    if let Some(g) = &r.dedicated_gap {
+        let _ = writeln!(out, "# {}:", g.heading());
+        for l in g.lines() {
+            let _ = writeln!(out, "#   {l}");
+        }
+    }
     for i in res.recommended(Tier::Safe) {
         line(&mut out, i, "");
     }
@@ -478,6 +491,7 @@ mod tests {
             plan: vec![],
             estimate_s: 2700,
             result: Some(result),
+            dedicated_gap: None,
             experiments: vec![(1, "advise-probe".into())],
             elapsed_s: 2600,
         }
@@ -502,6 +516,58 @@ mod tests {
             text.contains("# table_open_cache = 8000 (was 4000): not recommended: no effect measured on this workload")
         );
         assert!(!lines.contains(&"table_open_cache = 8000"), "a value without effect is not set:\n{text}");
+    }
+
+    #[test]
+    fn every_output_says_why_the_advice_does_not_beat_dedicated() {
+        use crate::advise::dedicated::Dedicated;
+        use crate::advise::search::{Samples, confirmation};
+        let mut r = report();
+        let level = |x: f64| Samples {
+            per_threads: [(2, vec![x, x * 1.01, x * 0.99, x, x * 1.005]), (8, vec![x, x * 0.99, x * 1.01, x, x])]
+                .into(),
+            combined: vec![x, x, x * 1.005, x * 0.995, x],
+        };
+        let compare = crate::stats::CompareConfig { noise_band: 0.02, ..crate::stats::CompareConfig::default() };
+        let labels = ["current", "dedicated", "advised"].map(String::from).to_vec();
+        let c = confirmation(labels, &[Ok(level(100.0)), Ok(level(140.0)), Ok(level(131.0))], 5, &[2, 8], &compare);
+        let res = r.result.as_mut().unwrap();
+        res.confirmation = Some(c);
+        let d = Dedicated {
+            overrides: vec![],
+            settings: vec![
+                ("innodb_buffer_pool_size".into(), "2G".into()),
+                ("innodb_log_file_size".into(), "1G".into()),
+            ],
+            how: "formulas".into(),
+        };
+        r.dedicated_gap = crate::advise::gap::dedicated_gap(&d, &r.facts.variables, &r.candidates, res, &[], &[]);
+        assert!(r.dedicated_gap.is_some(), "advised is 6 % slower than dedicated");
+        let want = "innodb_buffer_pool_size: dedicated sets 2G, the current config has 134217728, the advice 896M: the \
+                    advice sets 896M by its rule (because), measured +21.0 points";
+        for format in [OutputFormat::Text, OutputFormat::Markdown] {
+            let text = render_advise(&r, format, false).unwrap();
+            assert!(text.contains("Why the advice does not beat innodb_dedicated_server"), "{text}");
+            assert!(text.contains("- advised vs dedicated: -6.4 % (CI "), "{text}");
+            assert!(text.contains(want), "{text}");
+            assert!(
+                text.contains(
+                    "innodb_log_file_size: dedicated sets 1G, the current config has ?, the advice leaves \
+                                   it: no rule of the advice covers it"
+                ),
+                "{text}"
+            );
+        }
+        let cnf = render_cnf(&r);
+        assert!(
+            cnf.contains("# Why the advice does not beat innodb_dedicated_server:\n#   advised vs dedicated: -6.4 %"),
+            "{cnf}"
+        );
+        assert!(cnf.contains(&format!("#   {want}")), "{cnf}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render_advise(&r, OutputFormat::Json, false).unwrap()).unwrap();
+        assert_eq!(json["dedicated_gap"]["settings"][0]["status"], "advised_other_value", "{json}");
+        assert_eq!(json["dedicated_gap"]["overall"]["verdict"], "Slower");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::advise::confirmation_of;
 use super::select::{Selected, Selection, stored_sections};
 use super::svg::{LineChart, RatioChart, RatioPoint, Series, charts};
 use super::tables::Table;
+use crate::advise::gap;
 use crate::advise::section::{self, AdviseSection};
 use crate::error::Result;
 use crate::stats::Verdict;
@@ -52,7 +53,48 @@ pub fn lines(s: &AdviseSection) -> Vec<String> {
             if held { "is faster (a crash can lose data)" } else { "is not proven faster" }
         ));
     }
+    out.extend(why_not_dedicated(s));
     out.extend(s.notes.iter().map(|n| format!("not measured: {n}")));
+    out
+}
+
+/// When the advice does not beat the dedicated baseline: the comparison, and what the baseline sets
+/// that the advice does not (as `versus advise` recorded it, else from the configs' settings).
+fn why_not_dedicated(s: &AdviseSection) -> Vec<String> {
+    let c = &s.confirmation;
+    let Some(per_threads) = c
+        .index("dedicated")
+        .and(c.index("advised"))
+        .map(|_| c.rows.iter().filter_map(|r| Some((r.threads?, r.advised_vs_dedicated?))).collect::<Vec<_>>())
+    else {
+        return vec![];
+    };
+    let overall = c.rows.iter().find(|r| r.threads.is_none()).and_then(|r| r.advised_vs_dedicated);
+    let Some(overall) = overall.or_else(|| per_threads.first().map(|(_, x)| *x).filter(|_| per_threads.len() == 1))
+    else {
+        return vec![];
+    };
+    if !gap::falls_short(&overall, &per_threads) {
+        return vec![];
+    }
+    let mut out = vec![format!("{}: {}", gap::heading(&overall), gap::comparison_line(&overall, &per_threads))];
+    if !s.dedicated_unshared.is_empty() {
+        out.extend(s.dedicated_unshared.iter().cloned());
+        return out;
+    }
+    let sets = |label: &str| s.configs.iter().find(|x| x.label == label).map(|x| x.sets.clone()).unwrap_or_default();
+    let advised = sets("advised");
+    for d in sets("dedicated") {
+        if advised.contains(&d) {
+            continue;
+        }
+        let name = d.split('=').next().unwrap_or(&d);
+        let own = advised.iter().find(|a| a.split('=').next() == Some(name));
+        out.push(match own {
+            Some(a) => format!("dedicated sets {d}, the advice {a}"),
+            None => format!("dedicated sets {d}, the advice leaves it"),
+        });
+    }
     out
 }
 
