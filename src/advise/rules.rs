@@ -416,8 +416,24 @@ pub static RULES: &[Rule] = &[
     },
 ];
 
+/// A numeric value (a size or a count) is a candidate only when it is at least this factor above or
+/// below the current one: a few percent more of a cache or a buffer (400 → 402 table definitions)
+/// cannot show in a benchmark whose runs vary by several percent, and would spend a screening step.
+const MIN_CHANGE: f64 = 1.25;
+
+/// Whether `new` is a number within [`MIN_CHANGE`] of the number `old` (both non-zero).
+fn too_close(old: &str, new: &str) -> bool {
+    let (Some(o), Some(n)) = (super::facts::parse_size(old), super::facts::parse_size(new)) else { return false };
+    if o == 0 || n == 0 {
+        return false;
+    }
+    let r = n as f64 / o as f64;
+    r < MIN_CHANGE && r > 1.0 / MIN_CHANGE
+}
+
 /// The rules' candidates for `facts`, and the rules that proposed nothing (with why). A rule for a
-/// variable the server does not have proposes nothing; a value equal to the current one neither.
+/// variable the server does not have proposes nothing; a value equal to the current one neither, nor a
+/// number within 25 % of the current one (see [`MIN_CHANGE`]).
 pub fn candidates(facts: &Facts) -> (Vec<Candidate>, Vec<Considered>) {
     let mut ctx = Ctx { facts, proposed: BTreeMap::new() };
     let (mut out, mut considered) = (Vec::new(), Vec::new());
@@ -433,6 +449,15 @@ pub fn candidates(facts: &Facts) -> (Vec<Candidate>, Vec<Considered>) {
             Propose::No(why) => considered.push(no(why)),
             Propose::Set { value, .. } if old.as_deref().is_some_and(|o| same_value(o, &value)) => {
                 considered.push(no(format!("already {value}")))
+            }
+            Propose::Set { display, .. }
+                if r.risk != Risk::Durability && old.as_deref().is_some_and(|o| too_close(o, &display)) =>
+            {
+                considered.push(no(format!(
+                    "the rule's {display} is within {:.0} % of the current {}: too small a change to measure",
+                    (MIN_CHANGE - 1.0) * 100.0,
+                    old.as_deref().unwrap_or_default()
+                )))
             }
             Propose::Set { value, display, why } => {
                 // A durability trade never changes what the safe rules see.

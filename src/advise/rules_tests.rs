@@ -189,3 +189,25 @@ fn every_row_names_its_rule_source_and_risk() {
     assert!(rule_for("innodb_flush_method", Risk::Durability).is_some_and(|r| r.rule.contains("NO_FSYNC")));
     assert!(rule_for("innodb_flush_method", Risk::Safe).is_some_and(|r| r.rule.starts_with("O_DIRECT instead")));
 }
+
+#[test]
+fn a_value_within_a_quarter_of_the_current_is_not_worth_a_measurement() {
+    // MariaDB's 400 table definitions against 2 tables + 400: 402 is no change a benchmark can see.
+    let mut vars = mysql97();
+    vars.insert("table_definition_cache".into(), "400".into());
+    vars.insert("thread_cache_size".into(), "7".into());
+    let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), vars);
+    let p = f.probe.as_mut().unwrap();
+    p.deltas.insert("Threads_created".into(), 8);
+    let (c, considered) = candidates(&f);
+    for name in ["table_definition_cache", "thread_cache_size"] {
+        assert!(c.iter().all(|x| x.variable != name), "{name} proposed: {c:?}");
+        let k = considered.iter().find(|x| x.variable == name).unwrap();
+        assert!(k.outcome.contains("within 25 % of the current") && k.outcome.contains("too small a change"), "{k:?}");
+    }
+    // 200 tables: 600 is half again the current, a candidate.
+    f.tables = Some(200);
+    let (c, _) = candidates(&f);
+    assert_eq!(find(&c, "table_definition_cache", Risk::Safe).map(|x| x.value.as_str()), Some("600"));
+    assert!(too_close("134217728", "150M") && !too_close("134217728", "160M") && !too_close("0", "5"));
+}
