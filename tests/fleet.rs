@@ -2,6 +2,8 @@
 //! through the typed Kubernetes API structures, the command line, and a real single-node Slurm
 //! cluster running an experiment as a job array into a PostgreSQL store while one task is killed.
 
+#[path = "fleet/canary.rs"]
+mod canary;
 #[path = "common/home.rs"]
 mod home;
 #[path = "common/postgres.rs"]
