@@ -12,6 +12,7 @@
 //!   flag by flag, retyped values, session and derived values).
 //! - [`preflight`]: which of A's values B accepts at startup.
 //! - [`runner`]: the search on real servers, every step stored as an experiment.
+//! - [`samples`]: the per-repetition samples of a stored step.
 //! - [`steps`]: running a step, or reusing / continuing the stored one (`--resume`).
 //! - [`series`]: relative-to-first values and change points over an ordered list of targets.
 
@@ -20,6 +21,7 @@ pub mod diffvars;
 pub mod noise;
 pub mod preflight;
 pub mod runner;
+pub mod samples;
 pub mod section;
 pub mod series;
 pub mod skip;

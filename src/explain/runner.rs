@@ -3,7 +3,6 @@
 //! experiment (`NAME-gap`, `NAME-split-N`, `NAME-confirm`), so that `versus compare` and `versus report`
 //! read them like any other.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -20,10 +19,9 @@ use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
 use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
 use crate::metric::Metric;
-use crate::metric::RunValues;
 use crate::server::{Home, config};
 use crate::stats::{BootstrapConfig, CompareConfig};
-use crate::store::{Status, Store};
+use crate::store::Store;
 use crate::workload::ConnectionCharset;
 
 /// The marker at the start of the description of every experiment `versus explain` stores.
@@ -73,6 +71,7 @@ pub struct ExplainOptions {
 /// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
 pub const ATTRIBUTION_SEED: u64 = 0x5EED;
 
+pub use super::samples::samples_by_target;
 pub use super::skip::{SkipReason, Skipped};
 
 /// What `versus explain` found, or plans to do (`--dry-run`).
@@ -295,56 +294,6 @@ pub fn step_experiment(
         order: Order::Shuffled,
         seed: Some(opts.seed.wrapping_add(step.number as u64)),
     })
-}
-
-/// Per-repetition samples of each target of a stored experiment: the geometric mean of `metric` over
-/// the thread counts of that repetition (repetitions missing a thread count are left out). Targets
-/// with fewer than `min` complete repetitions (their runs failed) come back with the first error.
-pub fn samples_by_target(
-    store: &Store,
-    experiment: i64,
-    metric: Metric,
-    min: usize,
-) -> Result<BTreeMap<String, std::result::Result<Vec<f64>, String>>> {
-    let runs = store.runs(experiment)?;
-    let threads: std::collections::BTreeSet<u32> = runs.iter().map(|r| r.cell.threads).collect();
-    let mut values: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
-    let mut errors: BTreeMap<String, String> = BTreeMap::new();
-    for r in &runs {
-        let label = r.cell.target.clone();
-        let per_rep = values.entry(label.clone()).or_default();
-        match (&r.status, &r.summary) {
-            (Status::Done, Some(_)) => {
-                let Some(d) = store.run(r.id)? else { continue };
-                let Some(s) = d.run.summary.as_ref() else { continue };
-                let v = metric.of_run(&RunValues { summary: s, efficiency: &d.efficiency, histogram: None });
-                if let Some(v) = v.filter(|v| v.is_finite() && *v > 0.0) {
-                    per_rep.entry(r.repetition).or_default().push(v);
-                }
-            }
-            _ => {
-                if let Some(e) = &r.error {
-                    errors.entry(label).or_insert_with(|| e.clone());
-                }
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (label, reps) in values {
-        let samples: Vec<f64> = reps
-            .values()
-            .filter(|v| v.len() == threads.len())
-            .map(|v| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
-            .collect();
-        let result = if samples.len() >= min.max(1) {
-            Ok(samples)
-        } else {
-            let why = errors.get(&label).cloned().unwrap_or_else(|| "runs did not finish".into());
-            Err(format!("{} complete repetition(s) of {label}: {why}", samples.len()))
-        };
-        out.insert(label, result);
-    }
-    Ok(out)
 }
 
 /// Runs each step as an experiment on sandboxes.

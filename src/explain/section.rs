@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Effect, Gap, SearchOutcome};
-use super::runner::{ATTRIBUTION_SEED, DESCRIPTION_MARKER, samples_by_target};
+use super::runner::{ATTRIBUTION_SEED, DESCRIPTION_MARKER};
+use super::samples::samples_by_target;
 use super::targets::stored_specs;
 use super::transfer::{atoms, options_of};
 use crate::error::Result;
