@@ -157,16 +157,23 @@ pub(super) fn log_file_size(c: &Ctx<'_>) -> Propose {
 
 pub(super) fn io_capacity(c: &Ctx<'_>) -> Propose {
     let current = c.size("innodb_io_capacity").unwrap_or(200);
-    let value = match (c.facts.rotational, c.facts.fsync_us) {
-        (Some(true), _) => 200,
-        (_, Some(us)) if us > 0.0 => ((1e6 / us / 100.0).round() as u64 * 100).clamp(200, 20_000),
-        _ => return Propose::No("no fsync latency measured".into()),
-    };
-    let why = match c.facts.fsync_us {
-        Some(us) if c.facts.rotational != Some(true) => {
-            format!("fsync {:.2} ms → about {} sync writes/s, between 200 and 20 000", us / 1000.0, value)
+    // What was measured wins over the kernel's flag: a spinning disk cannot sync a write in under a
+    // millisecond, so one that does has a write cache in front, or is a virtual disk whose flag
+    // says rotational by default.
+    let measured = c.facts.fsync_us.filter(|us| *us > 0.0);
+    let (value, why) = match (c.facts.rotational, measured) {
+        (Some(true), Some(us)) if us >= 1000.0 => (200, "a rotational disk: 200".to_string()),
+        (Some(true), None) => (200, "a rotational disk: 200".to_string()),
+        (rotational, Some(us)) => {
+            let value = ((1e6 / us / 100.0).round() as u64 * 100).clamp(200, 20_000);
+            let flag = if rotational == Some(true) {
+                " (the device says rotational, but syncs faster than a spinning disk can)"
+            } else {
+                ""
+            };
+            (value, format!("fsync {:.2} ms → about {value} sync writes/s, between 200 and 20 000{flag}", us / 1000.0))
         }
-        _ => "a rotational disk: 200".into(),
+        (_, None) => return Propose::No("no fsync latency measured".into()),
     };
     if value > current * 2 || value * 2 < current {
         set(&value.to_string(), why)

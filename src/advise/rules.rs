@@ -219,7 +219,7 @@ pub static RULES: &[Rule] = &[
         area: Area::Io,
         risk: Risk::Safe,
         applies: &[MYSQL, MARIADB],
-        rule: "the sync writes per second the datadir's device does (1 s / the measured fsync latency), 200 to 20 000; 200 on a rotational disk",
+        rule: "the sync writes per second the datadir's device does (1 s / the measured fsync latency), 200 to 20 000; 200 on a rotational disk that syncs no faster than one (≥ 1 ms)",
         source: "MySQL manual, innodb_io_capacity (set it to the I/O operations per second the system can do)",
         loses: "",
         propose: io_capacity,

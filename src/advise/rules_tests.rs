@@ -211,3 +211,23 @@ fn a_value_within_a_quarter_of_the_current_is_not_worth_a_measurement() {
     assert_eq!(find(&c, "table_definition_cache", Risk::Safe).map(|x| x.value.as_str()), Some("600"));
     assert!(too_close("134217728", "150M") && !too_close("134217728", "160M") && !too_close("0", "5"));
 }
+
+#[test]
+fn io_capacity_follows_the_measured_fsync_over_the_rotational_flag() {
+    let mut vars = mysql97();
+    vars.insert("innodb_io_capacity".into(), "200".into());
+    let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), vars);
+    // A virtual disk that says rotational but syncs in 0.05 ms (this machine's /dev/vda).
+    f.rotational = Some(true);
+    f.fsync_us = Some(50.0);
+    let (c, _) = candidates(&f);
+    let io = find(&c, "innodb_io_capacity", Risk::Safe).expect("a candidate");
+    assert_eq!(io.value, "20000");
+    assert!(io.why.contains("the device says rotational, but syncs faster"), "{io:?}");
+    // A real spinning disk: 8 ms per sync write.
+    f.fsync_us = Some(8000.0);
+    let (c, considered) = candidates(&f);
+    assert!(find(&c, "innodb_io_capacity", Risk::Safe).is_none());
+    let k = considered.iter().find(|k| k.variable == "innodb_io_capacity").unwrap();
+    assert!(k.outcome.contains("a rotational disk: 200"), "{k:?}");
+}
