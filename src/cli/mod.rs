@@ -174,8 +174,7 @@ fn usage_error(e: clap::Error) -> Result<i32> {
     Err(crate::Error::Other(format!("{first}{tip}{usage}")))
 }
 
-/// Environment variable naming the results store.
-pub const DB_ENV: &str = "VERSUS_DB";
+pub use crate::store::DB_ENV;
 
 /// Where results are stored.
 #[derive(Debug, Args, Clone)]

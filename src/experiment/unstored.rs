@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::shell::quote;
-use crate::store::{RunResult, Status, Store};
+use crate::store::{Location, RunResult, Status, Store};
 
 /// What recovers from a measured run that the store refused.
 pub(super) enum Recovery {
@@ -24,17 +24,36 @@ impl Recovery {
         match (repetition, path) {
             (Some(repetition), Some(path)) => {
                 let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+                let (db, note) = store_arg(store.location(), std::env::var(crate::store::DB_ENV).ok().as_deref());
                 let command = format!(
-                    "versus run {} --block {} --db {}",
+                    "versus run {} --block {} --db {db}",
                     quote(&path.display().to_string()),
                     repetition.saturating_sub(1),
-                    quote(&store.location().to_string())
                 );
-                Recovery::Block { rerun: format!("`{command}` measures it (as a scheduler's retry of the task does)") }
+                Recovery::Block {
+                    rerun: format!("`{command}`{note} measures it (as a scheduler's retry of the task does)"),
+                }
             }
             (Some(_), None) => Recovery::Block { rerun: "a retry of the task measures it".into() },
             (None, _) => Recovery::Resume,
         }
+    }
+}
+
+/// The `--db` value of a command that an error gives for `location`: shown as it is, except a URL with
+/// a password, which is never printed: `"$VERSUS_DB"` when that (`versus_db`) holds it, else the URL
+/// with `<redacted>` in the password's place, which the user must fill in: the note (to follow the
+/// command) then says so.
+fn store_arg(location: &Location, versus_db: Option<&str>) -> (String, String) {
+    let shown = location.to_string();
+    match location {
+        Location::Postgres(url) if *url != shown && versus_db == Some(url.as_str()) => {
+            ("\"$VERSUS_DB\"".into(), String::new())
+        }
+        Location::Postgres(url) if *url != shown => {
+            (quote(&shown), format!(" (with the store's password in place of {})", crate::store::REDACTED))
+        }
+        _ => (quote(&shown), String::new()),
     }
 }
 
@@ -55,13 +74,13 @@ pub(super) fn unstored(
              one attempt measures it whole: once the store can be written again, {rerun}"
         ));
     }
+    let (db, note) = store_arg(store.location(), std::env::var(crate::store::DB_ENV).ok().as_deref());
     match store.save_recovery(experiment_id, run_id, result, &e) {
         Ok(path) => Error::Other(format!(
             "run {run_id} was measured but not stored ({e}); it is saved in {p}: once the store can be written \
              again, `versus import {p} --db {db}` stores it and `versus run --resume-id {experiment_id} --db {db}` \
-             runs the rest",
+             runs the rest{note}",
             p = quote(&path.display().to_string()),
-            db = quote(&store.location().to_string())
         )),
         Err(save) => Error::Other(format!("run {run_id} was measured but not stored ({e}), and {save}")),
     }
@@ -172,6 +191,25 @@ test = "oltp_point_select"
         let db = db.display();
         assert!(e.contains(&format!("`versus import {} --db {db}`", files[0].display())), "{e}");
         assert!(e.contains(&format!("`versus run --resume-id {id} --db {db}` runs the rest")), "{e}");
+    }
+
+    #[test]
+    fn the_store_in_a_command_never_shows_a_password() {
+        use super::store_arg;
+        use crate::store::Location;
+        let file = Location::Sqlite(PathBuf::from("/data/my results.db"));
+        assert_eq!(store_arg(&file, None), ("'/data/my results.db'".to_string(), String::new()));
+        let open = Location::parse("postgres://versus@db:5432/team");
+        let (db, note) = store_arg(&open, Some("postgres://other@db/x"));
+        assert_eq!((db.as_str(), note.as_str()), ("postgres://versus@db:5432/team", ""));
+        let secret = "postgres://versus:s3cret@db:5432/team";
+        let with = Location::parse(secret);
+        assert_eq!(store_arg(&with, Some(secret)), ("\"$VERSUS_DB\"".to_string(), String::new()));
+        let (db, note) = store_arg(&with, None);
+        assert_eq!(db, "'postgres://versus:<redacted>@db:5432/team'");
+        assert_eq!(note, " (with the store's password in place of <redacted>)");
+        let (db, _) = store_arg(&with, Some("postgres://versus:other@db:5432/team"));
+        assert!(!db.contains("VERSUS_DB") && !db.contains("s3cret") && !db.contains("other"), "{db}");
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub use model::{
 };
 pub use secrets::{REDACTED, content_hash, is_secret_key, scrub_arg, scrub_json, scrub_toml};
 
+/// Environment variable naming the results store (as `--db` does).
+pub const DB_ENV: &str = "VERSUS_DB";
+
 /// Where a results store lives: what `--db` and `VERSUS_DB` name.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Location {
