@@ -15,7 +15,7 @@ use super::gap::{DedicatedGap, GapSetting, dedicated_gap, unshared};
 use super::inspect::{self, ProbeSummary};
 use super::memory::{MemoryEstimate, worst_case};
 use super::rules::{Candidate, Considered, candidates};
-use super::samples::{probe_facts, samples};
+use super::samples::{probe_facts, samples_at_least};
 use super::search::{self, Bench, ConfigResult, SearchResult, SearchSettings, Step, Tier, step_cost};
 use crate::error::{Error, Result};
 use crate::experiment::progress::human;
@@ -71,6 +71,8 @@ pub struct AdviseOptions {
     pub attribution_repetitions: u32,
     /// Repetitions of the confirmation (at least 5).
     pub confirm_repetitions: u32,
+    /// Adaptive attribution steps (`--until`, `--max-repetitions`; see [`SearchSettings::adaptive`]).
+    pub adaptive: Option<crate::experiment::Repetitions>,
 }
 
 /// What `versus advise` found, or plans to do (`--dry-run`).
@@ -339,7 +341,7 @@ impl Bench for ServerBench<'_> {
             }
         }
         let id = self.run(file, Duration::from_secs(step.deadline_s))?;
-        let mut by = samples(self.store, id, self.opts.metric)?;
+        let mut by = samples_at_least(self.store, id, self.opts.metric, step.repetitions.min(2) as usize)?;
         Ok(labels.iter().map(|l| by.remove(l).unwrap_or_else(|| Err(format!("no runs of {l}")))).collect())
     }
 
@@ -400,6 +402,7 @@ fn settings(opts: &AdviseOptions, memory_limit: u64, dedicated: bool) -> SearchS
         dedicated,
         singles_max: 4,
         extra_rounds: 1,
+        adaptive: opts.adaptive,
         memory_limit,
     }
 }

@@ -28,6 +28,7 @@ fn opts() -> AdviseOptions {
         screen_repetitions: 2,
         attribution_repetitions: 2,
         confirm_repetitions: 5,
+        adaptive: None,
     }
 }
 

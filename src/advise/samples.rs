@@ -16,6 +16,17 @@ use crate::store::{Status, Store};
 /// workloads; a repetition is complete when every (workload, thread count) cell of it was measured.
 /// Targets without two complete repetitions come back with the first error.
 pub fn samples(store: &Store, experiment: i64, metric: Metric) -> Result<BTreeMap<String, ConfigResult>> {
+    samples_at_least(store, experiment, metric, 2)
+}
+
+/// [`samples`], with targets of fewer than `min` complete repetitions an error (an added round of an
+/// adaptive attribution step has one).
+pub fn samples_at_least(
+    store: &Store,
+    experiment: i64,
+    metric: Metric,
+    min: usize,
+) -> Result<BTreeMap<String, ConfigResult>> {
     let runs = store.runs(experiment)?;
     let cells: std::collections::BTreeSet<(&str, u32)> =
         runs.iter().map(|r| (r.cell.workload.as_str(), r.cell.threads)).collect();
@@ -54,7 +65,7 @@ pub fn samples(store: &Store, experiment: i64, metric: Metric) -> Result<BTreeMa
             }
             s.combined.push(geomean(&by_cell.values().copied().collect::<Vec<_>>()));
         }
-        let result = if s.combined.len() >= 2 {
+        let result = if s.combined.len() >= min.max(1) {
             Ok(s)
         } else {
             let why = errors.get(&label).cloned().unwrap_or_else(|| "runs did not finish".into());

@@ -143,6 +143,11 @@ pub struct SearchSettings {
     pub singles_max: usize,
     /// Extra rounds of unclear attribution steps (explain's `--extra-rounds`).
     pub extra_rounds: usize,
+    /// Adaptive attribution steps (`--until`, `--max-repetitions`): rounds of one repetition are added
+    /// to the open probes of an attribution step up to `max` repetitions, judged by explain's
+    /// group-sequential repeated intervals ([`crate::explain::bisect::Sequential`]; replaces
+    /// `extra_rounds`). Every added round is checked against the budget like any step.
+    pub adaptive: Option<crate::experiment::Repetitions>,
     /// The memory bound in bytes (90 % of the memory advised for).
     pub memory_limit: u64,
 }
@@ -475,7 +480,20 @@ impl Search<'_> {
             confirm: false,
             singles_max: self.s.singles_max,
             extra_rounds: self.s.extra_rounds,
-            sequential: None,
+            sequential: self.s.adaptive.and_then(|r| {
+                let min = self.s.attribution_repetitions as usize;
+                let design = crate::stats::SequentialDesign::new(
+                    min,
+                    (r.max as usize).max(min),
+                    self.s.compare.bootstrap.confidence,
+                );
+                design.ok().map(|design| crate::explain::bisect::Sequential {
+                    design,
+                    batch: 1,
+                    runs_per_repetition: threads,
+                    until: Some(r.until.unwrap_or(0.0)),
+                })
+            }),
         }
     }
 

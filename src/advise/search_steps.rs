@@ -127,7 +127,7 @@ impl Measure for Adapter<'_, '_> {
                 }
             }
         }
-        let reps = self.search.s.attribution_repetitions;
+        let reps = step.repetitions.unwrap_or(self.search.s.attribution_repetitions);
         if self.bench.cost(configs.len(), reps) > self.search.left(self.bench) {
             let why = "not run: the budget ran out".to_string();
             return Ok(vec![Err(why); index.len()]);

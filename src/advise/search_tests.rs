@@ -127,7 +127,13 @@ impl Bench for Mock {
         }
         Ok(samples
             .into_iter()
-            .map(|s| if s.combined.len() >= 2 { Ok(s) } else { Err("not run: the budget ran out".into()) })
+            .map(|s| {
+                if s.combined.len() >= step.repetitions.min(2) as usize {
+                    Ok(s)
+                } else {
+                    Err("not run: the budget ran out".into())
+                }
+            })
             .collect())
     }
 
@@ -152,6 +158,7 @@ fn settings(budget_min: u64, allow: bool) -> SearchSettings {
         screen_repetitions: 2,
         attribution_repetitions: 3,
         confirm_repetitions: 5,
+        adaptive: None,
         allow_durability: allow,
         dedicated: true,
         singles_max: 4,
@@ -415,4 +422,22 @@ fn an_unclear_screening_is_screened_again_while_the_budget_allows() {
     let r = run(&mut mock, &settings(18, false));
     let screens = r.steps.iter().filter(|s| s.step.phase == Phase::Screen).count();
     assert!(screens <= 1, "{screens} screenings in 18 min: {:?}", r.notes);
+}
+
+/// Adaptive attribution steps (`--until ±1% --max-repetitions 10`): rounds of one repetition are
+/// added to open attribution probes, and the budget still holds at every size.
+#[test]
+fn adaptive_attribution_steps_stay_within_the_budget() {
+    let adaptive = crate::experiment::Repetitions { min: 3, max: 10, until: Some(0.01) };
+    let mut added = 0;
+    for minutes in [15u64, 25, 40, 60, 90, 120, 180] {
+        let mut mock = Mock::new(field_case(), minutes);
+        mock.cv = 0.05;
+        let s = SearchSettings { adaptive: Some(adaptive), ..settings(minutes, true) };
+        let r = run(&mut mock, &s);
+        assert!(mock.clock <= s.budget, "{minutes} min: used {:?}", mock.clock);
+        added +=
+            r.steps.iter().filter(|x| matches!(x.step.phase, Phase::Attribution(_)) && x.step.repetitions == 1).count();
+    }
+    assert!(added > 0, "no attribution step added a round of one repetition");
 }

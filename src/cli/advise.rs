@@ -52,6 +52,14 @@ pub(super) struct AdviseArgs {
     /// with 80 % power; 2 detect only ±23-37 %, 3 ±7-11 %, and more cost more than they gain (docs/advise.md).
     #[arg(long, default_value_t = 4)]
     screen_repetitions: u32,
+    /// Adaptive attribution steps: after --repetitions, add rounds of one repetition to a step's open
+    /// probes until each is decisive or its interval is narrower than this (e.g. "±3%"), up to
+    /// --max-repetitions (group-sequential repeated intervals; the budget counts every round).
+    #[arg(long, value_name = "±PCT", value_parser = crate::experiment::spec::parse_until)]
+    until: Option<f64>,
+    /// Adaptive attribution steps: most repetitions per probe (with --until, or alone: until decisive).
+    #[arg(long, value_name = "N")]
+    max_repetitions: Option<u32>,
     /// Repetitions of the confirmation (at least 5).
     #[arg(long, default_value_t = 5)]
     confirm_repetitions: u32,
@@ -120,6 +128,8 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
         screen_repetitions: a.screen_repetitions,
         attribution_repetitions: m.repetitions,
         confirm_repetitions: a.confirm_repetitions,
+        adaptive: super::experiment::AdaptiveArgs { until: a.until, max_repetitions: a.max_repetitions }
+            .apply(crate::experiment::Repetitions::fixed(m.repetitions))?,
     };
     validate(&opts)?;
     crate::owned::check_name("--name", &opts.name)?;
