@@ -286,6 +286,14 @@ fn adaptive_experiments_are_reported_with_repeated_intervals() {
     // The detectable effect is the repeated interval's (wider: a larger figure), not the fixed plan's.
     let (rd, fd) = (rx.detectable.as_ref().unwrap(), fx.detectable.as_ref().unwrap());
     assert!(rd.increase > fd.increase * 1.05, "repeated {rd:?} vs fixed {fd:?}");
+    // "n for ±5 %" of the adaptive row is its design's (the first look of 3..=10 that detects it, or
+    // more than 10), not the fixed plan's.
+    use versus::stats::RepetitionsNeeded::{MoreThan, PerSide};
+    match (rd.plan, fd.plan) {
+        (Some(MoreThan(10)), Some(PerSide(_))) => {}
+        (Some(PerSide(rn)), Some(PerSide(fnn))) => assert!((3..=10).contains(&rn) && rn > fnn, "{rn} vs {fnn}"),
+        other => panic!("plans {other:?}"),
+    }
     assert!(r.notes.iter().any(|n| n.contains("Adaptive experiment (3–10 rounds")), "{:?}", r.notes);
     assert!(!f.notes.iter().any(|n| n.contains("Adaptive")));
 }

@@ -347,7 +347,8 @@ fn ratio_row(
                 Some(p) if repeated => stats::sequential_detectable_effect(&bs, &cs, p, sel.noise_band, DEFAULT_POWER),
                 _ => stats::detectable_effect_of(&bs, &cs, level, sel.confidence, sel.noise_band, DEFAULT_POWER),
             };
-            row.detectable = d.ok().map(|d| detectable(d, &bs, &cs, level, sel));
+            let seq = adaptive.filter(|_| repeated);
+            row.detectable = d.ok().map(|d| detectable(d, &bs, &cs, level, sel, seq));
             if let (Some(p), Some(unit)) = (&pairs, blocked_unit(row.ci_method.as_deref())) {
                 let hosts = p.iter().map(|x| x.host.as_str()).collect::<std::collections::BTreeSet<_>>().len();
                 row.note = Some(format!("blocked: {} block(s) on {hosts} hosts, interval over {unit}", p.len()));
@@ -411,14 +412,25 @@ fn adaptive_plan(s: &Selected, sel: &Selection) -> Option<stats::SequentialPlan>
     })
 }
 
-fn detectable(d: stats::DetectableEffect, b: &[f64], c: &[f64], level: SampleLevel, sel: &Selection) -> Detectable {
+/// The row's detectable effect and the repetitions that would detect the target: of the adaptive
+/// experiment's sequential design `seq` when the row's interval is the repeated one (the first look
+/// that detects it), else of a fixed plan.
+fn detectable(
+    d: stats::DetectableEffect,
+    b: &[f64],
+    c: &[f64],
+    level: SampleLevel,
+    sel: &Selection,
+    seq: Option<&stats::SequentialPlan>,
+) -> Detectable {
     let target = stats::power::target_effect(sel.noise_band);
     let cv = |xs: &[f64]| stats::coefficient_of_variation(xs).unwrap_or(0.0);
-    let plan = match level {
-        SampleLevel::Repetitions => {
+    let plan = match (level, seq) {
+        (_, Some(p)) => stats::sequential_repetitions_for(cv(b), cv(c), target, p, sel.noise_band, d.power).ok(),
+        (SampleLevel::Repetitions, None) => {
             stats::repetitions_for(cv(b), cv(c), target, sel.confidence, sel.noise_band, d.power).ok()
         }
-        SampleLevel::Intervals => None,
+        (SampleLevel::Intervals, None) => None,
     };
     Detectable { increase: d.increase, decrease: d.decrease, power: d.power, target, plan }
 }

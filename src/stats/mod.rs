@@ -41,6 +41,7 @@ pub use power::{
 };
 pub use sequential::{
     Look, SequentialDesign, SequentialPlan, sequential_detectable_effect, sequential_look, sequential_ratio_ci,
+    sequential_repetitions_for,
 };
 pub use stability::{Stability, StallRule, stability};
 pub use summary::{

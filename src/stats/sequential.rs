@@ -20,7 +20,7 @@
 use super::RatioCi;
 use super::compare::SampleLevel;
 use super::compare::{Comparison, Verdict, judge, log_delta_ratio_ci};
-use super::power::{DetectableEffect, detectable_effect, side_noise};
+use super::power::{DetectableEffect, RepetitionsNeeded, SideNoise, detectable_effect, side_noise};
 use super::{Direction, check_confidence, normal_cdf, normal_quantile};
 use crate::error::{Error, Result};
 
@@ -193,6 +193,36 @@ pub fn sequential_detectable_effect(
     // `Intervals` selects the Welch log-delta shape whatever the number of samples: the repeated
     // interval is that one (never the bootstrap), here with the sizes of repetitions.
     detectable_effect(SampleLevel::Intervals, b, c, 1.0 - nominal, noise_band, power)
+}
+
+/// The repetitions per side an adaptive experiment of `plan` needs to call changes of `±target` with
+/// probability `power`: the first look `n` in `min..=max` at which the repeated interval (the
+/// Welch log-delta interval at that look's nominal level, as [`sequential_detectable_effect`]) detects
+/// `±target` for sides with these coefficients of variation; [`RepetitionsNeeded::MoreThan`]`(max)`
+/// when no look of the design does. This is the figure for the design that produced the row, larger
+/// than the fixed-sample [`super::repetitions_for`] (every look is at a stricter level).
+pub fn sequential_repetitions_for(
+    cv_baseline: f64,
+    cv_candidate: f64,
+    target: f64,
+    plan: &SequentialPlan,
+    noise_band: f64,
+    power: f64,
+) -> Result<RepetitionsNeeded> {
+    if !(target > 0.0 && target.is_finite()) {
+        return Err(Error::Other(format!("target effect {target} must be a finite fraction > 0")));
+    }
+    if target <= noise_band {
+        return Ok(RepetitionsNeeded::WithinNoiseBand);
+    }
+    for n in plan.design.min..=plan.design.max {
+        let (b, c) = (SideNoise::repetitions(cv_baseline, n), SideNoise::repetitions(cv_candidate, n));
+        let level = 1.0 - plan.nominal_alpha(n);
+        if detectable_effect(SampleLevel::Intervals, b, c, level, noise_band, power)?.either_way() <= target {
+            return Ok(RepetitionsNeeded::PerSide(n));
+        }
+    }
+    Ok(RepetitionsNeeded::MoreThan(plan.design.max))
 }
 
 /// The comparison at a look: the verdict of [`super::compare()`] with the repeated interval, and

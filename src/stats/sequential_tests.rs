@@ -179,3 +179,30 @@ fn the_sequential_detectable_effect_has_about_80_percent_power_at_its_look() {
     }
     eprintln!("{}", report.join("\n"));
 }
+
+/// The repetitions an adaptive design needs for ±5 % are the first look whose repeated interval
+/// detects it: more than the fixed plan needs (each look is at a stricter level), and one look fewer
+/// does not detect it; a design whose maximum is too small says so.
+#[test]
+fn repetitions_for_a_design_are_its_first_look_that_detects_the_target() {
+    let p = plan(3, 30);
+    let cv = 0.03;
+    let RepetitionsNeeded::PerSide(n) = sequential_repetitions_for(cv, cv, 0.05, &p, 0.02, 0.8).unwrap() else {
+        panic!("a look of 3..=30 detects ±5 % at CV 3 %")
+    };
+    let RepetitionsNeeded::PerSide(fixed) = crate::stats::repetitions_for(cv, cv, 0.05, 0.95, 0.02, 0.8).unwrap()
+    else {
+        panic!()
+    };
+    assert!(n > fixed, "sequential {n} against fixed {fixed}");
+    let at = |n: usize| {
+        let (b, c) = (SideNoise::repetitions(cv, n), SideNoise::repetitions(cv, n));
+        detectable_effect(SampleLevel::Intervals, b, c, 1.0 - p.nominal_alpha(n), 0.02, 0.8).unwrap().either_way()
+    };
+    assert!(at(n) <= 0.05 && at(n - 1) > 0.05, "n {n}: {} / {}", at(n), at(n - 1));
+    assert_eq!(
+        sequential_repetitions_for(cv, cv, 0.05, &plan(3, 5), 0.02, 0.8).unwrap(),
+        RepetitionsNeeded::MoreThan(5)
+    );
+    assert_eq!(sequential_repetitions_for(cv, cv, 0.02, &p, 0.02, 0.8).unwrap(), RepetitionsNeeded::WithinNoiseBand);
+}
