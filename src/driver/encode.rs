@@ -26,6 +26,7 @@ pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
 /// Appends the COM_STMT_EXECUTE payload for statement `id` to `out`, parameters bound as BIGINT / VARCHAR.
 /// `bound` holds the parameter types last sent for this statement: they are sent again only when they
 /// change, as libmariadb and libmysqlclient do (new-params-bound flag 0 otherwise), and `bound` is updated.
+#[inline]
 pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) {
     out.push(0x17);
     out.extend_from_slice(&id.to_le_bytes());
@@ -35,15 +36,17 @@ pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: 
         return;
     }
     out.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
-    let types = params.iter().flat_map(|p| match p {
-        Param::Int(_) => [0x08, 0],
-        Param::Str(_) => [0xFD, 0],
-    });
-    if bound.iter().copied().eq(types.clone()) {
+    let type_of = |p: &Param<'_>| match p {
+        Param::Int(_) => 0x08,
+        Param::Str(_) => 0xFD,
+    };
+    let same =
+        bound.len() == 2 * params.len() && params.iter().zip(bound.chunks_exact(2)).all(|(p, t)| t[0] == type_of(p));
+    if same {
         out.push(0);
     } else {
         bound.clear();
-        bound.extend(types);
+        bound.extend(params.iter().flat_map(|p| [type_of(p), 0]));
         out.push(1);
         out.extend_from_slice(bound);
     }
