@@ -184,11 +184,14 @@ impl Random {
     pub fn fill_template(&mut self, template: &str, out: &mut String) {
         let mut b = std::mem::take(out).into_bytes();
         b.clear();
-        b.extend(template.bytes().map(|c| match c {
-            b'#' => b'0' + self.rng.uniform(0, 9) as u8,
-            b'@' => b'a' + self.rng.uniform(0, 25) as u8,
-            c => c,
-        }));
+        b.extend_from_slice(template.as_bytes());
+        for c in b.iter_mut() {
+            match *c {
+                b'#' => *c = b'0' + self.rng.uniform(0, 9) as u8,
+                b'@' => *c = b'a' + self.rng.uniform(0, 25) as u8,
+                _ => {}
+            }
+        }
         *out = String::from_utf8(b).expect("ASCII replaced by ASCII in a str stays UTF-8");
     }
 }
