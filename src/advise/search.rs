@@ -362,6 +362,15 @@ impl Search<'_> {
         stats::compare(base, with, SampleLevel::Repetitions, &self.s.compare).ok()
     }
 
+    /// `; it could detect only changes beyond ±X %`: the smallest change the interval of
+    /// [`Self::compare`] calls with 80 % power for these samples' noise (empty when there is none).
+    pub(super) fn detectable_text(&self, base: &[f64], with: &[f64]) -> String {
+        let (confidence, band) = (self.s.compare.bootstrap.confidence, self.s.compare.noise_band);
+        stats::detectable_effect_of(base, with, SampleLevel::Repetitions, confidence, band, stats::DEFAULT_POWER)
+            .map(|d| format!("; it could detect only changes beyond ±{:.1} %", d.either_way() * 100.0))
+            .unwrap_or_default()
+    }
+
     pub(super) fn run(
         &mut self,
         phase: Phase,
@@ -448,7 +457,7 @@ impl Search<'_> {
                         (Some(c), format!("slower: {d}"), Some(Fate::Slower(format!("its group screened slower: {d}"))))
                     }
                     Some(c) if c.verdict == Verdict::NoSignificantChange && gain(&c) <= c.noise_band => {
-                        let d = describe(&c);
+                        let d = format!("{}{}", describe(&c), self.detectable_text(&current, x));
                         let fate = Fate::NoEffect(format!(
                             "no effect measured on this workload (its group in screening: {d})"
                         ));

@@ -227,7 +227,15 @@ impl Search<'_> {
                 } else {
                     Fate::NotProven(match (e.points, e.points_lo, e.points_hi) {
                         (Some(p), Some(lo), Some(hi)) => {
-                            format!("its contribution was not significant: {p:+.1} points (CI {lo:+.1} to {hi:+.1})")
+                            let could = e
+                                .detectable
+                                .map(|d| {
+                                    format!("; it could detect only changes beyond ±{:.1} %", d.either_way() * 100.0)
+                                })
+                                .unwrap_or_default();
+                            format!(
+                                "its contribution was not significant: {p:+.1} points (CI {lo:+.1} to {hi:+.1}){could}"
+                            )
                         }
                         _ => format!("its contribution could not be measured: {}", e.error.clone().unwrap_or_default()),
                     })

@@ -441,3 +441,22 @@ fn adaptive_attribution_steps_stay_within_the_budget() {
     }
     assert!(added > 0, "no attribution step added a round of one repetition");
 }
+
+/// A value not recommended from the screening or the attribution says what could have been detected.
+#[test]
+fn not_recommended_values_say_what_could_have_been_detected() {
+    let (mut said, mut without) = (0, Vec::new());
+    for (minutes, seed) in [(40u64, 1u64), (60, 2), (90, 3)] {
+        let mut mock = Mock::new(field_case(), seed);
+        let r = run(&mut mock, &settings(minutes, false));
+        for f in &r.fates {
+            let w = match f {
+                Fate::NoEffect(w) if w.contains("in screening") => w,
+                Fate::NotProven(w) if w.contains("was not significant") => w,
+                _ => continue,
+            };
+            if w.contains("it could detect only changes beyond ±") { said += 1 } else { without.push(w.clone()) }
+        }
+    }
+    assert!(said > 0 && without.is_empty(), "{said} said it; without: {without:?}");
+}
