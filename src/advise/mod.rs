@@ -20,6 +20,7 @@ pub mod formulas;
 pub mod gap;
 pub mod inspect;
 pub mod memory;
+pub mod model;
 pub mod rules;
 pub mod runner;
 pub mod samples;

@@ -1,6 +1,8 @@
 //! The plan of advise's steps.
 
 use super::*;
+use crate::experiment::spec::WorkloadDef;
+use crate::metric::Metric;
 use crate::server::build::{Build, Layout, Source};
 use crate::server::{Flavor, Version};
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::DESCRIPTION_MARKER;
+use super::model::DESCRIPTION_MARKER;
 use super::samples::samples;
 use super::search::{Confirmation, confirmation};
 use crate::error::Result;

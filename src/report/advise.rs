@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use crate::advise::facts::{GIB, MIB};
 use crate::advise::memory::MemoryEstimate;
+use crate::advise::model::AdviseReport;
 use crate::advise::rules::Risk;
-use crate::advise::runner::AdviseReport;
 use crate::advise::search::{Conclusion, Confirmation, Contribution, Fate, Tier};
 use crate::error::{Error, Result};
 use crate::report::explain::OutputFormat;
