@@ -351,6 +351,29 @@ impl Search<'_> {
         }
     }
 
+    /// A value the attribution left unresolved for want of budget, but that was screened alone (its
+    /// group held only it) and screened faster than the current config by more than the noise band at
+    /// the lower end of its interval, is recommended
+    /// on that measurement: it is its contribution on top of the current config. The confirmation
+    /// still has to hold for the advice as a whole.
+    fn measured_alone(&mut self, survivors: &[Group]) {
+        for (_, members, c) in survivors {
+            let &[i] = members.as_slice() else { continue };
+            let unresolved = matches!(&self.out.fates[i], Fate::NotProven(why) if why == steps::UNRESOLVED);
+            if !unresolved || c.verdict != Verdict::Faster || gain_lo(c) <= c.noise_band {
+                continue;
+            }
+            let Some(contribution) = alone(c) else { continue };
+            self.out.notes.push(format!(
+                "{} is recommended on its screening alone ({}): the budget left no room to attribute it",
+                self.cands[i].variable,
+                describe(c)
+            ));
+            self.out.contributions[i] = Some(contribution);
+            self.out.fates[i] = Fate::Recommended(Tier::Safe);
+        }
+    }
+
     /// Keeps the worst case of `set` within the memory bound by dropping memory values, the one that
     /// frees the most first; returns the dropped ones.
     fn fit_memory(&mut self, set: &mut Vec<usize>, fate: impl Fn(String) -> Fate) -> Vec<usize> {
@@ -431,11 +454,12 @@ pub fn search(
         };
         let survivors = s.halve(survivors, bench)?;
         let live: Vec<usize> =
-            survivors.into_iter().flat_map(|(_, m, _)| m).collect::<BTreeSet<_>>().into_iter().collect();
+            survivors.iter().flat_map(|(_, m, _)| m.iter().copied()).collect::<BTreeSet<_>>().into_iter().collect();
         if !live.is_empty() {
             let outcome = s.attribute(Tier::Safe, &[], &live, bench)?;
             s.out.attribution = Some(outcome);
         }
+        s.measured_alone(&survivors);
         advised = s.out.recommended(Tier::Safe);
         s.fit_memory(&mut advised, Fate::Withdrawn);
     }
@@ -458,6 +482,26 @@ pub fn search(
 /// The contribution of an attribution effect.
 pub(super) fn contribution(e: &Effect, together_with: Vec<String>) -> Option<Contribution> {
     Some(Contribution { points: e.points?, lo: e.points_lo?, hi: e.points_hi?, together_with })
+}
+
+/// The contribution of a value measured alone on top of the current config (`c`: current against
+/// current + the value), in points of the current + value mean, as attribution's contributions are.
+pub(super) fn alone(c: &Comparison) -> Option<Contribution> {
+    let points = |r: f64| match c.direction {
+        Direction::HigherIsBetter => 100.0 * (1.0 - 1.0 / r),
+        _ => 100.0 * (1.0 / r - 1.0),
+    };
+    let (lo, hi) = match c.direction {
+        Direction::HigherIsBetter => (points(c.ci.lo), points(c.ci.hi)),
+        _ => (points(c.ci.hi), points(c.ci.lo)),
+    };
+    let p = points(1.0 + c.change);
+    (c.ci.lo > 0.0 && p.is_finite() && lo.is_finite() && hi.is_finite()).then_some(Contribution {
+        points: p,
+        lo,
+        hi,
+        together_with: vec![],
+    })
 }
 
 /// Whether explain's search ended with the whole set making no difference.

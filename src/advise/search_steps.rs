@@ -13,6 +13,9 @@ use crate::explain::bisect::{self, Measure, Probe, ProbeResult, SearchOutcome, S
 use crate::stats::power::TARGET_EFFECT;
 use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 
+/// The fate text of a value the attribution could not resolve within the budget.
+pub(super) const UNRESOLVED: &str = "not resolved within the budget";
+
 /// How many extra screening rounds an unclear group gets at most.
 const RESCREENS: usize = 2;
 
@@ -241,7 +244,7 @@ impl Search<'_> {
                     })
                 }
             } else if outcome.unresolved.iter().any(|u| u.contains(&j)) {
-                Fate::NotProven("not resolved within the budget".into())
+                Fate::NotProven(UNRESOLVED.into())
             } else if outcome.cleared.contains(&j) {
                 Fate::NoEffect(
                     "no effect measured on this workload (leaving it out of the advised set cost nothing significant)"

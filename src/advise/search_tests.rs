@@ -460,3 +460,40 @@ fn not_recommended_values_say_what_could_have_been_detected() {
     }
     assert!(said > 0 && without.is_empty(), "{said} said it; without: {without:?}");
 }
+
+#[test]
+fn a_value_screened_alone_is_recommended_when_the_budget_leaves_no_attribution() {
+    // Screening 5 configs × 2 repetitions × 2 thread counts of 30 s and the confirmation's 3 × 5 × 2
+    // leave 60 s of 28 min for the attribution: not one step of it (the MySQL 9.7 field case).
+    let truths = || {
+        vec![
+            Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.25) },
+            t("innodb_redo_log_capacity", Area::Redo, Risk::Safe, 0.0),
+            t("innodb_io_capacity", Area::Io, Risk::Safe, 0.0),
+        ]
+    };
+    let mut found = 0;
+    for seed in 0..12 {
+        let mut mock = Mock::new(truths(), seed);
+        let s = settings(28, false);
+        let r = run(&mut mock, &s);
+        assert!(mock.clock <= s.budget, "seed {seed}: {:?}", mock.clock);
+        assert!(
+            !mock.measured.iter().any(|(p, _)| matches!(p, Phase::Attribution(_))),
+            "seed {seed}: the budget had no room for an attribution step"
+        );
+        for i in 1..3 {
+            assert!(r.fates[i].recommended().is_none(), "seed {seed}: a null value recommended: {:?}", r.fates[i]);
+        }
+        if r.fates[0].recommended().is_some() {
+            found += 1;
+            let c = r.contributions[0].as_ref().unwrap();
+            // +25 % is 20 points of the advised mean.
+            assert!(c.lo > 0.0 && c.lo < 20.0 && 20.0 < c.hi, "seed {seed}: {c:?}");
+            assert!(r.notes.iter().any(|n| n.contains("on its screening alone")), "seed {seed}: {:?}", r.notes);
+            assert_eq!(r.conclusion, Conclusion::Recommended, "seed {seed}: {:?}", r.notes);
+            assert_eq!(r.confirmation.as_ref().unwrap().labels, ["current", "dedicated", "advised"]);
+        }
+    }
+    assert!(found >= 11, "a +25 % buffer pool screened alone is recommended ({found} of 12)");
+}
