@@ -336,6 +336,15 @@ pub enum RepetitionsNeeded {
     WithinNoiseBand,
 }
 
+/// Checks a target effect for the repetition planners: an error for one that is not a finite fraction
+/// above 0, [`RepetitionsNeeded::WithinNoiseBand`] for one no number of repetitions can call.
+pub(super) fn out_of_reach(target: f64, noise_band: f64) -> Result<Option<RepetitionsNeeded>> {
+    if !(target > 0.0 && target.is_finite()) {
+        return Err(Error::Other(format!("target effect {target} must be a finite fraction > 0")));
+    }
+    Ok((target <= noise_band).then_some(RepetitionsNeeded::WithinNoiseBand))
+}
+
 /// The smallest number of repetitions per side (the same on both sides) at which changes of
 /// `±target` are called with probability `power`, for sides with these coefficients of variation,
 /// using the interval [`super::ratio_ci`] would use at that number (log-delta Welch below
@@ -348,11 +357,8 @@ pub fn repetitions_for(
     noise_band: f64,
     power: f64,
 ) -> Result<RepetitionsNeeded> {
-    if !(target > 0.0 && target.is_finite()) {
-        return Err(Error::Other(format!("target effect {target} must be a finite fraction > 0")));
-    }
-    if target <= noise_band {
-        return Ok(RepetitionsNeeded::WithinNoiseBand);
+    if let Some(never) = out_of_reach(target, noise_band)? {
+        return Ok(never);
     }
     let enough = |n: usize| -> Result<bool> {
         let (b, c) = (SideNoise::repetitions(cv_baseline, n), SideNoise::repetitions(cv_candidate, n));

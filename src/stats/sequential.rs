@@ -209,11 +209,8 @@ pub fn sequential_repetitions_for(
     noise_band: f64,
     power: f64,
 ) -> Result<RepetitionsNeeded> {
-    if !(target > 0.0 && target.is_finite()) {
-        return Err(Error::Other(format!("target effect {target} must be a finite fraction > 0")));
-    }
-    if target <= noise_band {
-        return Ok(RepetitionsNeeded::WithinNoiseBand);
+    if let Some(never) = super::power::out_of_reach(target, noise_band)? {
+        return Ok(never);
     }
     for n in plan.design.min..=plan.design.max {
         let (b, c) = (SideNoise::repetitions(cv_baseline, n), SideNoise::repetitions(cv_candidate, n));
