@@ -485,19 +485,12 @@ pub(super) fn contribution(e: &Effect, together_with: Vec<String>) -> Option<Con
 }
 
 /// The contribution of a value measured alone on top of the current config (`c`: current against
-/// current + the value), in points of the current + value mean, as attribution's contributions are.
+/// current + the value), in points of the current + value mean, as attribution's contributions are
+/// ([`crate::explain::bisect::points_of_a`], with A = current + the value).
 pub(super) fn alone(c: &Comparison) -> Option<Contribution> {
-    let points = |r: f64| match c.direction {
-        Direction::HigherIsBetter => 100.0 * (1.0 - 1.0 / r),
-        _ => 100.0 * (1.0 / r - 1.0),
-    };
-    let (lo, hi) = match c.direction {
-        Direction::HigherIsBetter => (points(c.ci.lo), points(c.ci.hi)),
-        _ => (points(c.ci.hi), points(c.ci.lo)),
-    };
-    let p = points(1.0 + c.change);
-    (c.ci.lo > 0.0 && p.is_finite() && lo.is_finite() && hi.is_finite()).then_some(Contribution {
-        points: p,
+    let (points, lo, hi) = crate::explain::bisect::points_of_a(c, 1.0 / c.ci.ratio);
+    (points.is_finite() && lo.is_finite() && hi.is_finite()).then_some(Contribution {
+        points,
         lo,
         hi,
         together_with: vec![],

@@ -71,7 +71,8 @@ use cost::confirm_probes;
 pub use cost::estimate_runs;
 pub use model::{
     Candidate, Conclusion, Effect, Finding, Gap, Judge, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
-    SearchOutcome, Sequential, Step, StepRecord, Transfer, effect, effect_with, gap, gap_with, probe_label, unclear,
+    SearchOutcome, Sequential, Step, StepRecord, Transfer, effect, effect_with, gap, gap_with, points_of_a,
+    probe_label, unclear,
 };
 
 struct Search<'a> {

@@ -416,6 +416,16 @@ pub(super) fn sign(cfg: &CompareConfig) -> f64 {
     if cfg.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 }
 }
 
+/// What comparison `c` (a base against the base with some values on top) stands for in points of A's
+/// mean, with its interval (low, high): `(ratio − 1) · base_over_a · 100`, positive when the values
+/// improve on the base by `c`'s direction; `base_over_a` is mean(base) / mean(A).
+pub fn points_of_a(c: &Comparison, base_over_a: f64) -> (f64, f64, f64) {
+    let sign = if c.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 };
+    let pts = |r: f64| sign * (r - 1.0) * base_over_a * 100.0;
+    let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
+    (pts(c.ci.ratio), lo, hi)
+}
+
 /// The gap of B (candidate) against A (baseline) from their samples.
 pub fn gap(a: &[f64], b: &[f64], cfg: &CompareConfig) -> Result<Gap> {
     gap_with(a, b, Judge::fixed(cfg))
@@ -463,7 +473,6 @@ pub fn effect_with(
     gap: &Gap,
     judge: Judge,
 ) -> Effect {
-    let cfg = judge.cfg;
     let mut e = Effect {
         set: set.to_vec(),
         names,
@@ -485,10 +494,8 @@ pub fn effect_with(
     };
     match judge.compare(b, samples) {
         Ok(c) => {
-            let scale = stats::mean(b).unwrap_or(f64::NAN) / gap.a_mean;
-            let pts = |r: f64| sign(cfg) * (r - 1.0) * scale * 100.0;
-            let (lo, hi) = order(pts(c.ci.lo), pts(c.ci.hi));
-            e.points = Some(pts(c.ci.ratio));
+            let (points, lo, hi) = points_of_a(&c, stats::mean(b).unwrap_or(f64::NAN) / gap.a_mean);
+            e.points = Some(points);
             e.points_lo = Some(lo);
             e.points_hi = Some(hi);
             e.toward_a = matches!(
