@@ -108,13 +108,17 @@ pub fn run_blocks(
 fn outlier(store: &Store, class: &str, c: &canary::Canary) -> Result<Option<String>> {
     let history = store.class_canaries(class)?;
     let series = |key: &str| history.iter().filter_map(|h| h.get(key).and_then(|v| v.as_f64())).collect::<Vec<_>>();
-    for (key, value, unit) in [("cpu_loop_ms", c.cpu_loop_ms, "ms"), ("fsync_us", c.fsync_us, "µs")] {
-        let check = canary_outlier(&series(key), value);
+    for probe in &canary::PROBES {
+        let value = (probe.value)(c);
+        let check = canary_outlier(&series(probe.key), value, probe.min_ratio);
         if check.outlier {
+            let (key, unit) = (probe.key, probe.unit);
             return Ok(Some(format!(
-                "canary {key} = {value:.1} {unit} is an outlier of host class {class} (modified z = {:.1} over {} earlier canaries)",
+                "canary {key} = {value:.1} {unit} is an outlier of host class {class} (modified z = {:.1} over {} earlier canaries; {:.2}× their median, flagged from {}×)",
                 check.z.unwrap_or(0.0),
-                check.history
+                check.history,
+                check.ratio.unwrap_or(f64::NAN),
+                probe.min_ratio
             )));
         }
     }

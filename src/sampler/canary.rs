@@ -21,6 +21,30 @@ pub struct Canary {
     pub fsync_us: f64,
 }
 
+/// One probe of the canary as the outlier test sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe {
+    /// Its key in the stored canary (a field of [`Canary`]).
+    pub key: &'static str,
+    /// Its unit, for messages.
+    pub unit: &'static str,
+    /// How many times slower (or faster) than its class's median a value must be before it can be an
+    /// outlier (`stats::outlier::canary_outlier`): what is too small to change a benchmark is not
+    /// flagged however tight the history.
+    pub min_ratio: f64,
+    /// The value of a measurement.
+    pub value: fn(&Canary) -> f64,
+}
+
+/// The probes, as the outlier test judges them. The CPU loop's median of 5 is stable to a few per cent
+/// on a quiet host, so a quarter slower is a disturbed CPU. A virtual disk's fsync median moved between
+/// 81 and 317 µs over one busy minute on the 2-core test VM (and 50 → 117 µs on a quiet one), so only
+/// three times slower or faster counts.
+pub const PROBES: [Probe; 2] = [
+    Probe { key: "cpu_loop_ms", unit: "ms", min_ratio: 1.25, value: |c| c.cpu_loop_ms },
+    Probe { key: "fsync_us", unit: "µs", min_ratio: 3.0, value: |c| c.fsync_us },
+];
+
 /// How much each probe does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CanarySize {

@@ -3,7 +3,10 @@
 //! host was slow or disturbed, and the block measured there is re-run elsewhere. The test is the
 //! modified z-score of Iglewicz and Hoaglin: `0.6745 · (x − median) / MAD` over the class's earlier
 //! canaries, flagged beyond ±3.5, and only with at least [`MIN_HISTORY`] earlier values (too little
-//! history flags nothing).
+//! history flags nothing). A z-score alone is not enough: a history taken in one quiet minute has a
+//! tiny MAD, and then jitter that changes no benchmark (an fsync of 117 µs against 50 µs) scores
+//! z = 13. So a value must also be at least `min_ratio` times slower (or faster) than the class's
+//! median — significant *and* large enough to matter, as a verdict asks of a comparison.
 
 use super::summary::median;
 
@@ -22,14 +25,18 @@ pub struct CanaryCheck {
     pub z: Option<f64>,
     /// How many earlier values it was judged against.
     pub history: usize,
+    /// The value as a multiple of the history's median, when there was enough history.
+    pub ratio: Option<f64>,
 }
 
-/// Judges `value` against the class's earlier canaries `history` (non-finite values are ignored).
-pub fn canary_outlier(history: &[f64], value: f64) -> CanaryCheck {
+/// Judges `value` against the class's earlier canaries `history` (non-finite values are ignored): an
+/// outlier when its modified z-score is beyond [`Z_LIMIT`] and it is at least `min_ratio` (≥ 1) times
+/// the history's median, or at most its `1 / min_ratio`.
+pub fn canary_outlier(history: &[f64], value: f64, min_ratio: f64) -> CanaryCheck {
     let clean: Vec<f64> = history.iter().copied().filter(|x| x.is_finite()).collect();
     let n = clean.len();
     if n < MIN_HISTORY || !value.is_finite() {
-        return CanaryCheck { outlier: false, z: None, history: n };
+        return CanaryCheck { outlier: false, z: None, history: n, ratio: None };
     }
     let med = median(&clean).unwrap_or(0.0);
     let deviations: Vec<f64> = clean.iter().map(|x| (x - med).abs()).collect();
@@ -44,7 +51,10 @@ pub fn canary_outlier(history: &[f64], value: f64) -> CanaryCheck {
     } else {
         f64::INFINITY.copysign(value - med)
     };
-    CanaryCheck { outlier: z.abs() > Z_LIMIT, z: Some(z), history: n }
+    let ratio = value / med;
+    let apart = if med > 0.0 && value > 0.0 { ratio.max(1.0 / ratio) } else { f64::INFINITY };
+    let outlier = z.abs() > Z_LIMIT && apart >= min_ratio.max(1.0);
+    CanaryCheck { outlier, z: Some(z), history: n, ratio: ratio.is_finite().then_some(ratio) }
 }
 
 #[cfg(test)]
@@ -57,14 +67,29 @@ mod tests {
     #[test]
     fn a_slow_host_is_flagged_and_a_usual_one_is_not() {
         let history = [100.0, 102.0, 98.0, 101.0, 99.0, 103.0, 97.0, 100.5, 99.5, 101.5];
-        assert!(!canary_outlier(&history, 104.0).outlier);
-        let slow = canary_outlier(&history, 130.0);
+        assert!(!canary_outlier(&history, 104.0, 1.0).outlier);
+        let slow = canary_outlier(&history, 130.0, 1.25);
         assert!(slow.outlier && slow.z.unwrap() > Z_LIMIT, "{slow:?}");
-        assert!(canary_outlier(&history, 60.0).outlier);
-        assert_eq!(canary_outlier(&history[..5], 500.0), CanaryCheck { outlier: false, z: None, history: 5 });
+        assert!(canary_outlier(&history, 60.0, 1.25).outlier);
+        assert_eq!(canary_outlier(&history[..5], 500.0, 1.0), CanaryCheck { outlier: false, z: None, history: 5, ratio: None });
         let flat = [5.0; 9];
-        assert!(!canary_outlier(&flat, 5.0).outlier);
-        assert!(canary_outlier(&flat, 6.0).outlier);
+        assert!(!canary_outlier(&flat, 5.0, 1.0).outlier);
+        assert!(canary_outlier(&flat, 6.0, 1.0).outlier);
+    }
+
+    #[test]
+    fn a_tight_history_does_not_flag_jitter_that_is_too_small_to_matter() {
+        // The CI failure this guards against: fsync medians of one quiet minute, then 117 µs.
+        let history = [50.0, 51.0, 49.5, 52.0, 50.5, 48.0, 51.5, 50.0];
+        let jitter = canary_outlier(&history, 116.9, 3.0);
+        assert!(jitter.z.unwrap() > 10.0 && !jitter.outlier, "{jitter:?}");
+        assert!(canary_outlier(&history, 116.9, 1.0).outlier, "the z-score alone flags it");
+        assert!(canary_outlier(&history, 160.0, 3.0).outlier);
+        assert!(canary_outlier(&history, 15.0, 3.0).outlier, "three times faster is flagged too");
+        assert!(!canary_outlier(&history, 18.0, 3.0).outlier);
+        // The ratio alone flags nothing: 4× the median of a wide history is not beyond z.
+        let wide = [10.0, 100.0, 30.0, 300.0, 20.0, 200.0, 50.0, 500.0];
+        assert!(!canary_outlier(&wide, 300.0, 3.0).outlier);
     }
 
     proptest! {
@@ -76,13 +101,16 @@ mod tests {
             value in 1.0f64..2000.0,
             scale in 0.001f64..1000.0,
         ) {
-            let a = canary_outlier(&history, value);
+            let a = canary_outlier(&history, value, 1.5);
             let scaled: Vec<f64> = history.iter().map(|x| x * scale).collect();
-            let b = canary_outlier(&scaled, value * scale);
+            let b = canary_outlier(&scaled, value * scale, 1.5);
             let (za, zb) = (a.z.unwrap(), b.z.unwrap());
             prop_assert!((za - zb).abs() <= 1e-6 * za.abs().max(1.0));
+            prop_assert_eq!(a.outlier, b.outlier);
             let med = median(&history).unwrap();
-            prop_assert!(!canary_outlier(&history, med).outlier);
+            prop_assert!(!canary_outlier(&history, med, 1.0).outlier);
+            // A floor only ever removes flags.
+            prop_assert!(!a.outlier || canary_outlier(&history, value, 1.0).outlier);
         }
     }
 }

@@ -138,11 +138,25 @@ fn a_host_made_slow_from_outside_is_flagged_and_its_block_run_again() {
     let end = TaskEnd { state: Some("FAILED".into()), exit_code: Some(75) };
     assert_eq!(judge(8, &stored, &end, 0, Job::GoesOn), Verdict::Requeue("its host's canary was an outlier".into()));
 
-    // Run again once the host is quiet: measured, by attempt 2.
-    let (code, out, err) = task(&home, file, "8", cpu);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("blocks done: 8;"), "{out}{err}");
-    assert_eq!(attempts(&home, experiment, 8), "8:1:rejected 8:2:done");
+    // Run again once the host is quiet: measured, by attempt 2 — unless the virtual disk's fsync
+    // strays three times from its history in the meantime, which this test does not control: such a
+    // rejection may come before the measured attempt, a CPU-loop one may not.
+    let mut expected = vec!["8:1:rejected".to_string()];
+    loop {
+        let (code, out, err) = task(&home, file, "8", cpu);
+        let attempt = expected.len() + 1;
+        if code == 75 && attempt <= 3 {
+            assert!(err.contains("canary fsync_us") && !err.contains("canary cpu_loop_ms"), "{out}{err}");
+            eprintln!("quiet host, attempt {attempt}: {}", err.lines().find(|l| l.contains("canary")).unwrap_or(""));
+            expected.push(format!("8:{attempt}:rejected"));
+            continue;
+        }
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.starts_with("blocks done: 8;"), "{out}{err}");
+        expected.push(format!("8:{attempt}:done"));
+        break;
+    }
+    assert_eq!(attempts(&home, experiment, 8), expected.join(" "));
 
     // A host that stays slow: rejected three times, then the block is measured there anyway.
     let slow = Contention::on(cpu, 6);
