@@ -335,7 +335,7 @@ pub fn advise(
     let prepare = one.saturating_sub(per_run * opts.threads.len() as u32);
     let threads = opts.threads.len();
     let confirm = step_cost(3, opts.confirm_repetitions, threads, per_run);
-    let screen = step_cost(2, opts.screen_repetitions, threads, per_run);
+    let screen = step_cost(2, opts.screen_repetitions.min(super::search::MIN_FITTED_SCREEN), threads, per_run);
     let minimum = prepare + per_run + screen + confirm + Duration::from_secs(60);
     if opts.budget < minimum {
         return Err(Error::option(

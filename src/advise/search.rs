@@ -152,6 +152,11 @@ pub struct SearchSettings {
     pub memory_limit: u64,
 }
 
+/// The fewest screening repetitions the search falls back to when the asked ones do not fit the
+/// budget: with 3 per side an interval can still call a large gain; with 2 it calls almost nothing on a
+/// noisy host (docs/advise.md).
+pub const MIN_FITTED_SCREEN: u32 = 3;
+
 /// A screened group: its area, its candidates, its comparison with the current config.
 pub(super) type Group = (Area, Vec<usize>, Comparison);
 
@@ -163,6 +168,9 @@ pub(super) struct Search<'a> {
     /// The configs of the confirmation whose cost search steps leave free (0 once it runs); the cost
     /// is re-estimated at every step, as the bench's pace changes.
     pub(super) reserve_configs: usize,
+    /// Repetitions of a screening step: the asked ones, or fewer when the budget made the search
+    /// fit the first screening into it ([`MIN_FITTED_SCREEN`]).
+    pub(super) screen_reps: u32,
 }
 
 pub(super) fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
@@ -263,17 +271,8 @@ impl Search<'_> {
         for (area, members) in &groups {
             configs.push(Config::on_top(format!("current+{}", area.label()), members.clone()));
         }
-        let reps = self.s.screen_repetitions;
-        if bench.cost(configs.len(), reps) > self.left(bench) {
-            self.out.notes.push(format!(
-                "the budget leaves {} s for searching after the confirmation is reserved; screening {} configs takes \
-                 about {} s",
-                self.left(bench).as_secs(),
-                configs.len(),
-                bench.cost(configs.len(), reps).as_secs()
-            ));
-            return Ok(None);
-        }
+        let Some(reps) = self.fit_screening(&mut configs, bench) else { return Ok(None) };
+        self.screen_reps = reps;
         let results = self.run(Phase::Screen, configs, reps, bench)?;
         let current = match &results[0] {
             Ok(s) => s.combined.clone(),
@@ -320,6 +319,49 @@ impl Search<'_> {
             self.out.screening.push(Screened { area, members, comparison, decision });
         }
         Ok(Some(survivors))
+    }
+
+    /// Fits the screening into what the budget leaves, before giving up on it: first without the
+    /// `current+all` config (it is shown, but no decision rests on it), then with fewer repetitions, down
+    /// to [`MIN_FITTED_SCREEN`] (never below what was asked). Each change is a note. Returns the
+    /// repetitions, or `None` (with a note) when even the smallest screening does not fit.
+    fn fit_screening(&mut self, configs: &mut Vec<Config>, bench: &dyn Bench) -> Option<u32> {
+        let asked = self.s.screen_repetitions;
+        let left = self.left(bench);
+        let fits = |n: usize, reps: u32| bench.cost(n, reps) <= left;
+        if fits(configs.len(), asked) {
+            return Some(asked);
+        }
+        let full = (configs.len(), bench.cost(configs.len(), asked).as_secs());
+        if let Some(k) = configs.iter().position(|c| c.label == "current+all") {
+            configs.remove(k);
+            self.out.notes.push(format!(
+                "screening {} configs × {asked} repetitions takes about {} s, more than the {} s the budget leaves \
+                 after the confirmation's reserve: the candidates together (current+all) are not screened",
+                full.0,
+                full.1,
+                left.as_secs()
+            ));
+        }
+        let floor = asked.min(MIN_FITTED_SCREEN);
+        let reps = (floor..=asked).rev().find(|&r| fits(configs.len(), r));
+        match reps {
+            Some(r) if r < asked => self.out.notes.push(format!(
+                "the screening runs {r} repetitions instead of {asked} to fit the budget (about {} s of the {} s \
+                 left): its intervals are wider, so fewer values can be told from no effect",
+                bench.cost(configs.len(), r).as_secs(),
+                left.as_secs()
+            )),
+            Some(_) => {}
+            None => self.out.notes.push(format!(
+                "the budget leaves {} s for searching after the confirmation is reserved; screening {} configs takes \
+                 about {} s even at {floor} repetitions",
+                left.as_secs(),
+                configs.len(),
+                bench.cost(configs.len(), floor).as_secs()
+            )),
+        }
+        reps
     }
 
     /// The attribution settings for `left` of budget.
@@ -421,6 +463,7 @@ pub fn search(
             notes: vec![],
         },
         reserve_configs: 0,
+        screen_reps: settings.screen_repetitions,
     };
     let mut safe: Vec<usize> = (0..n).filter(|&i| cands[i].risk != Risk::Durability).collect();
     let mut trades: Vec<usize> = (0..n).filter(|&i| cands[i].risk == Risk::Durability).collect();

@@ -32,7 +32,7 @@ impl Search<'_> {
         pooled: &mut [std::result::Result<Vec<f64>, String>],
         bench: &mut dyn Bench,
     ) -> Result<()> {
-        let reps = self.s.screen_repetitions;
+        let reps = self.screen_reps;
         for _ in 0..RESCREENS {
             let unclear: Vec<usize> = (0..groups.len())
                 .filter(|&k| {
@@ -151,7 +151,7 @@ impl Search<'_> {
                 return Ok(survivors);
             }
             rung += 1;
-            let reps = self.s.screen_repetitions.saturating_mul(1 << rung.min(8));
+            let reps = self.screen_reps.saturating_mul(1 << rung.min(8));
             let mut configs = vec![Config::on_top("current", vec![])];
             configs
                 .extend(survivors.iter().map(|(a, m, _)| Config::on_top(format!("current+{}", a.label()), m.clone())));

@@ -497,3 +497,45 @@ fn a_value_screened_alone_is_recommended_when_the_budget_leaves_no_attribution()
     }
     assert!(found >= 11, "a +25 % buffer pool screened alone is recommended ({found} of 12)");
 }
+
+#[test]
+fn a_screening_that_does_not_fit_is_fitted_before_the_budget_is_called_too_small() {
+    // The MySQL 9.7 field case at 35 s per run with the durability tier allowed: the confirmation's
+    // 4 configs × 5 × 2 reserve 1400 s, and screening the current config, all together and three
+    // groups at 4 repetitions (1400 s) did not fit the 1180 s left, so nothing was tried.
+    let truths = || {
+        vec![
+            Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.25) },
+            t("innodb_redo_log_capacity", Area::Redo, Risk::Safe, 0.0),
+            t("innodb_thread_concurrency", Area::Concurrency, Risk::Safe, 0.0),
+            t("innodb_flush_log_at_trx_commit", Area::Durability, Risk::Durability, 0.3),
+        ]
+    };
+    let screened = |mock: &Mock| -> Vec<String> {
+        let labels = mock.measured.iter().filter(|(p, _)| *p == Phase::Screen).map(|(_, c)| c.label.clone());
+        labels.collect::<BTreeSet<_>>().into_iter().collect()
+    };
+    for (minutes, reps) in [(45, 4), (42, 3)] {
+        let mut mock = Mock::new(truths(), 3);
+        mock.per_run = Duration::from_secs(35);
+        let s = SearchSettings { screen_repetitions: 4, ..settings(minutes, true) };
+        let r = run(&mut mock, &s);
+        assert!(mock.clock <= s.budget, "{minutes} min: {:?}", mock.clock);
+        assert_ne!(r.conclusion, Conclusion::BudgetTooSmall, "{minutes} min: {:?}", r.notes);
+        let labels = screened(&mock);
+        assert!(labels.len() == 4 && !labels.iter().any(|l| l == "current+all"), "{labels:?}");
+        let first = &r.steps[0].step;
+        assert_eq!((first.phase, first.repetitions, first.configs.len()), (Phase::Screen, reps, 4), "{minutes} min");
+        assert!(r.notes.iter().any(|n| n.contains("(current+all) are not screened")), "{:?}", r.notes);
+        let fewer = r.notes.iter().any(|n| n.contains(&format!("runs {reps} repetitions instead of 4")));
+        assert_eq!(fewer, reps < 4, "{minutes} min: {:?}", r.notes);
+        assert!(r.fates[1].recommended().is_none() && r.fates[2].recommended().is_none(), "{:?}", r.fates);
+    }
+    // Below 3 repetitions it is not fitted: too small a budget is still said so.
+    let mut mock = Mock::new(truths(), 3);
+    mock.per_run = Duration::from_secs(35);
+    let r = run(&mut mock, &SearchSettings { screen_repetitions: 4, ..settings(36, true) });
+    assert_eq!(r.conclusion, Conclusion::BudgetTooSmall, "{:?}", r.notes);
+    assert!(r.notes.iter().any(|n| n.contains("even at 3 repetitions")), "{:?}", r.notes);
+    assert!(mock.measured.is_empty());
+}

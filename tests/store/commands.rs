@@ -223,6 +223,42 @@ fn explain_and_advise(pg: &TempPostgres, h: &std::path::Path, url: &str) {
     assert!(d["workload"].as_str().unwrap().contains("oltp_point_select"), "{d}");
     assert!(d["result"].is_null(), "a dry run measures nothing: {d}");
     assert_eq!(pg.sql("team", "SELECT count(*) FROM runs"), after, "a dry run stores nothing");
+
+    // The same advice measured: every experiment it ran is in PostgreSQL, finished, and readable by
+    // `versus compare` there.
+    let measure: Vec<&str> = advise.iter().copied().filter(|a| *a != "--dry-run").chain(["--name", "pgadv"]).collect();
+    let out = ok(versus(h, &measure, &[("VERSUS_DB", url)]), "advise --from (measuring)");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let (elapsed, budget) = (r["elapsed_s"].as_u64().unwrap(), r["budget_s"].as_u64().unwrap());
+    assert!(elapsed <= budget, "{elapsed} s of a {budget} s budget");
+    let experiments = r["experiments"].as_array().unwrap();
+    assert_eq!(experiments.first().map(|e| &e[1]), Some(&serde_json::json!("pgadv-probe")), "{r}");
+    for e in experiments {
+        let id = e[0].as_i64().unwrap();
+        let status = pg.sql("team", &format!("SELECT status FROM experiments WHERE id = {id}"));
+        let runs = pg.sql("team", &format!("SELECT count(*) FROM runs WHERE experiment_id = {id} AND status = 'done'"));
+        assert!(status == "done" && runs.parse::<u64>().unwrap() > 0, "advise step {e}: {status}, {runs} runs");
+    }
+    let probe = ok(versus(h, &["compare", "pgadv-probe", "--db", url, "--color", "never"], &[]), "compare probe");
+    assert!(probe.contains("oltp_point_select"), "{probe}");
+    eprintln!("advise into PostgreSQL: {} experiment(s) in {elapsed} s", experiments.len());
+}
+
+/// `versus quickstart --db postgres://…`: the README's default job, stored in PostgreSQL, its report
+/// written from there.
+#[test]
+fn the_quick_start_stores_into_postgres() {
+    let pg = TempPostgres::start();
+    let url = pg.url("team");
+    let home = tempfile::Builder::new().prefix("versus-pgqs-").tempdir().unwrap();
+    let h = home.path();
+    let out = ok(versus(h, &["quickstart", "--db", &url], &[]), "quickstart --db postgres://");
+    assert!(out.contains("HTML report: ") && out.contains("results: postgres://versus@127.0.0.1"), "{out}");
+    assert_eq!(pg.sql("team", "SELECT count(*) FROM runs WHERE status = 'done'"), "20", "2 configs × 2 threads × 5");
+    let html = std::fs::read_to_string(h.join("quickstart").join("report.html")).unwrap();
+    assert!(html.contains("relaxed") && html.contains("durable"), "the report");
+    let compare = ok(versus(h, &["compare", "quickstart", "--db", &url, "--color", "never"], &[]), "compare");
+    assert!(compare.contains("relaxed"), "{compare}");
 }
 
 /// A run whose store dies while it measures: the recovery file that the error names, imported into
