@@ -157,7 +157,9 @@ impl Progress {
     }
 
     /// The experiment starts with `done` of `total` runs already finished and `pending` to do;
-    /// `prepared` says which of the plan's preparations need no time.
+    /// `prepared` says which of the plan's preparations need no time; the plan's estimates are
+    /// multiplied by `pace` (what runs took against their estimates before this experiment, 1 when
+    /// nothing is known).
     pub fn begin(
         &mut self,
         total: usize,
@@ -165,12 +167,14 @@ impl Progress {
         plan: &Plan,
         pending: &[RunRow],
         prepared: &dyn Fn(usize) -> bool,
+        pace: f64,
     ) {
         self.total = total;
         self.position = done;
         let cells: Vec<usize> =
             pending.iter().filter_map(|r| plan.cells.iter().position(|c| c.key == r.cell.key)).collect();
-        let estimates = plan.run_estimates(&cells, prepared);
+        let pace = if pace.is_finite() && pace > 0.0 { pace } else { 1.0 };
+        let estimates: Vec<Duration> = plan.run_estimates(&cells, prepared).iter().map(|d| d.mul_f64(pace)).collect();
         if let Ok(mut c) = self.clock.lock() {
             *c = Clock { estimates, ..Clock::default() };
         }

@@ -91,7 +91,8 @@ pub fn run_experiment(
     let stored: Vec<_> = store.runs(experiment_id)?.into_iter().filter(in_block).collect();
     let mut pending: Vec<_> = store.pending_runs(experiment_id)?.into_iter().filter(in_block).collect();
     let prepared = |p: usize| executor.is_prepared(plan, p);
-    progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending, &prepared);
+    // Under a shared pace (advise's steps) the ETA starts from what earlier experiments' runs took.
+    progress.begin(stored.len(), stored.len() - pending.len(), plan, &pending, &prepared, opts.pace.typical());
     store.set_experiment_status(experiment_id, Status::Running)?;
     // Fleet blocks are the fixed rounds; only a whole experiment adds rounds.
     let adaptive = match file.repetitions.is_adaptive() && opts.block.is_none() {

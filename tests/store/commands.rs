@@ -386,14 +386,19 @@ fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
     assert!(again.contains("already complete: 0"), "{again}");
     assert_eq!(pg.sql("fleet", "SELECT count(*) FROM block_attempts"), "2");
 
-    // A file changed since submission, or a block outside the plan: exit code 3, one line, nothing run.
-    let (code, _, err) =
-        versus(h, &["run", file, "--block", "1", "--plan-id", "p-0000000000000000", "--db", &url], &[]);
-    assert_eq!(code, 3, "{err}");
-    assert!(
-        err.contains("the experiment file changed since the job was submitted") && err.trim().lines().count() == 1,
-        "{err}"
-    );
+    // A file changed since submission (edited after the job took its plan id, or a forged id), or a
+    // block outside the plan: exit code 3, one line, nothing run.
+    let edited = h.join("edited.toml");
+    std::fs::write(&edited, TINY.replace("duration = \"1s\"", "duration = \"2s\"")).unwrap();
+    let edited = edited.to_str().unwrap();
+    for (f, id) in [(edited, plan_id.as_str()), (file, "p-0000000000000000")] {
+        let (code, _, err) = versus(h, &["run", f, "--block", "1", "--plan-id", id, "--db", &url], &[]);
+        assert_eq!(code, 3, "{err}");
+        assert!(
+            err.contains("the experiment file changed since the job was submitted") && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
     let (code, _, err) = versus(h, &["run", file, "--block", "7", "--db", &url], &[]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("--block: the plan has 2 block(s), 0..1"), "{err}");
