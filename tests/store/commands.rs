@@ -87,7 +87,7 @@ fn every_command_works_against_postgres_and_copies_compare_the_same() {
     assert!(vars.contains("innodb_flush_log_at_trx_commit"), "{vars}");
     let series = ok(versus(h, &["series", "--from", "tiny", "--db", &url], &[]), "series --from");
     assert!(series.contains("nosync"), "{series}");
-    explain_and_advise(&pg, h, &url);
+    explain_and_advise(&pg, h, &url, (!class.is_empty()).then_some(class.as_str()));
 
     // PostgreSQL -> SQLite -> a second PostgreSQL database: the same comparison everywhere.
     let experiments = pg.sql("team", "SELECT count(*) FROM experiments");
@@ -161,8 +161,16 @@ fn calibrate(pg: &TempPostgres, h: &std::path::Path, url: &str) -> (String, Opti
 }
 
 /// `versus explain` measuring into PostgreSQL, the same with --resume (every step found there, nothing
-/// measured again), and `versus advise --from` a stored experiment (a dry run).
-fn explain_and_advise(pg: &TempPostgres, h: &std::path::Path, url: &str) {
+/// measured again), and `versus advise --from` a stored experiment (a dry run, then measuring); both
+/// use the band calibrated on host class `class` (when one was stored) and say so.
+fn explain_and_advise(pg: &TempPostgres, h: &std::path::Path, url: &str, class: Option<&str>) {
+    let calibrated = |what: &str, v: &serde_json::Value| {
+        if let Some(class) = class {
+            let source = v["noise_band_source"].as_str().unwrap_or_default();
+            let expected = format!("calibrated by `versus calibrate` on host class {class}");
+            assert!(source.starts_with(&expected), "{what}: {source}");
+        }
+    };
     let explain: Vec<&str> = [
         "explain",
         "system",
@@ -189,6 +197,7 @@ fn explain_and_advise(pg: &TempPostgres, h: &std::path::Path, url: &str) {
     let first: serde_json::Value = serde_json::from_str(&ok(versus(h, &explain, &[]), "explain")).unwrap();
     let steps = first["experiments"].as_array().unwrap();
     assert!(!steps.is_empty(), "{first}");
+    calibrated("explain", &first);
     let measured = pg.sql("team", "SELECT count(*) FROM runs").parse::<u64>().unwrap() - before.parse::<u64>().unwrap();
     assert!(measured >= 4, "A and B twice each: {measured} runs");
     eprintln!("explain: {} step(s), {measured} runs", steps.len());
@@ -231,6 +240,7 @@ fn explain_and_advise(pg: &TempPostgres, h: &std::path::Path, url: &str) {
     let r: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let (elapsed, budget) = (r["elapsed_s"].as_u64().unwrap(), r["budget_s"].as_u64().unwrap());
     assert!(elapsed <= budget, "{elapsed} s of a {budget} s budget");
+    calibrated("advise", &r);
     let experiments = r["experiments"].as_array().unwrap();
     assert_eq!(experiments.first().map(|e| &e[1]), Some(&serde_json::json!("pgadv-probe")), "{r}");
     for e in experiments {
