@@ -18,6 +18,10 @@
 //! 4. **Confirmation**: the current config, the innodb_dedicated_server baseline, the advice and the
 //!    advice with the durability trades, at every thread count with at least 5 shuffled repetitions.
 //!    The advice stands only if it is faster than the current config somewhere and slower nowhere.
+//!    When the budget left every value unresolved, the one that screened alone and best is the advice
+//!    on trial, and the unresolved durability trades the tier on trial ([`trial`]): for one value,
+//!    the confirmation's comparison *is* its leave-one-out measurement, so it proves it or not (with
+//!    the repetitions the budget leaves, up to twice as many).
 //!
 //! The budget is a hard limit: the confirmation's cost is reserved from the start, and a step runs only
 //! if its estimated cost fits in what is left; a budget too small for the screening recommends nothing.
@@ -395,24 +399,36 @@ impl Search<'_> {
 
     /// A value the attribution left unresolved for want of budget, but that was screened alone (its
     /// group held only it) and screened faster than the current config by more than the noise band at
-    /// the lower end of its interval, is recommended
-    /// on that measurement: it is its contribution on top of the current config. The confirmation
-    /// still has to hold for the advice as a whole.
+    /// the lower end of its interval, is recommended on that measurement: it is its contribution on top
+    /// of the current config. Only one such value, the best by that lower end: the confirmation still
+    /// has to hold for the advice as a whole, and it could not tell a second one that rode along on a
+    /// false alarm of its screening (each has a 2.5 % chance).
     fn measured_alone(&mut self, survivors: &[Group]) {
-        for (_, members, c) in survivors {
-            let &[i] = members.as_slice() else { continue };
-            let unresolved = matches!(&self.out.fates[i], Fate::NotProven(why) if why == steps::UNRESOLVED);
-            if !unresolved || c.verdict != Verdict::Faster || gain_lo(c) <= c.noise_band {
-                continue;
-            }
-            let Some(contribution) = alone(c) else { continue };
-            self.out.notes.push(format!(
-                "{} is recommended on its screening alone ({}): the budget left no room to attribute it",
-                self.cands[i].variable,
-                describe(c)
+        let mut eligible: Vec<(usize, &Comparison)> = survivors
+            .iter()
+            .filter_map(|(_, members, c)| {
+                let &[i] = members.as_slice() else { return None };
+                let unresolved = matches!(&self.out.fates[i], Fate::NotProven(why) if why == steps::UNRESOLVED);
+                (unresolved && c.verdict == Verdict::Faster && gain_lo(c) > c.noise_band && alone(c).is_some())
+                    .then_some((i, c))
+            })
+            .collect();
+        eligible.sort_by(|x, y| gain_lo(y.1).total_cmp(&gain_lo(x.1)));
+        let Some(&(best, c)) = eligible.first() else { return };
+        self.out.notes.push(format!(
+            "{} is recommended on its screening alone ({}): the budget left no room to attribute it",
+            self.cands[best].variable,
+            describe(c)
+        ));
+        self.out.contributions[best] = alone(c);
+        self.out.fates[best] = Fate::Recommended(Tier::Safe);
+        for &(i, c) in &eligible[1..] {
+            self.out.fates[i] = Fate::NotProven(format!(
+                "screened faster alone ({}), but the budget left no room to attribute it, and only one value is \
+                 recommended on its screening alone ({} is)",
+                describe(c),
+                self.cands[best].variable
             ));
-            self.out.contributions[i] = Some(contribution);
-            self.out.fates[i] = Fate::Recommended(Tier::Safe);
         }
     }
 
@@ -485,6 +501,7 @@ pub fn search(
     let confirm_configs = 2 + usize::from(settings.dedicated) + usize::from(!trades.is_empty());
     s.reserve_configs = confirm_configs;
     let mut advised: Vec<usize> = Vec::new();
+    let mut trial = Trial::default();
     if !safe.is_empty() {
         let Some(survivors) = s.screen(&safe, bench)? else {
             if s.out.conclusion != Conclusion::Failed {
@@ -505,20 +522,27 @@ pub fn search(
         s.measured_alone(&survivors);
         advised = s.out.recommended(Tier::Safe);
         s.fit_memory(&mut advised, Fate::Withdrawn);
+        if advised.is_empty() {
+            trial.safe = s.safe_on_trial(&survivors);
+        }
     }
     let mut traded: Vec<usize> = Vec::new();
     if !trades.is_empty() {
-        let outcome = s.attribute(Tier::Durability, &advised, &trades, bench)?;
+        let base = union(&advised, trial.safe.as_slice());
+        let outcome = s.attribute(Tier::Durability, &base, &trades, bench)?;
         s.out.durability = Some(outcome);
         traded = s.out.recommended(Tier::Durability);
     }
-    if advised.is_empty() && traded.is_empty() {
+    if advised.is_empty() && traded.is_empty() && trial.safe.is_none() {
         s.out.conclusion = Conclusion::NothingProven;
         s.out.notes.push("no value was proven to help: nothing is recommended and there is nothing to confirm".into());
         return Ok(s.out);
     }
+    if traded.is_empty() {
+        trial.trades = s.trades_on_trial(&trades);
+    }
     s.reserve_configs = 0;
-    s.confirm(&advised, &traded, bench)?;
+    s.confirm(&advised, &trial, &traded, bench)?;
     Ok(s.out)
 }
 
@@ -551,6 +575,10 @@ pub use result::{Conclusion, ConfirmRow, Confirmation, Contribution, Fate, Scree
 
 #[path = "search_steps.rs"]
 mod steps;
+
+#[path = "search_trial.rs"]
+mod trial;
+use trial::Trial;
 pub use steps::{confirmation, step_cost};
 
 #[cfg(test)]

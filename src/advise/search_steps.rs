@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{
     Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Group, Phase, Screened, Search, Tier,
-    contribution, describe, gain, gain_hi, gain_lo, no_difference, union,
+    Trial, contribution, describe, gain, gain_hi, gain_lo, no_difference, union,
 };
 use crate::advise::rules::Area;
 use crate::error::Result;
@@ -15,6 +15,7 @@ use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 
 /// The fate text of a value the attribution could not resolve within the budget.
 pub(super) const UNRESOLVED: &str = "not resolved within the budget";
+
 
 /// How many extra screening rounds an unclear group gets at most.
 const RESCREENS: usize = 2;
@@ -266,8 +267,12 @@ impl Search<'_> {
         Ok(outcome)
     }
 
-    /// The confirmation of the advice (`advised`) and the durability tier (`traded`).
-    pub(super) fn confirm(&mut self, advised: &[usize], traded: &[usize], bench: &mut dyn Bench) -> Result<()> {
+    /// The confirmation of the advice (`proven`, with the values on trial when there are some) and the
+    /// durability tier (`traded`).
+    pub(super) fn confirm(&mut self, proven: &[usize], trial: &Trial, traded: &[usize], bench: &mut dyn Bench) -> Result<()> {
+        let on_trial = trial.safe;
+        let advised = &union(proven, on_trial.as_slice())[..];
+        let durability = if traded.is_empty() { &trial.trades[..] } else { traded };
         let mut configs = vec![Config { label: "current".into(), set: vec![], dedicated: false }];
         if self.s.dedicated {
             configs.push(Config { label: "dedicated".into(), set: vec![], dedicated: true });
@@ -275,16 +280,36 @@ impl Search<'_> {
         if !advised.is_empty() {
             configs.push(Config { label: "advised".into(), set: advised.to_vec(), dedicated: false });
         }
-        if !traded.is_empty() {
-            configs.push(Config { label: "advised+durability".into(), set: union(advised, traded), dedicated: false });
+        if !durability.is_empty() {
+            configs.push(Config {
+                label: "advised+durability".into(),
+                set: union(advised, durability),
+                dedicated: false,
+            });
         }
-        let reps = self.s.confirm_repetitions;
+        let left = self.s.budget.saturating_sub(bench.elapsed());
+        let asked = self.s.confirm_repetitions;
+        // Values on trial have no other proof: the confirmation takes what the budget leaves.
+        let reps = if trial.is_empty() {
+            asked
+        } else {
+            (asked..=asked * 2).rev().find(|&r| bench.cost(configs.len(), r) <= left).unwrap_or(asked)
+        };
+        if reps > asked {
+            self.out.notes.push(format!(
+                "the confirmation runs {reps} repetitions instead of {asked}: it is the only measurement of the \
+                 values on trial, and the budget leaves room for them"
+            ));
+        }
         let all: Vec<usize> = union(advised, traded);
         let cost = bench.cost(configs.len(), reps);
-        if cost > self.s.budget.saturating_sub(bench.elapsed()) {
+        if cost > left {
             for &i in &all {
                 self.out.fates[i] = Fate::Withdrawn("the budget left no room for the confirmation".into());
                 self.out.contributions[i] = None;
+            }
+            for &i in on_trial.iter().chain(&trial.trades) {
+                self.out.fates[i] = Fate::NotProven("the budget left no room for the confirmation, its proof".into());
             }
             self.out.notes.push(format!(
                 "the confirmation needs about {} s and {} s of the budget are left: nothing is recommended",
@@ -311,6 +336,16 @@ impl Search<'_> {
             let why =
                 "the confirmation did not show the durability trades faster than the safe advice (and nowhere slower)";
             withdraw(self, traded, why);
+        }
+        let safe_stands = match on_trial {
+            Some(i) => self.judge_on_trial(i, &c),
+            None => advised.is_empty() || c.holds,
+        };
+        if on_trial.is_some() && !safe_stands {
+            withdraw(self, traded, "the safe advice it was measured on top of was not proven");
+        }
+        if !trial.trades.is_empty() && traded.is_empty() {
+            self.judge_trades_on_trial(&trial.trades, safe_stands, &c);
         }
         self.out.conclusion = if self.out.fates.iter().any(|f| f.recommended().is_some()) {
             Conclusion::Recommended
