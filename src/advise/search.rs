@@ -578,8 +578,8 @@ mod steps;
 
 #[path = "search_trial.rs"]
 mod trial;
-use trial::Trial;
 pub use steps::{confirmation, step_cost};
+use trial::Trial;
 
 #[cfg(test)]
 #[path = "search_tests.rs"]

@@ -16,7 +16,6 @@ use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 /// The fate text of a value the attribution could not resolve within the budget.
 pub(super) const UNRESOLVED: &str = "not resolved within the budget";
 
-
 /// How many extra screening rounds an unclear group gets at most.
 const RESCREENS: usize = 2;
 
@@ -269,7 +268,13 @@ impl Search<'_> {
 
     /// The confirmation of the advice (`proven`, with the values on trial when there are some) and the
     /// durability tier (`traded`).
-    pub(super) fn confirm(&mut self, proven: &[usize], trial: &Trial, traded: &[usize], bench: &mut dyn Bench) -> Result<()> {
+    pub(super) fn confirm(
+        &mut self,
+        proven: &[usize],
+        trial: &Trial,
+        traded: &[usize],
+        bench: &mut dyn Bench,
+    ) -> Result<()> {
         let on_trial = trial.safe;
         let advised = &union(proven, on_trial.as_slice())[..];
         let durability = if traded.is_empty() { &trial.trades[..] } else { traded };

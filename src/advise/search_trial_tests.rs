@@ -31,7 +31,9 @@ fn an_unresolved_value_is_proven_or_not_by_the_confirmation() {
                 assert!(r.fates[0].recommended().is_none(), "seed {seed}: a null buffer pool: {:?}", r.notes);
             }
             bp_found += usize::from(r.fates[0].recommended().is_some());
-            let Some(note) = r.notes.iter().find(|n| n.contains("the confirmation measures it alone")) else { continue };
+            let Some(note) = r.notes.iter().find(|n| n.contains("the confirmation measures it alone")) else {
+                continue;
+            };
             let k = mock.truths.iter().position(|x| note.starts_with(x.variable)).expect("names the value");
             tried += 1;
             let c = r.confirmation.as_ref().expect("the value on trial is confirmed");

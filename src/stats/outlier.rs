@@ -71,7 +71,10 @@ mod tests {
         let slow = canary_outlier(&history, 130.0, 1.25);
         assert!(slow.outlier && slow.z.unwrap() > Z_LIMIT, "{slow:?}");
         assert!(canary_outlier(&history, 60.0, 1.25).outlier);
-        assert_eq!(canary_outlier(&history[..5], 500.0, 1.0), CanaryCheck { outlier: false, z: None, history: 5, ratio: None });
+        assert_eq!(
+            canary_outlier(&history[..5], 500.0, 1.0),
+            CanaryCheck { outlier: false, z: None, history: 5, ratio: None }
+        );
         let flat = [5.0; 9];
         assert!(!canary_outlier(&flat, 5.0, 1.0).outlier);
         assert!(canary_outlier(&flat, 6.0, 1.0).outlier);
