@@ -458,7 +458,8 @@ pub fn advise(
                 opts.attribution_repetitions
             ),
             format!(
-                "confirmation: current{} vs advised{}, {} shuffled repetitions: about {} s",
+                "confirmation: current{} vs advised{}, {} shuffled repetitions (up to twice as many with values on \
+                 trial, when the budget leaves room): about {} s",
                 if base.is_some() { " vs dedicated" } else { "" },
                 if opts.allow_durability { " vs advised+durability" } else { "" },
                 opts.confirm_repetitions,

@@ -425,7 +425,7 @@ impl Search<'_> {
         for &(i, c) in &eligible[1..] {
             self.out.fates[i] = Fate::NotProven(format!(
                 "screened faster alone ({}), but the budget left no room to attribute it, and only one value is \
-                 recommended on its screening alone ({} is)",
+                 recommended on its screening alone ({} was chosen)",
                 describe(c),
                 self.cands[best].variable
             ));
@@ -533,13 +533,14 @@ pub fn search(
         s.out.durability = Some(outcome);
         traded = s.out.recommended(Tier::Durability);
     }
-    if advised.is_empty() && traded.is_empty() && trial.safe.is_none() {
+    if traded.is_empty() {
+        let on_safe_advice = !advised.is_empty() || trial.safe.is_some();
+        trial.trades = s.trades_on_trial(&trades, on_safe_advice);
+    }
+    if advised.is_empty() && traded.is_empty() && trial.is_empty() {
         s.out.conclusion = Conclusion::NothingProven;
         s.out.notes.push("no value was proven to help: nothing is recommended and there is nothing to confirm".into());
         return Ok(s.out);
-    }
-    if traded.is_empty() {
-        trial.trades = s.trades_on_trial(&trades);
     }
     s.reserve_configs = 0;
     s.confirm(&advised, &trial, &traded, bench)?;

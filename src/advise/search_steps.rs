@@ -325,7 +325,12 @@ impl Search<'_> {
             return Ok(());
         }
         let labels: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
-        bench.before_confirmation(&self.out);
+        // What the confirmation's advised config sets, as its stored description says it.
+        let mut found = self.out.clone();
+        if let Some(i) = trial.safe {
+            found.fates[i] = Fate::Recommended(Tier::Safe);
+        }
+        bench.before_confirmation(&found);
         let results = self.run(Phase::Confirm, configs, reps, bench)?;
         let c = confirmation(labels, &results, reps, &self.s.threads, &self.s.compare);
         let withdraw = |s: &mut Self, set: &[usize], why: &str| {
@@ -347,13 +352,16 @@ impl Search<'_> {
             None => advised.is_empty() || c.holds,
         };
         if on_trial.is_some() && !safe_stands {
-            withdraw(self, traded, "the safe advice it was measured on top of was not proven");
+            withdraw(self, traded, "the safe advice it was measured on top of did not stand");
         }
         if !trial.trades.is_empty() && traded.is_empty() {
             self.judge_trades_on_trial(&trial.trades, safe_stands, &c);
         }
         self.out.conclusion = if self.out.fates.iter().any(|f| f.recommended().is_some()) {
             Conclusion::Recommended
+        } else if proven.is_empty() && traded.is_empty() {
+            // Only values on trial, and none held: nothing was proven, before or in the confirmation.
+            Conclusion::NothingProven
         } else {
             Conclusion::NotConfirmed
         };

@@ -62,8 +62,9 @@ impl Search<'_> {
     }
 
     /// The durability trades the attribution left unresolved for want of budget: they go into the
-    /// confirmation's durability config, which is reserved from the start.
-    pub(super) fn trades_on_trial(&mut self, trades: &[usize]) -> Vec<usize> {
+    /// confirmation's durability config, which is reserved from the start, on top of the safe advice
+    /// (or of the current config, when there is none).
+    pub(super) fn trades_on_trial(&mut self, trades: &[usize], on_safe_advice: bool) -> Vec<usize> {
         let open: Vec<usize> = trades
             .iter()
             .copied()
@@ -72,16 +73,23 @@ impl Search<'_> {
         if open.is_empty() {
             return open;
         }
-        let how = if open.len() == 1 {
-            "it is recommended in the durability tier only if it is faster there"
+        let base = if on_safe_advice { "the safe advice" } else { "the current config" };
+        let names: Vec<&str> = open.iter().map(|&i| self.cands[i].variable.as_str()).collect();
+        let what = if open.len() == 1 {
+            format!(
+                "durability trade {} unresolved: the confirmation measures it alone on top of {base}, and it is \
+                 recommended in the durability tier only if it is faster there",
+                names[0]
+            )
         } else {
-            "they are measured together, as a tier, and not recommended: which of them pays is not attributed"
+            format!(
+                "{} durability trades unresolved ({}): the confirmation measures them together on top of {base}, as a \
+                 tier, and does not recommend them: which of them pays is not attributed",
+                open.len(),
+                names.join(", ")
+            )
         };
-        self.out.notes.push(format!(
-            "the budget left {} durability trade(s) unresolved: the confirmation measures them on top of the safe \
-             advice; {how}",
-            open.len()
-        ));
+        self.out.notes.push(format!("the budget left {what}"));
         for &i in &open {
             self.out.fates[i] = Fate::NotProven(ON_TRIAL.into());
         }
@@ -106,6 +114,14 @@ impl Search<'_> {
                 }
                 None => (Fate::NotProven("the confirmation gave no interval for it".into()), None),
             },
+            Some(x) if x.verdict == Verdict::Faster => (
+                Fate::NotProven(format!(
+                    "screened faster, and the confirmation, which measured it alone, found it faster over the thread \
+                     counts ({}) but slower at one of them",
+                    describe(x)
+                )),
+                None,
+            ),
             Some(x) => (
                 Fate::NotProven(format!(
                     "screened faster, but the confirmation, which measured it alone, did not show it faster: {}{could}",
@@ -122,30 +138,32 @@ impl Search<'_> {
     }
 
     /// Decides the durability trades on trial: one trade is recommended in its tier when the
-    /// confirmation shows the tier faster than the safe advice over every thread count (and the safe
-    /// advice it was measured on stands); several are only reported with what they measured together.
+    /// confirmation shows the tier faster than its base (the safe advice, or the current config) at one
+    /// thread count or more, slower at none and over every thread count (and the safe advice it was
+    /// measured on stands); several are only reported with what they measured together.
     pub(super) fn judge_trades_on_trial(&mut self, trades: &[usize], safe_stands: bool, c: &Confirmation) {
         // The row's detectable change is the advice's against the current config, not the tier's.
         let (cmp, _) = overall(c, |r| r.durability_vs_advised);
         let held = c.durability_holds == Some(true);
+        let base = if c.index("advised").is_some() { "the safe advice" } else { "the current config" };
         for &i in trades {
             self.out.contributions[i] = None;
             self.out.fates[i] = match (&cmp, trades.len()) {
                 (None, _) => Fate::NotProven("the confirmation could not measure the durability tier".into()),
                 (Some(x), n) if n > 1 => Fate::NotProven(format!(
-                    "the durability trades together measured {} against the safe advice in the confirmation; \
-                     which of them pays was not attributed within the budget",
+                    "the durability trades together measured {} against {base} in the confirmation; which of them \
+                     pays was not attributed within the budget",
                     describe(x)
                 )),
                 (Some(x), _) if !safe_stands => Fate::NotProven(format!(
-                    "measured {} on top of a safe advice that was not proven, so it is not recommended",
+                    "measured {} on top of a safe advice that did not stand, so it is not recommended",
                     describe(x)
                 )),
                 (Some(x), _) if held && x.verdict == Verdict::Faster => match alone(x) {
                     Some(con) => {
                         self.out.notes.push(format!(
                             "{} is recommended in the durability tier on the confirmation, which measured it alone on \
-                             top of the safe advice: {}",
+                             top of {base}: {}",
                             self.cands[i].variable,
                             describe(x)
                         ));
@@ -154,8 +172,13 @@ impl Search<'_> {
                     }
                     None => Fate::NotProven("the confirmation gave no interval for it".into()),
                 },
+                (Some(x), _) if x.verdict == Verdict::Faster => Fate::NotProven(format!(
+                    "the confirmation, which measured it alone on top of {base}, found it faster over the thread \
+                     counts ({}) but slower at one of them",
+                    describe(x)
+                )),
                 (Some(x), _) => Fate::NotProven(format!(
-                    "the confirmation, which measured it alone on top of the safe advice, did not show it faster: {}",
+                    "the confirmation, which measured it alone on top of {base}, did not show it faster: {}",
                     describe(x)
                 )),
             };

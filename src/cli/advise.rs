@@ -61,7 +61,8 @@ pub(super) struct AdviseArgs {
     /// Adaptive attribution steps: most repetitions per probe (with --until, or alone: until decisive).
     #[arg(long, value_name = "N")]
     max_repetitions: Option<u32>,
-    /// Repetitions of the confirmation (at least 5).
+    /// Repetitions of the confirmation (at least 5); with values on trial (left unresolved by the
+    /// budget, docs/advise.md) it takes what the budget leaves, up to twice as many.
     #[arg(long, default_value_t = 5)]
     confirm_repetitions: u32,
     /// Changes smaller than this are never called (e.g. 2% or 0.02) [default: the band `versus calibrate`

@@ -49,8 +49,13 @@ pub fn lines(s: &AdviseSection) -> Vec<String> {
     }
     if let Some(held) = c.durability_holds {
         out.push(format!(
-            "the durability tier {} against the safe advice",
-            if held { "is faster (a crash can lose data)" } else { "is not proven faster" }
+            "the durability tier {}",
+            if held {
+                "measured faster than the safe advice (a crash can lose data); a trade is recommended only with a \
+                 measured contribution of its own"
+            } else {
+                "is not shown faster than the safe advice"
+            }
         ));
     }
     out.extend(why_not_dedicated(s));
