@@ -197,6 +197,12 @@ pub(super) fn gain_lo(c: &Comparison) -> f64 {
     if c.direction == Direction::HigherIsBetter { c.ci.lo - 1.0 } else { 1.0 - c.ci.hi }
 }
 
+/// `; it could detect only changes beyond ±X %` for the smallest change either way a comparison could
+/// detect (a fraction), or nothing when it is not known.
+pub(super) fn could_detect(either_way: Option<f64>) -> String {
+    either_way.map(|d| format!("; it could detect only changes beyond ±{:.1} %", d * 100.0)).unwrap_or_default()
+}
+
 pub(super) fn describe(c: &Comparison) -> String {
     format!("{:+.1} % (CI {:+.1} to {:+.1} %)", gain(c) * 100.0, gain_lo(c) * 100.0, gain_hi(c) * 100.0)
 }
@@ -223,9 +229,26 @@ impl Search<'_> {
     /// [`Self::compare`] calls with 80 % power for these samples' noise (empty when there is none).
     pub(super) fn detectable_text(&self, base: &[f64], with: &[f64]) -> String {
         let (confidence, band) = (self.s.compare.bootstrap.confidence, self.s.compare.noise_band);
-        stats::detectable_effect_of(base, with, SampleLevel::Repetitions, confidence, band, stats::DEFAULT_POWER)
-            .map(|d| format!("; it could detect only changes beyond ±{:.1} %", d.either_way() * 100.0))
-            .unwrap_or_default()
+        let d =
+            stats::detectable_effect_of(base, with, SampleLevel::Repetitions, confidence, band, stats::DEFAULT_POWER);
+        could_detect(d.ok().map(|d| d.either_way()))
+    }
+
+    /// Whether the attribution left candidate `i` unresolved for want of budget.
+    pub(super) fn unresolved(&self, i: usize) -> bool {
+        matches!(&self.out.fates[i], Fate::NotProven(why) if why == steps::UNRESOLVED)
+    }
+
+    /// The surviving groups of one value each that the attribution left unresolved, with their
+    /// screening: what may be recommended on its screening alone, or go on trial in the confirmation.
+    pub(super) fn unresolved_alone<'g>(&self, survivors: &'g [Group]) -> Vec<(usize, &'g Comparison)> {
+        survivors
+            .iter()
+            .filter_map(|(_, members, c)| match members.as_slice() {
+                &[i] if self.unresolved(i) => Some((i, c)),
+                _ => None,
+            })
+            .collect()
     }
 
     pub(super) fn run(
@@ -404,15 +427,8 @@ impl Search<'_> {
     /// has to hold for the advice as a whole, and it could not tell a second one that rode along on a
     /// false alarm of its screening (each has a 2.5 % chance).
     fn measured_alone(&mut self, survivors: &[Group]) {
-        let mut eligible: Vec<(usize, &Comparison)> = survivors
-            .iter()
-            .filter_map(|(_, members, c)| {
-                let &[i] = members.as_slice() else { return None };
-                let unresolved = matches!(&self.out.fates[i], Fate::NotProven(why) if why == steps::UNRESOLVED);
-                (unresolved && c.verdict == Verdict::Faster && gain_lo(c) > c.noise_band && alone(c).is_some())
-                    .then_some((i, c))
-            })
-            .collect();
+        let mut eligible = self.unresolved_alone(survivors);
+        eligible.retain(|(_, c)| c.verdict == Verdict::Faster && gain_lo(c) > c.noise_band && alone(c).is_some());
         eligible.sort_by(|x, y| gain_lo(y.1).total_cmp(&gain_lo(x.1)));
         let Some(&(best, c)) = eligible.first() else { return };
         self.out.notes.push(format!(

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{
     Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Group, Phase, Screened, Search, Tier,
-    Trial, contribution, describe, gain, gain_hi, gain_lo, no_difference, union,
+    Trial, contribution, could_detect, describe, gain, gain_hi, gain_lo, no_difference, union,
 };
 use crate::advise::rules::Area;
 use crate::error::Result;
@@ -230,12 +230,7 @@ impl Search<'_> {
                 } else {
                     Fate::NotProven(match (e.points, e.points_lo, e.points_hi) {
                         (Some(p), Some(lo), Some(hi)) => {
-                            let could = e
-                                .detectable
-                                .map(|d| {
-                                    format!("; it could detect only changes beyond ±{:.1} %", d.either_way() * 100.0)
-                                })
-                                .unwrap_or_default();
+                            let could = could_detect(e.detectable.map(|d| d.either_way()));
                             format!(
                                 "its contribution was not significant: {p:+.1} points (CI {lo:+.1} to {hi:+.1}){could}"
                             )

@@ -4,7 +4,7 @@
 //! leave-one-out comparison, so it can be recommended on it; several trades on trial together are
 //! measured as a tier and reported, never recommended, since which of them pays was not attributed.
 
-use super::{Confirmation, Fate, Group, Search, Tier, alone, describe, gain, gain_lo, steps::UNRESOLVED};
+use super::{Confirmation, Fate, Group, Search, Tier, alone, could_detect, describe, gain, gain_lo};
 use crate::stats::{Comparison, Verdict};
 
 /// The fate text of a value on trial until the confirmation decides it.
@@ -31,11 +31,7 @@ impl Trial {
 /// thread count), picked by `get`, with the detectable change of that row.
 fn overall(c: &Confirmation, get: impl Fn(&super::ConfirmRow) -> Option<Comparison>) -> (Option<Comparison>, String) {
     let row = c.rows.last();
-    let could = row
-        .and_then(|r| r.detectable)
-        .map(|d| format!("; it could detect only changes beyond ±{:.1} %", d * 100.0))
-        .unwrap_or_default();
-    (row.and_then(get), could)
+    (row.and_then(get), could_detect(row.and_then(|r| r.detectable)))
 }
 
 impl Search<'_> {
@@ -43,13 +39,10 @@ impl Search<'_> {
     /// screened alone (its group held only it) and best, faster by its point estimate, goes into the
     /// confirmation as the advice on trial.
     pub(super) fn safe_on_trial(&mut self, survivors: &[Group]) -> Option<usize> {
-        let (i, c) = survivors
-            .iter()
-            .filter_map(|(_, members, c)| {
-                let &[i] = members.as_slice() else { return None };
-                let unresolved = matches!(&self.out.fates[i], Fate::NotProven(why) if why == UNRESOLVED);
-                (unresolved && gain(c) > 0.0).then_some((i, c))
-            })
+        let (i, c) = self
+            .unresolved_alone(survivors)
+            .into_iter()
+            .filter(|(_, c)| gain(c) > 0.0)
             .max_by(|x, y| gain_lo(x.1).total_cmp(&gain_lo(y.1)))?;
         self.out.notes.push(format!(
             "{} screened {} and the budget left it unresolved: the confirmation measures it alone against the \
@@ -65,11 +58,7 @@ impl Search<'_> {
     /// confirmation's durability config, which is reserved from the start, on top of the safe advice
     /// (or of the current config, when there is none).
     pub(super) fn trades_on_trial(&mut self, trades: &[usize], on_safe_advice: bool) -> Vec<usize> {
-        let open: Vec<usize> = trades
-            .iter()
-            .copied()
-            .filter(|&i| matches!(&self.out.fates[i], Fate::NotProven(why) if why == UNRESOLVED))
-            .collect();
+        let open: Vec<usize> = trades.iter().copied().filter(|&i| self.unresolved(i)).collect();
         if open.is_empty() {
             return open;
         }
