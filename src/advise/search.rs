@@ -234,23 +234,6 @@ impl Search<'_> {
         could_detect(d.ok().map(|d| d.either_way()))
     }
 
-    /// Whether the attribution left candidate `i` unresolved for want of budget.
-    pub(super) fn unresolved(&self, i: usize) -> bool {
-        matches!(&self.out.fates[i], Fate::NotProven(why) if why == steps::UNRESOLVED)
-    }
-
-    /// The surviving groups of one value each that the attribution left unresolved, with their
-    /// screening: what may be recommended on its screening alone, or go on trial in the confirmation.
-    pub(super) fn unresolved_alone<'g>(&self, survivors: &'g [Group]) -> Vec<(usize, &'g Comparison)> {
-        survivors
-            .iter()
-            .filter_map(|(_, members, c)| match members.as_slice() {
-                &[i] if self.unresolved(i) => Some((i, c)),
-                _ => None,
-            })
-            .collect()
-    }
-
     pub(super) fn run(
         &mut self,
         phase: Phase,

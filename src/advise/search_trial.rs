@@ -35,6 +35,23 @@ fn overall(c: &Confirmation, get: impl Fn(&super::ConfirmRow) -> Option<Comparis
 }
 
 impl Search<'_> {
+    /// Whether the attribution left candidate `i` unresolved for want of budget.
+    pub(super) fn unresolved(&self, i: usize) -> bool {
+        matches!(&self.out.fates[i], Fate::NotProven(why) if why == super::steps::UNRESOLVED)
+    }
+
+    /// The surviving groups of one value each that the attribution left unresolved, with their
+    /// screening: what may be recommended on its screening alone, or go on trial in the confirmation.
+    pub(super) fn unresolved_alone<'g>(&self, survivors: &'g [Group]) -> Vec<(usize, &'g Comparison)> {
+        survivors
+            .iter()
+            .filter_map(|(_, members, c)| match members.as_slice() {
+                &[i] if self.unresolved(i) => Some((i, c)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// When nothing was proven, the value the attribution left unresolved for want of budget that
     /// screened alone (its group held only it) and best, faster by its point estimate, goes into the
     /// confirmation as the advice on trial.
