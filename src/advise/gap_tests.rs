@@ -46,7 +46,8 @@ fn result(advised: f64, dedicated: f64, fates: Vec<Fate>) -> SearchResult {
     let results = vec![Ok(samples(100.0, 1.5)), Ok(samples(dedicated, 1.5)), Ok(samples(advised, 1.5))];
     let n = fates.len();
     let mut contributions = vec![None; n];
-    contributions[0] = Some(Contribution { points: 30.0, lo: 20.0, hi: 40.0, together_with: vec![] });
+    contributions[0] =
+        Some(Contribution { points: 30.0, lo: 20.0, hi: 40.0, together_with: vec![], measured_with: vec![] });
     SearchResult {
         fates,
         contributions,

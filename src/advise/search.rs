@@ -548,7 +548,7 @@ pub fn search(
 
 /// The contribution of an attribution effect.
 pub(super) fn contribution(e: &Effect, together_with: Vec<String>) -> Option<Contribution> {
-    Some(Contribution { points: e.points?, lo: e.points_lo?, hi: e.points_hi?, together_with })
+    Some(Contribution { points: e.points?, lo: e.points_lo?, hi: e.points_hi?, together_with, measured_with: vec![] })
 }
 
 /// The contribution of a value measured alone on top of the current config (`c`: current against
@@ -561,6 +561,7 @@ pub(super) fn alone(c: &Comparison) -> Option<Contribution> {
         lo,
         hi,
         together_with: vec![],
+        measured_with: vec![],
     })
 }
 
@@ -578,6 +579,9 @@ mod steps;
 
 #[path = "search_trial.rs"]
 mod trial;
+
+#[path = "search_groups.rs"]
+mod groups;
 pub use steps::{confirmation, step_cost};
 use trial::Trial;
 

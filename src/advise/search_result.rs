@@ -50,6 +50,10 @@ pub struct Contribution {
     pub hi: f64,
     /// The other values of a group that only acts together (empty for a single value).
     pub together_with: Vec<String>,
+    /// Values that were in the group when its effect was measured but are not recommended, as leaving
+    /// each out alone cost little or nothing: the effect was measured with them in the set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured_with: Vec<String>,
 }
 
 /// A group's screening.

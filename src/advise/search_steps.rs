@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use super::groups::{self, Split};
 use super::{
-    Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Fate, Group, Phase, Screened, Search, Tier,
-    Trial, contribution, could_detect, describe, gain, gain_hi, gain_lo, no_difference, union,
+    Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Contribution, Fate, Group, Phase, Screened,
+    Search, Tier, Trial, contribution, could_detect, describe, gain, gain_hi, gain_lo, no_difference, union,
 };
 use crate::advise::rules::Area;
 use crate::error::Result;
@@ -220,12 +221,30 @@ impl Search<'_> {
             bisect::search(&cands, &cfg, &mut m)?
         };
         let against = if tier == Tier::Safe { "the current config" } else { "the safe advice" };
+        let names: Vec<String> = cands.iter().map(|c| c.name.clone()).collect();
+        let splits: Vec<Split> = outcome
+            .findings
+            .iter()
+            .map(|f| {
+                if f.set.len() > 1 {
+                    groups::split(f, &names, &cfg.compare)
+                } else {
+                    Split { kept: f.set.clone(), dropped: vec![] }
+                }
+            })
+            .collect();
         for (j, &i) in live.iter().enumerate() {
-            let fate = if let Some(f) = outcome.findings.iter().find(|f| f.set.contains(&j)) {
+            let found = outcome.findings.iter().zip(&splits).find(|(f, _)| f.set.contains(&j));
+            let fate = if let Some((f, split)) = found {
                 let e = f.attributed();
-                if e.toward_a {
-                    let others = f.set.iter().filter(|&&k| k != j).map(|&k| cands[k].name.clone()).collect();
-                    self.out.contributions[i] = contribution(e, others);
+                if let Some((_, fate)) = split.dropped.iter().find(|(k, _)| *k == j).filter(|_| e.toward_a) {
+                    fate.clone()
+                } else if e.toward_a {
+                    let others = split.kept.iter().filter(|&&k| k != j).map(|&k| names[k].clone()).collect();
+                    self.out.contributions[i] = contribution(e, others).map(|c| Contribution {
+                        measured_with: split.dropped.iter().map(|&(k, _)| names[k].clone()).collect(),
+                        ..c
+                    });
                     Fate::Recommended(tier)
                 } else {
                     Fate::NotProven(match (e.points, e.points_lo, e.points_hi) {

@@ -39,6 +39,8 @@ struct Mock {
     cut: bool,
     /// What runs took against their estimates, as the executor keeps it.
     pace: crate::experiment::Pace,
+    /// Pairs `(i, k)` that stand in for each other: with both set, `k` adds nothing.
+    stand_ins: Vec<(usize, usize)>,
 }
 
 impl Mock {
@@ -56,6 +58,7 @@ impl Mock {
             slow_confirm: None,
             cut: false,
             pace: crate::experiment::Pace::default(),
+            stand_ins: vec![],
         }
     }
 
@@ -85,6 +88,9 @@ impl Mock {
         let pick = |e: (f64, f64)| if threads <= 2 { e.0 } else { e.1 };
         let mut v = 1000.0 * if c.dedicated { 1.0 + self.dedicated } else { 1.0 };
         for &i in &c.set {
+            if self.stand_ins.iter().any(|&(a, b)| b == i && c.set.contains(&a)) {
+                continue;
+            }
             v *= 1.0 + pick(self.truths[i].effect);
         }
         v
@@ -543,3 +549,6 @@ fn a_screening_that_does_not_fit_is_fitted_before_the_budget_is_called_too_small
 
 #[path = "search_trial_tests.rs"]
 mod trial;
+
+#[path = "search_groups_tests.rs"]
+mod groups;

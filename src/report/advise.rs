@@ -48,7 +48,15 @@ fn contribution(c: &Contribution) -> String {
     } else {
         format!(", acting together with {}", c.together_with.join(", "))
     };
-    format!("{:+.1} points of the advised mean (CI {:+.1} to {:+.1}){with}", c.points, c.lo, c.hi)
+    let measured_with = if c.measured_with.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", measured leaving {} out with it (not recommended: alone, their absence cost little or nothing)",
+            c.measured_with.join(", ")
+        )
+    };
+    format!("{:+.1} points of the advised mean (CI {:+.1} to {:+.1}){with}{measured_with}", c.points, c.lo, c.hi)
 }
 
 /// What became of a candidate, in words.
@@ -457,9 +465,9 @@ mod tests {
                 Fate::Recommended(Tier::Durability),
             ],
             contributions: vec![
-                Some(Contribution { points: 21.0, lo: 12.2, hi: 29.8, together_with: vec![] }),
+                Some(Contribution { points: 21.0, lo: 12.2, hi: 29.8, together_with: vec![], measured_with: vec![] }),
                 None,
-                Some(Contribution { points: 9.5, lo: 3.1, hi: 15.9, together_with: vec![] }),
+                Some(Contribution { points: 9.5, lo: 3.1, hi: 15.9, together_with: vec![], measured_with: vec![] }),
             ],
             screening: vec![],
             attribution: None,
@@ -586,5 +594,10 @@ mod tests {
         assert_eq!(json["candidates"][2]["risk"], "durability");
         assert_eq!(json["noise_band"], 0.034);
         assert!(json["noise_band_source"].as_str().unwrap().starts_with("calibrated"), "{json}");
+        let mut r = r;
+        r.result.as_mut().unwrap().contributions[0].as_mut().unwrap().measured_with =
+            vec!["innodb_log_file_size".into()];
+        let cnf = render_cnf(&r);
+        assert!(cnf.contains("(CI +12.2 to +29.8), measured leaving innodb_log_file_size out with it (not"), "{cnf}");
     }
 }

@@ -386,6 +386,7 @@ impl Search<'_> {
             found,
             increment: None,
             alone: None,
+            parts: vec![],
         };
         let mut found: Vec<Finding> = Vec::new();
         if rest.len() == 1 {
@@ -449,7 +450,7 @@ impl Search<'_> {
                     // The group matters, but leaving out any one part loses nothing: the parts can
                     // stand in for each other.
                     let names = self.names(&group);
-                    found.push(finding(group, names, parent));
+                    found.push(Finding { parts: effects, ..finding(group, names, parent) });
                 }
                 continue;
             }

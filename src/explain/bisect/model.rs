@@ -315,6 +315,11 @@ pub struct Finding {
     pub increment: Option<Effect>,
     /// Confirmation: alone, against B.
     pub alone: Option<Effect>,
+    /// For a group that acts together: what leaving out each of its parts cost the full set, in the
+    /// step that found that none of them alone was significant (single candidates when the group was
+    /// tried one by one, else its halves). Empty for a culprit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Effect>,
 }
 
 impl Finding {
