@@ -55,36 +55,45 @@ pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split
     let name_list = |set: &[usize]| set.iter().map(|&k| names[k].as_str()).collect::<Vec<_>>().join(", ");
     let mut out = Split::default();
     for part in &f.parts {
-        let others: Vec<usize> = f.set.iter().copied().filter(|k| !part.set.contains(k)).collect();
-        let fate = if kept_parts.iter().any(|k| std::ptr::eq(*k, part)) {
+        if kept_parts.iter().any(|k| std::ptr::eq(*k, part)) {
             out.kept.extend(part.set.iter().copied());
             continue;
-        } else if kept_parts.is_empty() {
-            let could = could_detect(part.detectable.map(|d| d.either_way()));
-            Fate::NotProven(format!(
-                "with {} it moved the advised set by {whole}, but leaving it out alone cost {}{could}: they may \
-                 stand in for each other, and which of them is needed was not measured",
-                name_list(&others),
-                figures(part)
-            ))
-        } else if !beyond(part) {
-            Fate::NoEffect(format!(
-                "no effect measured on this workload: found in a group with {}, but leaving it out alone cost \
-                 {}, within the noise band (±{:.1} %)",
-                name_list(&others),
-                figures(part),
-                cfg.noise_band * 100.0
-            ))
-        } else {
-            let could = could_detect(part.detectable.map(|d| d.either_way()));
-            Fate::NotProven(format!(
-                "found in a group with {} worth {whole}, but leaving it out alone cost only {}{could}, less than \
-                 a quarter of the group's effect",
-                name_list(&others),
-                figures(part)
-            ))
-        };
-        out.dropped.extend(part.set.iter().map(|&k| (k, fate.clone())));
+        }
+        let could = could_detect(part.detectable.map(|d| d.either_way()));
+        let l = loss(part, cfg).unwrap_or(0.0);
+        for &k in &part.set {
+            let others = name_list(&f.set.iter().copied().filter(|&x| x != k).collect::<Vec<_>>());
+            let mates: Vec<usize> = part.set.iter().copied().filter(|&x| x != k).collect();
+            // A half is measured as a whole: its members share its figures.
+            let what = if mates.is_empty() {
+                "leaving it out alone".to_string()
+            } else {
+                format!("leaving it out together with {} (half of the group)", name_list(&mates))
+            };
+            let cost = figures(part);
+            let fate = if l < -cfg.noise_band {
+                Fate::Slower(format!(
+                    "found in a group with {others}, but the set was faster without it: {what} changed it by {cost}"
+                ))
+            } else if kept_parts.is_empty() {
+                Fate::NotProven(format!(
+                    "with {others} it moved the advised set by {whole}, but {what} cost {cost}{could}: they may \
+                     stand in for each other, and which of them is needed was not measured"
+                ))
+            } else if l <= cfg.noise_band {
+                Fate::NoEffect(format!(
+                    "no effect measured on this workload: found in a group with {others}, but {what} cost {cost}, \
+                     within the noise band (±{:.1} %)",
+                    cfg.noise_band * 100.0
+                ))
+            } else {
+                Fate::NotProven(format!(
+                    "found in a group with {others} worth {whole}, but {what} cost only {cost}{could}, less than a \
+                     quarter of the group's effect"
+                ))
+            };
+            out.dropped.push((k, fate));
+        }
     }
     out.kept.sort_unstable();
     out
@@ -135,7 +144,7 @@ mod tests {
     fn members_whose_absence_cost_nothing_are_dropped() {
         // MariaDB 10.11 at 45 min: leaving out the buffer pool cost ~38 %, the log file size and
         // io_capacity 1.04 and 0.98 of the full set.
-        let f = group(vec![effect(vec![0], 1.6, 38.0), effect(vec![1], 0.96, -3.0), effect(vec![2], 1.02, 1.5)], 33.6);
+        let f = group(vec![effect(vec![0], 1.6, 38.0), effect(vec![1], 0.99, -1.0), effect(vec![2], 1.015, 1.5)], 33.6);
         let s = split(&f, &names(), &CompareConfig::default());
         assert_eq!(s.kept, vec![0]);
         assert_eq!(s.dropped.len(), 2);
@@ -176,6 +185,15 @@ mod tests {
         let s = split(&f, &names(), &CompareConfig::default());
         assert_eq!(s.kept, vec![0, 1]);
         assert_eq!(s.dropped.iter().map(|d| d.0).collect::<Vec<_>>(), vec![2, 3]);
+        assert!(matches!(&s.dropped[0].1, Fate::NoEffect(w) if w.contains("together with x (half of the group)")));
+    }
+
+    #[test]
+    fn a_member_the_set_was_faster_without_is_called_slower() {
+        let f = group(vec![effect(vec![0], 1.5, 40.0), effect(vec![1], 0.9, -8.0)], 33.0);
+        let s = split(&f, &names(), &CompareConfig::default());
+        assert_eq!(s.kept, vec![0]);
+        assert!(matches!(&s.dropped[0], (1, Fate::Slower(w)) if w.contains("faster without it")), "{s:?}");
     }
 
     #[test]

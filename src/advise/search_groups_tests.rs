@@ -8,6 +8,7 @@ fn a_member_of_a_group_is_recommended_only_with_a_loss_of_its_own() {
     // Two values that stand in for each other (either one gives the +30 %) and one with no effect, all
     // in one screened group: leaving out any one of them costs nothing, so explain's search calls the
     // three a group acting together. None of them is shown to be needed on its own.
+    let mut grouped = 0;
     for seed in 0..6 {
         let mut mock = Mock::new(
             vec![
@@ -22,6 +23,7 @@ fn a_member_of_a_group_is_recommended_only_with_a_loss_of_its_own() {
         assert!(r.fates.iter().all(|f| f.recommended().is_none()), "seed {seed}: {:?}", r.fates);
         let found = r.attribution.as_ref().expect("attributed");
         if found.groups().next().is_some() {
+            grouped += 1;
             assert!(
                 r.fates.iter().all(|f| matches!(f, Fate::NotProven(w) if w.contains("stand in for each other"))),
                 "seed {seed}: {:?}",
@@ -29,6 +31,7 @@ fn a_member_of_a_group_is_recommended_only_with_a_loss_of_its_own() {
             );
         }
     }
+    assert!(grouped >= 4, "only {grouped} of 6 seeds made a group: the test tests little");
 }
 
 #[test]
@@ -58,7 +61,7 @@ fn a_value_riding_with_a_real_one_in_a_group_is_dropped() {
             if r.fates[1].recommended().is_none() {
                 assert_eq!(c.measured_with, ["innodb_log_file_size"], "seed {seed}");
                 assert!(c.together_with.is_empty(), "seed {seed}");
-                assert!(matches!(&r.fates[1], Fate::NoEffect(_) | Fate::NotProven(_)), "seed {seed}");
+                assert!(matches!(&r.fates[1], Fate::NoEffect(_) | Fate::NotProven(_) | Fate::Slower(_)), "seed {seed}");
             }
         }
     }

@@ -237,7 +237,18 @@ impl Search<'_> {
             let found = outcome.findings.iter().zip(&splits).find(|(f, _)| f.set.contains(&j));
             let fate = if let Some((f, split)) = found {
                 let e = f.attributed();
-                if let Some((_, fate)) = split.dropped.iter().find(|(k, _)| *k == j).filter(|_| e.toward_a) {
+                // Towards A is towards the values together: when those were slower than the base, a
+                // significant move towards them is a loss.
+                let helps = e.points.is_some_and(|p| p > 0.0);
+                if e.toward_a && !helps {
+                    Fate::Slower(format!(
+                        "the values together were slower than {against}, and this one took the advised set their way: \
+                         {:+.1} points (CI {:+.1} to {:+.1})",
+                        e.points.unwrap_or(f64::NAN),
+                        e.points_lo.unwrap_or(f64::NAN),
+                        e.points_hi.unwrap_or(f64::NAN)
+                    ))
+                } else if let Some((_, fate)) = split.dropped.iter().find(|(k, _)| *k == j).filter(|_| e.toward_a) {
                     fate.clone()
                 } else if e.toward_a {
                     let others = split.kept.iter().filter(|&&k| k != j).map(|&k| names[k].clone()).collect();

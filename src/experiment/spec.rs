@@ -39,7 +39,8 @@ pub struct ExperimentFile {
     /// Load run before measuring starts, discarded (sysbench `--warmup-time`).
     #[serde(default, deserialize_with = "de_duration", serialize_with = "ser_duration")]
     pub warmup: Duration,
-    /// Load the tables into the buffer pool before each run (sysbench `prewarm`).
+    /// Load the tables into the buffer pool before each run (the workload's prewarm: for sysbench
+    /// tests, ANALYZE TABLE and a scan of each table and its indexes).
     #[serde(default = "yes")]
     pub prewarm: bool,
     /// A pause after each server start (after prewarm), before the run: background work of the start

@@ -52,7 +52,7 @@ fn contribution(c: &Contribution) -> String {
         String::new()
     } else {
         format!(
-            ", measured leaving {} out with it (not recommended: alone, their absence cost little or nothing)",
+            ", measured with {} in the set (not recommended: leaving them out alone cost little or nothing)",
             c.measured_with.join(", ")
         )
     };
@@ -598,6 +598,6 @@ mod tests {
         r.result.as_mut().unwrap().contributions[0].as_mut().unwrap().measured_with =
             vec!["innodb_log_file_size".into()];
         let cnf = render_cnf(&r);
-        assert!(cnf.contains("(CI +12.2 to +29.8), measured leaving innodb_log_file_size out with it (not"), "{cnf}");
+        assert!(cnf.contains("(CI +12.2 to +29.8), measured with innodb_log_file_size in the set (not"), "{cnf}");
     }
 }

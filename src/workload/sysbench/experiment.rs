@@ -151,7 +151,7 @@ impl SysbenchWorkload {
         let collect = |l: &str| lines.lock().unwrap_or_else(|e| e.into_inner()).push(l.to_string());
         let r = match command {
             Command::Prepare => super::prepare::prepare(self.test, &o, driver.as_ref(), &collect),
-            Command::Prewarm => super::prepare::prewarm_scan(&o, driver.as_ref(), &collect),
+            Command::Prewarm => super::prepare::prewarm_scan(self.test, &o, driver.as_ref(), &collect),
             Command::Cleanup => super::prepare::cleanup(self.test, &o, driver.as_ref(), &collect),
             _ => Err(Error::Other("only prepare, prewarm and cleanup are invoked this way".into())),
         };
