@@ -53,6 +53,7 @@ def main():
     ap.add_argument("--variants", default="versus,floor",
                     help="clients to run besides sysbench: versus (thread per connection, lean client), "
                          "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate), "
+                         "versus-nice / sysbench-nice (at nice -5), "
                          "floor (bench/floor_client.rs: closed loop only)")
     a = ap.parse_args()
 
@@ -66,6 +67,10 @@ def main():
         "versus-mux1": [a.versus, "sysbench", "--client-threads=1"],
         "versus-mux2": [a.versus, "sysbench", "--client-threads=2"],
         "versus-crate": [a.versus, "sysbench", "--client=crate"],
+        # The same client at a higher scheduling priority than the server's threads (needs root or
+        # CAP_SYS_NICE): whether a client that waits behind server threads costs throughput.
+        "versus-nice": ["nice", "-n", "-5", a.versus, "sysbench"],
+        "sysbench-nice": ["nice", "-n", "-5", a.sysbench],
         "floor": [a.floor],
     }
     order = ["sysbench"] + [v for v in a.variants.split(",") if v]
