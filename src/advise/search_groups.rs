@@ -5,9 +5,9 @@
 //! nothing, so a group's members are recommended only where their own leave-one-out shows a loss.
 
 use crate::explain::bisect::{Effect, Finding};
-use crate::stats::{CompareConfig, Direction};
+use crate::stats::CompareConfig;
 
-use super::{Fate, could_detect};
+use super::{Fate, could_detect, gain};
 
 /// A part's own loss must be at least this share of the group's effect (in points) to be recommended
 /// with it: a value whose absence costs a few points of a group worth thirty is not shown to matter.
@@ -23,15 +23,13 @@ pub(super) struct Split {
 }
 
 /// The loss of leaving `part` out of the full set, relative to the full set without it (positive: the
-/// part helps), from its comparison.
-fn loss(part: &Effect, cfg: &CompareConfig) -> Option<f64> {
-    let c = part.comparison.as_ref()?;
-    let sign = if cfg.direction == Direction::HigherIsBetter { 1.0 } else { -1.0 };
-    Some(sign * (c.ci.ratio - 1.0))
+/// part helps): the full set's gain over the set without it.
+fn loss(part: &Effect) -> Option<f64> {
+    part.comparison.as_ref().map(gain)
 }
 
-/// The part's figures in words: `+2.0 points (CI −3.1 to +7.2)`.
-fn figures(part: &Effect) -> String {
+/// An effect's figures in words: `+2.0 points (CI −3.1 to +7.2)`.
+pub(super) fn figures(part: &Effect) -> String {
     match (part.points, part.points_lo, part.points_hi) {
         (Some(p), Some(lo), Some(hi)) => format!("{p:+.1} points (CI {lo:+.1} to {hi:+.1})"),
         _ => "not measured".into(),
@@ -40,15 +38,15 @@ fn figures(part: &Effect) -> String {
 
 /// Splits a group finding (`f.set.len() > 1`) into the members to recommend and the others. A part is
 /// kept when leaving it out cost more than the noise band and at least [`MIN_SHARE`] of the group's
-/// effect. When no part is kept, the parts stand in for each other (or the measurement could not tell
+/// effect. A culprit (no parts) is kept as it is. When no part is kept, the parts stand in for each other (or the measurement could not tell
 /// them apart): none is recommended, since which of them is needed was not measured. A group found
 /// without its parts' measurements (stored before they were kept) is kept whole.
 pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split {
-    if f.parts.is_empty() || f.parts.iter().any(|p| loss(p, cfg).is_none()) {
+    if f.parts.is_empty() || f.parts.iter().any(|p| loss(p).is_none()) {
         return Split { kept: f.set.clone(), dropped: vec![] };
     }
     let group_points = f.found.points.unwrap_or(0.0);
-    let beyond = |p: &Effect| loss(p, cfg).is_some_and(|l| l > cfg.noise_band);
+    let beyond = |p: &Effect| loss(p).is_some_and(|l| l > cfg.noise_band);
     let share = |p: &Effect| p.points.is_some_and(|x| x >= MIN_SHARE * group_points);
     let kept_parts: Vec<&Effect> = f.parts.iter().filter(|p| beyond(p) && share(p)).collect();
     let whole = figures(&f.found);
@@ -60,7 +58,8 @@ pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split
             continue;
         }
         let could = could_detect(part.detectable.map(|d| d.either_way()));
-        let l = loss(part, cfg).unwrap_or(0.0);
+        let l = loss(part).unwrap_or(0.0);
+        let cost = figures(part);
         for &k in &part.set {
             let others = name_list(&f.set.iter().copied().filter(|&x| x != k).collect::<Vec<_>>());
             let mates: Vec<usize> = part.set.iter().copied().filter(|&x| x != k).collect();
@@ -70,7 +69,6 @@ pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split
             } else {
                 format!("leaving it out together with {} (half of the group)", name_list(&mates))
             };
-            let cost = figures(part);
             let fate = if l < -cfg.noise_band {
                 Fate::Slower(format!(
                     "found in a group with {others}, but the set was faster without it: {what} changed it by {cost}"
@@ -102,18 +100,23 @@ pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{SampleLevel, compare};
+    use crate::stats::{Direction, SampleLevel, compare};
 
     /// A part's effect: the full set without it (base) against the full set, at `ratio`, noisy enough
     /// that the comparison decides nothing.
     fn effect(set: Vec<usize>, ratio: f64, points: f64) -> Effect {
+        effect_in(&CompareConfig::default(), set, ratio, points)
+    }
+
+    /// [`effect`] compared under `cfg`, as the search compares every part under the advice's config.
+    fn effect_in(cfg: &CompareConfig, set: Vec<usize>, ratio: f64, points: f64) -> Effect {
         let base = [100.0, 90.0, 110.0];
         let with: Vec<f64> = base.iter().map(|b| b * ratio).rev().collect();
         Effect {
             set,
             names: vec![],
             step: 1,
-            comparison: compare(&base, &with, SampleLevel::Repetitions, &CompareConfig::default()).ok(),
+            comparison: compare(&base, &with, SampleLevel::Repetitions, cfg).ok(),
             points: Some(points),
             points_lo: Some(points - 30.0),
             points_hi: Some(points + 30.0),
@@ -199,7 +202,7 @@ mod tests {
     #[test]
     fn lower_is_better_counts_a_rise_as_the_loss() {
         let cfg = CompareConfig { direction: Direction::LowerIsBetter, ..CompareConfig::default() };
-        let f = group(vec![effect(vec![0], 0.7, 30.0), effect(vec![1], 1.0, 0.0)], 30.0);
+        let f = group(vec![effect_in(&cfg, vec![0], 0.7, 30.0), effect_in(&cfg, vec![1], 1.0, 0.0)], 30.0);
         assert_eq!(split(&f, &names(), &cfg).kept, vec![0]);
     }
 

@@ -222,17 +222,7 @@ impl Search<'_> {
         };
         let against = if tier == Tier::Safe { "the current config" } else { "the safe advice" };
         let names: Vec<String> = cands.iter().map(|c| c.name.clone()).collect();
-        let splits: Vec<Split> = outcome
-            .findings
-            .iter()
-            .map(|f| {
-                if f.set.len() > 1 {
-                    groups::split(f, &names, &cfg.compare)
-                } else {
-                    Split { kept: f.set.clone(), dropped: vec![] }
-                }
-            })
-            .collect();
+        let splits: Vec<Split> = outcome.findings.iter().map(|f| groups::split(f, &names, &cfg.compare)).collect();
         for (j, &i) in live.iter().enumerate() {
             let found = outcome.findings.iter().zip(&splits).find(|(f, _)| f.set.contains(&j));
             let fate = if let Some((f, split)) = found {
@@ -243,10 +233,8 @@ impl Search<'_> {
                 if e.toward_a && !helps {
                     Fate::Slower(format!(
                         "the values together were slower than {against}, and this one took the advised set their way: \
-                         {:+.1} points (CI {:+.1} to {:+.1})",
-                        e.points.unwrap_or(f64::NAN),
-                        e.points_lo.unwrap_or(f64::NAN),
-                        e.points_hi.unwrap_or(f64::NAN)
+                         {}",
+                        groups::figures(e)
                     ))
                 } else if let Some((_, fate)) = split.dropped.iter().find(|(k, _)| *k == j).filter(|_| e.toward_a) {
                     fate.clone()
