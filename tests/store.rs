@@ -206,6 +206,7 @@ fn result(variables: &[(&str, &str)]) -> RunResult {
         ],
         variables: variables.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
         status_deltas: vec![("Innodb_data_fsyncs".into(), 1200), ("Com_select".into(), 84_000), ("X".into(), -2)],
+        status_ends: vec![("Innodb_checkpoint_age".into(), 52_428_800), ("Innodb_buffer_pool_pages_dirty".into(), 17)],
         efficiency: Efficiency {
             server_cpu_user_us: Some(310.5),
             client_cpu_us: Some(42.0),
@@ -273,6 +274,10 @@ fn experiment_and_runs_round_trip(f: &dyn Fixture) {
     assert_eq!(
         d.status_deltas,
         [("Com_select".to_string(), 84_000), ("Innodb_data_fsyncs".to_string(), 1200), ("X".to_string(), -2)]
+    );
+    assert_eq!(
+        d.status_ends,
+        [("Innodb_buffer_pool_pages_dirty".to_string(), 17), ("Innodb_checkpoint_age".to_string(), 52_428_800)]
     );
     assert_eq!(d.efficiency, r.efficiency);
     let command = d.command.unwrap();
@@ -403,7 +408,12 @@ fn finishing_is_all_or_nothing(f: &dyn Fixture) {
     let d = store.run(run).unwrap().unwrap();
     assert_eq!(d.run.status, Status::Running);
     assert!(d.run.summary.is_none() && d.intervals.is_empty() && d.histograms.is_empty());
-    assert!(d.variables.is_empty() && d.status_deltas.is_empty() && d.efficiency.metrics().is_empty());
+    assert!(
+        d.variables.is_empty()
+            && d.status_deltas.is_empty()
+            && d.status_ends.is_empty()
+            && d.efficiency.metrics().is_empty()
+    );
 
     store.finish_run(run, &result(VARS)).unwrap();
     let err = store.finish_run(run, &result(VARS)).unwrap_err().to_string();

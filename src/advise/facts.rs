@@ -21,7 +21,22 @@ pub struct ProbeFacts {
     pub tps: Option<f64>,
     /// `SHOW GLOBAL STATUS` deltas over the measured time.
     pub deltas: BTreeMap<String, i64>,
+    /// `SHOW GLOBAL STATUS` gauges and log positions at the end of the measured time (of the last
+    /// workload, when the probe runs several).
+    #[serde(default)]
+    pub ends: BTreeMap<String, i64>,
 }
+
+/// Where a server reports its checkpoint age (redo written since the last checkpoint): a gauge of its
+/// own, or the end values of two log positions whose difference it is. First match wins.
+const CHECKPOINT_AGE: &[(&str, Option<&str>)] = &[
+    // MariaDB, Percona Server.
+    ("Innodb_checkpoint_age", None),
+    // MySQL 8.0.30 and later.
+    ("Innodb_redo_log_current_lsn", Some("Innodb_redo_log_checkpoint_lsn")),
+    // MariaDB without the gauge.
+    ("Innodb_lsn_current", Some("Innodb_lsn_last_checkpoint")),
+];
 
 impl ProbeFacts {
     /// The delta of a counter (names compared without case); 0 when the server has no such counter.
@@ -32,6 +47,23 @@ impl ProbeFacts {
     /// Whether the server has the counter at all.
     pub fn has(&self, name: &str) -> bool {
         self.deltas.keys().any(|k| k.eq_ignore_ascii_case(name))
+    }
+
+    /// The value of a gauge or log position at the end of the run (names compared without case).
+    pub fn end(&self, name: &str) -> Option<i64> {
+        self.ends.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
+    }
+
+    /// Bytes of redo written since the last checkpoint at the end of the run, from the first source of
+    /// [`CHECKPOINT_AGE`] the server reports; `None` when it reports none (MySQL before 8.0.30).
+    pub fn checkpoint_age(&self) -> Option<u64> {
+        CHECKPOINT_AGE.iter().find_map(|(a, b)| {
+            let age = match b {
+                None => self.end(a)?,
+                Some(b) => self.end(a)? - self.end(b)?,
+            };
+            u64::try_from(age).ok()
+        })
     }
 
     /// A counter's delta per second of the run.
@@ -175,5 +207,21 @@ mod tests {
         assert_eq!(p.rate("innodb_os_log_written"), 100.0);
         assert_eq!(p.share("Created_tmp_disk_tables", "Created_tmp_tables"), None);
         assert!(p.has("created_tmp_tables") && !p.has("nope"));
+    }
+
+    #[test]
+    fn checkpoint_age_from_a_gauge_or_two_positions() {
+        let with = |ends: &[(&str, i64)]| ProbeFacts {
+            ends: ends.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..ProbeFacts::default()
+        };
+        assert_eq!(with(&[]).checkpoint_age(), None);
+        assert_eq!(with(&[("Innodb_checkpoint_age", 5000), ("Innodb_lsn_current", 9)]).checkpoint_age(), Some(5000));
+        let mysql = [("Innodb_redo_log_current_lsn", 90_000), ("Innodb_redo_log_checkpoint_lsn", 30_000)];
+        assert_eq!(with(&mysql).checkpoint_age(), Some(60_000));
+        // One position without the other says nothing; a checkpoint ahead of the log is not an age.
+        assert_eq!(with(&mysql[..1]).checkpoint_age(), None);
+        assert_eq!(with(&[("innodb_lsn_current", 10), ("innodb_lsn_last_checkpoint", 20)]).checkpoint_age(), None);
+        assert_eq!(with(&[("innodb_lsn_current", 20), ("innodb_lsn_last_checkpoint", 10)]).checkpoint_age(), Some(10));
     }
 }

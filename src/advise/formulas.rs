@@ -116,8 +116,9 @@ pub(super) fn redo_total(c: &Ctx<'_>, lo: u64) -> Result<(u64, String), String> 
     let hour = (rate * 3600.0) as u64;
     let cap = c.facts.free_disk.map_or(16 * GIB, |f| (f / 10).min(16 * GIB));
     let total = round_up(hour.max(lo), 256 * MIB).min(round_down(cap, 256 * MIB));
+    let age = p.checkpoint_age().map(|a| format!("; checkpoint age at the probe's end {}", mib(a))).unwrap_or_default();
     let why = format!(
-        "probe redo {:.2} MiB/s × 1 h = {}, at least {}, at most {} (16 GiB or a tenth of the free disk)",
+        "probe redo {:.2} MiB/s × 1 h = {}, at least {}, at most {} (16 GiB or a tenth of the free disk){age}",
         rate / MIB as f64,
         mib(hour),
         mib(lo),

@@ -133,6 +133,12 @@ pub struct ProbeSummary {
     pub redo_per_s: Option<f64>,
     /// Seconds of that redo the current redo log holds (how soon checkpoints are forced).
     pub redo_log_seconds: Option<f64>,
+    /// Bytes of redo since the last checkpoint at the end of the probe (`None`: not reported).
+    #[serde(default)]
+    pub checkpoint_age: Option<u64>,
+    /// That age as a share of the redo log's capacity; near 1, InnoDB must flush pages to go on.
+    #[serde(default)]
+    pub checkpoint_share: Option<f64>,
     /// Share of temporary tables created on disk.
     pub tmp_disk: Option<f64>,
     /// Table-open cache misses.
@@ -156,6 +162,8 @@ pub fn summarize(p: &ProbeFacts, facts: &Facts) -> ProbeSummary {
         pool_miss: p.share("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests"),
         redo_per_s: redo,
         redo_log_seconds: redo.zip(capacity).filter(|(r, _)| *r > 0.0).map(|(r, c)| c as f64 / r),
+        checkpoint_age: p.checkpoint_age(),
+        checkpoint_share: p.checkpoint_age().zip(capacity).filter(|(_, c)| *c > 0).map(|(a, c)| a as f64 / c as f64),
         tmp_disk: p.share("Created_tmp_disk_tables", "Created_tmp_tables"),
         table_open_misses: p.delta("Table_open_cache_misses"),
         threads_created: p.share("Threads_created", "Connections"),

@@ -41,7 +41,7 @@ fn mysql97() -> BTreeMap<String, String> {
 }
 
 fn probe(redo_per_s: f64) -> ProbeFacts {
-    let mut p = ProbeFacts { seconds: 20.0, tps: Some(300.0), deltas: BTreeMap::new() };
+    let mut p = ProbeFacts { seconds: 20.0, tps: Some(300.0), ..ProbeFacts::default() };
     for (k, v) in [
         ("Innodb_os_log_written", (redo_per_s * 20.0) as i64),
         ("Table_open_cache_hits", 10_000),
@@ -230,4 +230,26 @@ fn io_capacity_follows_the_measured_fsync_over_the_rotational_flag() {
     assert!(find(&c, "innodb_io_capacity", Risk::Safe).is_none());
     let k = considered.iter().find(|k| k.variable == "innodb_io_capacity").unwrap();
     assert!(k.outcome.contains("a rotational disk: 200"), "{k:?}");
+}
+
+#[test]
+fn the_probe_summary_gives_the_checkpoint_age_against_the_redo_log() {
+    let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), mysql97());
+    let mut p = probe(2.0 * MIB as f64);
+    let s = crate::advise::inspect::summarize(&p, &f);
+    assert_eq!((s.checkpoint_age, s.checkpoint_share), (None, None));
+    p.ends.insert("Innodb_redo_log_current_lsn".into(), 900 * MIB as i64);
+    p.ends.insert("Innodb_redo_log_checkpoint_lsn".into(), 825 * MIB as i64);
+    let s = crate::advise::inspect::summarize(&p, &f);
+    // 75 MiB of the 100 MiB redo capacity.
+    assert_eq!(s.checkpoint_age, Some(75 * MIB));
+    assert!((s.checkpoint_share.unwrap() - 0.75).abs() < 1e-9, "{s:?}");
+    // MariaDB: its own gauge, against its one log file.
+    f.flavor = Flavor::Mariadb;
+    f.variables.remove("innodb_redo_log_capacity");
+    f.variables.insert("innodb_log_file_size".into(), (96 * MIB).to_string());
+    p.ends.insert("Innodb_checkpoint_age".into(), 48 * MIB as i64);
+    let s = crate::advise::inspect::summarize(&p, &f);
+    assert_eq!(s.checkpoint_age, Some(48 * MIB));
+    assert!((s.checkpoint_share.unwrap() - 0.5).abs() < 1e-9, "{s:?}");
 }

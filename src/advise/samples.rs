@@ -78,13 +78,15 @@ pub fn samples_at_least(
 
 /// The probe's figures from its stored runs: one run per workload of the probe (the Insert
 /// Benchmark's steps run one after another), every one of which must have finished. The counter deltas
-/// and the measured seconds are summed over the runs; the metric is their geometric mean.
+/// and the measured seconds are summed over the runs; the metric is their geometric mean; the end values
+/// are the last run's.
 pub(super) fn probe_facts(store: &Store, experiment: i64, metric: Metric, duration: Duration) -> Result<ProbeFacts> {
     let runs = store.runs(experiment)?;
     if runs.is_empty() {
         return Err(Error::Other("the probe run was not stored".into()));
     }
     let (mut seconds, mut logs, mut deltas) = (0.0, Vec::new(), BTreeMap::<String, i64>::new());
+    let mut ends = BTreeMap::new();
     for run in &runs {
         let detail = store.run(run.id)?.filter(|_| run.status == Status::Done).ok_or_else(|| {
             Error::Other(format!(
@@ -104,7 +106,8 @@ pub(super) fn probe_facts(store: &Store, experiment: i64, metric: Metric, durati
         for (k, v) in detail.status_deltas {
             *deltas.entry(k).or_default() += v;
         }
+        ends = detail.status_ends.into_iter().collect();
     }
     let tps = (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp());
-    Ok(ProbeFacts { seconds, tps, deltas })
+    Ok(ProbeFacts { seconds, tps, deltas, ends })
 }

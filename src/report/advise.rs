@@ -244,14 +244,19 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
         let pct = |x: Option<f64>| x.map(|v| format!("{:.1} %", v * 100.0)).unwrap_or_else(|| "—".into());
         let _ = writeln!(
             out,
-            "probe ({:.0} s): {} {}; buffer-pool reads per request {}; redo {} per s{}; temporary tables on disk {}; \
-             table-open misses {}; threads created per connection {}; log waits {}",
+            "probe ({:.0} s): {} {}; buffer-pool reads per request {}; redo {} per s{}; checkpoint age at the end {}; \
+             temporary tables on disk {}; table-open misses {}; threads created per connection {}; log waits {}",
             p.seconds,
             p.tps.map(|v| format!("{v:.1}")).unwrap_or_else(|| "—".into()),
             r.metric,
             pct(p.pool_miss),
             p.redo_per_s.map(|v| bytes(v as u64)).unwrap_or_else(|| "—".into()),
             p.redo_log_seconds.map(|s| format!(" (the redo log holds {s:.0} s of it)")).unwrap_or_default(),
+            match (p.checkpoint_age, p.checkpoint_share) {
+                (Some(a), Some(s)) => format!("{} ({:.0} % of the redo log)", bytes(a), s * 100.0),
+                (Some(a), None) => bytes(a),
+                (None, _) => "not reported by this server".into(),
+            },
             pct(p.tmp_disk),
             p.table_open_misses,
             pct(p.threads_created),

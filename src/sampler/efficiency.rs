@@ -116,6 +116,27 @@ pub fn status_deltas(before: &[(String, String)], after: &[(String, String)]) ->
         .collect()
 }
 
+/// True when the status variable `name` is a log sequence number (`*_lsn`, MariaDB's `Innodb_lsn_*`):
+/// a position whose difference is a counter and whose value at the end locates the checkpoint.
+pub fn is_position(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.ends_with("_lsn") || n.starts_with("innodb_lsn_")
+}
+
+/// The integer values in the `after` snapshot of the gauges ([`is_gauge`]) and of the log positions
+/// ([`is_position`]): the state the server was in at the end of the measured time (dirty pages,
+/// checkpoint age, history length, threads), in the order of `after`. Text values are left out.
+pub fn status_ends(after: &[(String, String)]) -> Vec<(String, i64)> {
+    after
+        .iter()
+        .filter(|(name, _)| is_gauge(name) || is_position(name))
+        .filter_map(|(name, value)| {
+            let v: i128 = value.trim().parse().ok()?;
+            Some((name.clone(), v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64))
+        })
+        .collect()
+}
+
 /// Cost per transaction (per sysbench event) of one run. `None` where the source was not available
 /// (no server PID, `/proc/PID/io` unreadable, a status counter the server does not have).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -317,6 +338,32 @@ mod tests {
         // A counter reset shows as negative.
         let d = status_deltas(&pairs("Com_select\t50\n"), &pairs("Com_select\t7\n"));
         assert_eq!(d, [("Com_select".to_string(), -43)]);
+    }
+
+    #[test]
+    fn ends_of_gauges_and_positions_only() {
+        let e = status_ends(&pairs(AFTER));
+        let names: Vec<&str> = e.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "Innodb_buffer_pool_pages_dirty",
+                "Innodb_row_lock_time_avg",
+                "Open_tables",
+                "Threads_connected",
+                "Uptime",
+                "wsrep_local_index",
+                "Innodb_data_pending_fsyncs",
+                "Innodb_lsn_current",
+            ]
+        );
+        let get = |n: &str| e.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!(get("Innodb_lsn_current"), Some(2_044_744));
+        assert_eq!(get("Innodb_buffer_pool_pages_dirty"), Some(500));
+        // Beyond i64 (an unsigned -1) is clamped, not dropped or wrapped.
+        assert_eq!(get("wsrep_local_index"), Some(i64::MAX));
+        assert!(is_position("Innodb_redo_log_checkpoint_lsn") && is_position("Innodb_lsn_last_checkpoint"));
+        assert!(!is_position("Innodb_os_log_written"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod host;
 mod process;
 
 pub use counters::ServerLine;
-pub use efficiency::{Efficiency, is_gauge, status_deltas};
+pub use efficiency::{Efficiency, is_gauge, is_position, status_deltas, status_ends};
 pub use host::{
     CpuInfo, DiskFacts, Fingerprint, HostCpu, HostCpuDelta, HostFacts, Mount, disk_facts, fingerprint, mount_for,
     parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release, parse_proc_stat,

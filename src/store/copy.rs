@@ -99,6 +99,7 @@ const RUN_CHILDREN: &[(&str, &[&str])] = &[
     ),
     ("histograms", &["kind", "t_s", "encoding", "data"]),
     ("status_deltas", &["name", "delta"]),
+    ("status_ends", &["name", "value"]),
     ("efficiency", &["metric", "value"]),
 ];
 

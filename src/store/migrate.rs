@@ -42,6 +42,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0002_experiment_uid.sql"),
     migration!("0003_block_attempts.sql"),
     migration!("0004_noise_calibrations.sql"),
+    migration!("0005_status_ends.sql"),
 ];
 
 /// The schema version this versus writes.

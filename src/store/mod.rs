@@ -291,6 +291,7 @@ mod tests {
             "run_variables",
             "runs",
             "status_deltas",
+            "status_ends",
             "variable_sets",
         ] {
             assert!(tables.iter().any(|x| x == t), "missing {t} in {tables:?}");

@@ -297,6 +297,10 @@ pub struct RunResult {
     pub variables: Vec<(String, String)>,
     /// `SHOW GLOBAL STATUS` counter deltas over the measured time (see [`crate::sampler::status_deltas`]).
     pub status_deltas: Vec<(String, i64)>,
+    /// `SHOW GLOBAL STATUS` gauges and log positions at the end of the measured time (see
+    /// [`crate::sampler::status_ends`]).
+    #[serde(default)]
+    pub status_ends: Vec<(String, i64)>,
     /// Cost per transaction.
     pub efficiency: Efficiency,
 }
@@ -343,6 +347,9 @@ pub struct RunDetail {
     pub variables: Vec<(String, String)>,
     /// Status counter deltas, sorted by name.
     pub status_deltas: Vec<(String, i64)>,
+    /// Status gauges and log positions at the end of the measured time, sorted by name; empty for runs
+    /// stored before schema version 5.
+    pub status_ends: Vec<(String, i64)>,
     /// Cost per transaction.
     pub efficiency: Efficiency,
 }

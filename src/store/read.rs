@@ -160,13 +160,18 @@ fn run_detail(db: &mut dyn Backend, run_id: i64) -> DbResult<Option<RunDetail>> 
         .iter()
         .map(|r| Ok((r.get(0)?, r.get(1)?)))
         .collect::<DbResult<Vec<_>>>()?;
+    let status_ends = db
+        .query("SELECT name, value FROM status_ends WHERE run_id = ?1 ORDER BY name", params![run_id])?
+        .iter()
+        .map(|r| Ok((r.get(0)?, r.get(1)?)))
+        .collect::<DbResult<Vec<_>>>()?;
     let metrics = db
         .query("SELECT metric, value FROM efficiency WHERE run_id = ?1 ORDER BY metric", params![run_id])?
         .iter()
         .map(|r| Ok((r.get::<String>(0)?, r.get::<f64>(1)?)))
         .collect::<DbResult<Vec<_>>>()?;
     let efficiency = Efficiency::from_metrics(metrics.iter().map(|(m, v)| (m.as_str(), *v)));
-    Ok(Some(RunDetail { run, command, intervals, histograms, variables, status_deltas, efficiency }))
+    Ok(Some(RunDetail { run, command, intervals, histograms, variables, status_deltas, status_ends, efficiency }))
 }
 
 impl Store {

@@ -29,7 +29,7 @@ fn run_status(db: &mut dyn Backend, id: i64) -> DbResult<Option<Status>> {
 
 /// Removes everything measured for a run (before a restart, or before storing partial intervals).
 pub(super) fn clear_measurements(db: &mut dyn Backend, id: i64) -> DbResult<()> {
-    for table in ["intervals", "histograms", "status_deltas", "efficiency"] {
+    for table in ["intervals", "histograms", "status_deltas", "status_ends", "efficiency"] {
         db.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), params![id])?;
     }
     Ok(())
@@ -384,6 +384,9 @@ fn store_result(db: &mut dyn Backend, run_id: i64, result: &RunResult) -> DbResu
             "INSERT INTO status_deltas (run_id, name, delta) VALUES (?1, ?2, ?3)",
             params![run_id, name, *delta],
         )?;
+    }
+    for (name, value) in &result.status_ends {
+        db.execute("INSERT INTO status_ends (run_id, name, value) VALUES (?1, ?2, ?3)", params![run_id, name, *value])?;
     }
     for (metric, value) in result.efficiency.metrics() {
         db.execute(

@@ -450,6 +450,7 @@ pub fn run_result(r: &StepResult, version: &str, variables: Vec<(String, String)
         ),
         variables,
         status_deltas: status,
+        status_ends: r.status_ends.clone(),
     })
 }
 

@@ -1,7 +1,7 @@
 //! Efficiency of a step: the server process and versus itself from `/proc`, the whole host from
 //! `/proc/stat`, the server's status counters, normalised per operation with the reference's formulas.
 
-use crate::sampler::{Efficiency, HostCpu, HostCpuDelta, ProcessDelta, ProcessSample, status_deltas};
+use crate::sampler::{Efficiency, HostCpu, HostCpuDelta, ProcessDelta, ProcessSample, status_deltas, status_ends};
 
 use super::result::StepEfficiency;
 
@@ -38,6 +38,8 @@ pub struct Deltas {
     pub host: Option<HostCpuDelta>,
     /// Status counters.
     pub status: Vec<(String, i64)>,
+    /// Status gauges and log positions at the end.
+    pub ends: Vec<(String, i64)>,
 }
 
 impl Deltas {
@@ -52,6 +54,7 @@ impl Deltas {
                 (Some(b), Some(a)) => status_deltas(b, a),
                 _ => Vec::new(),
             },
+            ends: after.status.as_deref().map(status_ends).unwrap_or_default(),
         }
     }
 }
@@ -141,6 +144,7 @@ mod tests {
                 ticks_per_second: 100,
             }),
             status: vec![("Innodb_data_read".into(), 7), ("Innodb_data_written".into(), 9)],
+            ends: Vec::new(),
         }
     }
 

@@ -236,6 +236,9 @@ pub struct StepResult {
     /// `SHOW GLOBAL STATUS` counter deltas over the step, for storing.
     #[serde(skip)]
     pub status_deltas: Vec<(String, i64)>,
+    /// `SHOW GLOBAL STATUS` gauges and log positions at the end of the step, for storing.
+    #[serde(skip)]
+    pub status_ends: Vec<(String, i64)>,
     /// The per-operation costs in the results store's form.
     #[serde(skip)]
     pub store_efficiency: Efficiency,

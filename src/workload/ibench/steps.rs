@@ -293,6 +293,7 @@ pub fn empty_result(o: &Options, step: Step) -> StepResult {
         notes: Vec::new(),
         histograms: Vec::new(),
         status_deltas: Vec::new(),
+        status_ends: Vec::new(),
         store_efficiency: Default::default(),
         host_totals: None,
     }
@@ -434,6 +435,7 @@ fn finish(
     r.store_efficiency = measure::store_efficiency(r.operations, &deltas);
     r.host_totals = deltas.host.as_ref().map(|h| (measure::host_busy_us(h), h.ctxt_switches));
     r.status_deltas = deltas.status;
+    r.status_ends = deltas.ends;
     if p.cap_hit {
         r.notes.push(format!(
             "the background writes could not keep up: stopped at the time cap of {:.0} s",

@@ -14,7 +14,7 @@ use super::runner::Source;
 use super::{Interval as SysbenchInterval, Observer as SysbenchObserver};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::sampler::{Efficiency, ProcessSample, ServerLine, status_deltas};
+use crate::sampler::{Efficiency, ProcessSample, ServerLine, status_deltas, status_ends};
 use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
 use crate::workload::{
     DataShape, Endpoint, Kind, Probe, RunContext, RunOutcome, RunSettings, Timing, Workload, WorkloadDef,
@@ -287,6 +287,7 @@ fn measure_with(
     if r.interrupted {
         return Err(Error::Interrupted);
     }
+    let ends = after_status.as_deref().map(status_ends).unwrap_or_default();
     let status = match (&collector.status_before, after_status) {
         (Some(b), Some(a)) => status_deltas(b, &a),
         _ => Vec::new(),
@@ -308,6 +309,7 @@ fn measure_with(
         }],
         variables: Vec::new(),
         status_deltas: status,
+        status_ends: ends,
         efficiency,
     };
     Ok((r, stored))
