@@ -178,6 +178,7 @@ impl Bench for ServerBench<'_> {
             search::Phase::Screen => "screen".to_string(),
             search::Phase::Rung(k) => format!("rung{k}"),
             search::Phase::Attribution(_) => "attribution".to_string(),
+            search::Phase::StandIns => "standins".to_string(),
             search::Phase::Confirm => "confirm".to_string(),
         };
         let name = format!("{}-{phase}-{}", self.opts.name, step.number);

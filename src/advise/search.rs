@@ -12,7 +12,9 @@
 //!    A = the current config with every surviving candidate and B = the current config. A value whose
 //!    absence costs the advised set significantly is recommended, with that cost as its measured
 //!    contribution (points of the advised config's mean, an interval that excludes zero); a value
-//!    whose absence costs nothing is "no effect measured on this workload". With
+//!    whose absence costs nothing is "no effect measured on this workload". Values that only act
+//!    together, none of which costs anything left out alone, stand in for each other: one step measures
+//!    each alone on top of the advice and recommends the best of them if it is faster ([`stand_ins`]). With
 //!    `--allow-durability-trade` the durability trades are attributed the same way on top of the safe
 //!    advice (B = the safe advice), a tier of their own.
 //! 4. **Confirmation**: the current config, the innodb_dedicated_server baseline, the advice and the
@@ -56,6 +58,8 @@ pub enum Phase {
     Rung(usize),
     /// Leave-one-out attribution of a tier.
     Attribution(Tier),
+    /// Values that stand in for each other, each measured alone on top of the advice.
+    StandIns,
     /// The confirmation.
     Confirm,
 }
@@ -175,6 +179,9 @@ pub(super) struct Search<'a> {
     /// Repetitions of a screening step: the asked ones, or fewer when the budget made the search
     /// fit the first screening into it ([`MIN_FITTED_SCREEN`]).
     pub(super) screen_reps: u32,
+    /// Groups of the safe attribution whose members stand in for each other (candidate indices), for
+    /// [`stand_ins`] to measure one by one.
+    pub(super) stand_ins: Vec<Vec<usize>>,
 }
 
 pub(super) fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
@@ -479,6 +486,7 @@ pub fn search(
         },
         reserve_configs: 0,
         screen_reps: settings.screen_repetitions,
+        stand_ins: vec![],
     };
     let mut safe: Vec<usize> = (0..n).filter(|&i| cands[i].risk != Risk::Durability).collect();
     let mut trades: Vec<usize> = (0..n).filter(|&i| cands[i].risk == Risk::Durability).collect();
@@ -520,6 +528,9 @@ pub fn search(
         }
         s.measured_alone(&survivors);
         advised = s.out.recommended(Tier::Safe);
+        if s.resolve_stand_ins(&advised, bench)? {
+            advised = s.out.recommended(Tier::Safe);
+        }
         s.fit_memory(&mut advised, Fate::Withdrawn);
         if advised.is_empty() {
             trial.safe = s.safe_on_trial(&survivors);
@@ -582,6 +593,9 @@ mod trial;
 
 #[path = "search_groups.rs"]
 mod groups;
+
+#[path = "search_stand_ins.rs"]
+mod stand_ins;
 pub use steps::{confirmation, step_cost};
 use trial::Trial;
 

@@ -20,6 +20,9 @@ pub(super) struct Split {
     pub kept: Vec<usize>,
     /// The others, each with its fate.
     pub dropped: Vec<(usize, Fate)>,
+    /// Those of the dropped that may stand in for each other (no part was kept, and leaving each out
+    /// did not make the set faster): which of them is enough is for a measurement of each alone.
+    pub stand_ins: Vec<usize>,
 }
 
 /// The loss of leaving `part` out of the full set, relative to the full set without it (positive: the
@@ -38,12 +41,13 @@ pub(super) fn figures(part: &Effect) -> String {
 
 /// Splits a group finding (`f.set.len() > 1`) into the members to recommend and the others. A part is
 /// kept when leaving it out cost more than the noise band and at least [`MIN_SHARE`] of the group's
-/// effect. A culprit (no parts) is kept as it is. When no part is kept, the parts stand in for each other (or the measurement could not tell
-/// them apart): none is recommended, since which of them is needed was not measured. A group found
-/// without its parts' measurements (stored before they were kept) is kept whole.
+/// effect. A culprit (no parts) is kept as it is. When no part is kept, the parts stand in for each
+/// other (or the measurement could not tell them apart): none is recommended on the group's
+/// measurement, and they are the [`Split::stand_ins`] that the search then measures one by one. A group
+/// found without its parts' measurements (stored before they were kept) is kept whole.
 pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split {
     if f.parts.is_empty() || f.parts.iter().any(|p| loss(p).is_none()) {
-        return Split { kept: f.set.clone(), dropped: vec![] };
+        return Split { kept: f.set.clone(), ..Split::default() };
     }
     let group_points = f.found.points.unwrap_or(0.0);
     let beyond = |p: &Effect| loss(p).is_some_and(|l| l > cfg.noise_band);
@@ -74,6 +78,7 @@ pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split
                     "found in a group with {others}, but the set was faster without it: {what} changed it by {cost}"
                 ))
             } else if kept_parts.is_empty() {
+                out.stand_ins.push(k);
                 Fate::NotProven(format!(
                     "with {others} it moved the advised set by {whole}, but {what} cost {cost}{could}: they may \
                      stand in for each other, and which of them is needed was not measured"
@@ -94,6 +99,7 @@ pub(super) fn split(f: &Finding, names: &[String], cfg: &CompareConfig) -> Split
         }
     }
     out.kept.sort_unstable();
+    out.stand_ins.sort_unstable();
     out
 }
 
@@ -170,6 +176,7 @@ mod tests {
         let s = split(&f, &names(), &CompareConfig::default());
         assert_eq!(s.kept, vec![0, 1]);
         assert_eq!(s.dropped.iter().map(|d| d.0).collect::<Vec<_>>(), vec![3]);
+        assert!(s.stand_ins.is_empty(), "a group with a member kept has no stand-ins");
     }
 
     #[test]
@@ -177,6 +184,7 @@ mod tests {
         let f = group(vec![effect(vec![0], 1.01, 0.8), effect(vec![1], 0.99, -0.7)], 25.0);
         let s = split(&f, &names(), &CompareConfig::default());
         assert!(s.kept.is_empty());
+        assert_eq!(s.stand_ins, vec![0, 1]);
         assert!(
             s.dropped.iter().all(|(_, f)| matches!(f, Fate::NotProven(w) if w.contains("stand in for each other")))
         );

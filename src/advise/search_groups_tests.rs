@@ -4,10 +4,11 @@
 use super::*;
 
 #[test]
-fn a_member_of_a_group_is_recommended_only_with_a_loss_of_its_own() {
+fn of_values_that_stand_in_for_each_other_one_is_measured_enough_and_recommended() {
     // Two values that stand in for each other (either one gives the +30 %) and one with no effect, all
     // in one screened group: leaving out any one of them costs nothing, so explain's search calls the
-    // three a group acting together. None of them is shown to be needed on its own.
+    // three a group acting together, and none of them is shown to be needed on its own. Each is then
+    // measured alone on top of the advice: one of the two is recommended, never both, never the null.
     let mut grouped = 0;
     for seed in 0..6 {
         let mut mock = Mock::new(
@@ -20,18 +21,61 @@ fn a_member_of_a_group_is_recommended_only_with_a_loss_of_its_own() {
         );
         mock.stand_ins = vec![(0, 1)];
         let r = run(&mut mock, &settings(120, false));
-        assert!(r.fates.iter().all(|f| f.recommended().is_none()), "seed {seed}: {:?}", r.fates);
+        assert!(r.fates[2].recommended().is_none(), "seed {seed}: {:?}", r.fates);
         let found = r.attribution.as_ref().expect("attributed");
-        if found.groups().next().is_some() {
-            grouped += 1;
-            assert!(
-                r.fates.iter().all(|f| matches!(f, Fate::NotProven(w) if w.contains("stand in for each other"))),
-                "seed {seed}: {:?}",
-                r.fates
-            );
+        if found.groups().next().is_none() {
+            continue;
         }
+        grouped += 1;
+        let step = r.steps.iter().find(|s| s.step.phase == Phase::StandIns).expect("the stand-ins measured");
+        assert_eq!(step.step.configs.len(), 1 + 3, "seed {seed}: the reference and each member alone");
+        let chosen: Vec<usize> = (0..2).filter(|&i| r.fates[i].recommended().is_some()).collect();
+        assert_eq!(chosen.len(), 1, "seed {seed}: {:?}", r.fates);
+        let c = r.contributions[chosen[0]].as_ref().expect("its measured contribution");
+        assert!(c.lo > 0.0 && c.together_with.is_empty(), "seed {seed}: {c:?}");
+        let other = 1 - chosen[0];
+        assert!(matches!(&r.fates[other], Fate::NotProven(w) if w.contains("one of them is enough")), "{:?}", r.fates);
+        assert!(matches!(&r.fates[2], Fate::NoEffect(_) | Fate::NotProven(_)), "seed {seed}: {:?}", r.fates[2]);
+        assert!(r.notes.iter().any(|n| n.contains("stand in for each other") && n.contains("is enough")));
     }
     assert!(grouped >= 4, "only {grouped} of 6 seeds made a group: the test tests little");
+}
+
+#[test]
+fn stand_ins_the_budget_cannot_measure_are_not_recommended() {
+    // The same group with no room left after the attribution: none of them, and the note says why.
+    let mut seen = 0;
+    let mock = |seed| {
+        let mut m = Mock::new(
+            vec![
+                t("innodb_io_capacity", Area::Io, Risk::Safe, 0.30),
+                t("innodb_io_capacity_max", Area::Io, Risk::Safe, 0.30),
+            ],
+            seed,
+        );
+        m.stand_ins = vec![(0, 1)];
+        m
+    };
+    for seed in 0..6 {
+        let mut s = settings(120, false);
+        let r = run(&mut mock(seed), &s);
+        let Some(stand_ins) = r.steps.iter().position(|x| x.step.phase == Phase::StandIns) else { continue };
+        // Budgets that end about when the stand-ins' step would start (the confirmation's reserve
+        // added); the attribution adapts to the budget, so more than one is tried.
+        let before: u64 = r.steps[..stand_ins].iter().map(|x| x.estimated_s).sum();
+        let confirm: u64 = r.steps.iter().filter(|x| x.step.phase == Phase::Confirm).map(|x| x.estimated_s).sum();
+        let Some(r) = [60, 300, 600, 900].into_iter().find_map(|slack| {
+            s.budget = Duration::from_secs(before + confirm + slack);
+            let r = run(&mut mock(seed), &s);
+            r.notes.iter().any(|n| n.contains("no room to measure each alone")).then_some(r)
+        }) else {
+            continue;
+        };
+        seen += 1;
+        assert!(r.fates.iter().all(|f| f.recommended().is_none()), "seed {seed}: {:?}", r.fates);
+        assert!(r.steps.iter().all(|x| x.step.phase != Phase::StandIns));
+    }
+    assert!(seen >= 2, "only {seen} of 6 seeds reached the case");
 }
 
 #[test]

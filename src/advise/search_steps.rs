@@ -237,6 +237,10 @@ impl Search<'_> {
                         groups::figures(e)
                     ))
                 } else if let Some((_, fate)) = split.dropped.iter().find(|(k, _)| *k == j).filter(|_| e.toward_a) {
+                    // The first member of a group records it, once.
+                    if tier == Tier::Safe && split.stand_ins.len() > 1 && split.stand_ins[0] == j {
+                        self.stand_ins.push(split.stand_ins.iter().map(|&k| live[k]).collect());
+                    }
                     fate.clone()
                 } else if e.toward_a {
                     let others = split.kept.iter().filter(|&&k| k != j).map(|&k| names[k].clone()).collect();
