@@ -60,7 +60,7 @@ impl ProbeFacts {
         CHECKPOINT_AGE.iter().find_map(|(a, b)| {
             let age = match b {
                 None => self.end(a)?,
-                Some(b) => self.end(a)? - self.end(b)?,
+                Some(b) => self.end(a)?.checked_sub(self.end(b)?)?,
             };
             u64::try_from(age).ok()
         })

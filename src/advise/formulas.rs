@@ -116,15 +116,21 @@ pub(super) fn redo_total(c: &Ctx<'_>, lo: u64) -> Result<(u64, String), String> 
     let hour = (rate * 3600.0) as u64;
     let cap = c.facts.free_disk.map_or(16 * GIB, |f| (f / 10).min(16 * GIB));
     let total = round_up(hour.max(lo), 256 * MIB).min(round_down(cap, 256 * MIB));
-    let age = p.checkpoint_age().map(|a| format!("; checkpoint age at the probe's end {}", mib(a))).unwrap_or_default();
     let why = format!(
-        "probe redo {:.2} MiB/s × 1 h = {}, at least {}, at most {} (16 GiB or a tenth of the free disk){age}",
+        "probe redo {:.2} MiB/s × 1 h = {}, at least {}, at most {} (16 GiB or a tenth of the free disk){}",
         rate / MIB as f64,
         mib(hour),
         mib(lo),
-        mib(cap)
+        mib(cap),
+        checkpoint_note(c)
     );
     Ok((total, why))
+}
+
+/// `; checkpoint age at the probe's end N MiB`, where the server reports it.
+fn checkpoint_note(c: &Ctx<'_>) -> String {
+    let age = c.facts.probe.as_ref().and_then(|p| p.checkpoint_age());
+    age.map(|a| format!("; checkpoint age at the probe's end {}", mib(a))).unwrap_or_default()
 }
 
 pub(super) fn redo_capacity(c: &Ctx<'_>) -> Propose {
@@ -133,7 +139,7 @@ pub(super) fn redo_capacity(c: &Ctx<'_>) -> Propose {
     match redo_total(c, lo) {
         Err(e) => Propose::No(e),
         Ok((total, _)) if (total as f64) < current as f64 * 1.25 => {
-            Propose::No(format!("the current {} holds an hour of the probe's redo", mib(current)))
+            Propose::No(format!("the current {} holds an hour of the probe's redo{}", mib(current), checkpoint_note(c)))
         }
         Ok((total, why)) => set_size(total, why),
     }
@@ -148,7 +154,11 @@ pub(super) fn log_file_size(c: &Ctx<'_>) -> Propose {
         Ok((total, why)) => {
             let per = round_down(total / files, 128 * MIB);
             if (per as f64) < current as f64 * 1.25 {
-                Propose::No(format!("the current {} × {files} holds an hour of the probe's redo", mib(current)))
+                Propose::No(format!(
+                    "the current {} × {files} holds an hour of the probe's redo{}",
+                    mib(current),
+                    checkpoint_note(c)
+                ))
             } else {
                 set_size(per, format!("{why}; 25 % of the buffer pool at least; over {files} file(s)"))
             }

@@ -136,7 +136,12 @@ pub struct ProbeSummary {
     /// Bytes of redo since the last checkpoint at the end of the probe (`None`: not reported).
     #[serde(default)]
     pub checkpoint_age: Option<u64>,
-    /// That age as a share of the redo log's capacity; near 1, InnoDB must flush pages to go on.
+    /// The most the server lets that age reach before it stalls writes for a checkpoint:
+    /// `Innodb_checkpoint_max_age` (MariaDB, Percona Server), else the redo capacity (MySQL's
+    /// `Innodb_redo_log_capacity_resized`, or from the variables). Flushing turns aggressive before it.
+    #[serde(default)]
+    pub checkpoint_limit: Option<u64>,
+    /// The age as a share of that limit.
     #[serde(default)]
     pub checkpoint_share: Option<f64>,
     /// Share of temporary tables created on disk.
@@ -156,6 +161,11 @@ pub fn summarize(p: &ProbeFacts, facts: &Facts) -> ProbeSummary {
         let files = if facts.mariadb() { 1 } else { facts.num("innodb_log_files_in_group").unwrap_or(2) };
         facts.num("innodb_log_file_size").map(|s| s * files)
     });
+    let limit = ["Innodb_checkpoint_max_age", "Innodb_redo_log_capacity_resized"]
+        .iter()
+        .find_map(|n| p.end(n).and_then(|v| u64::try_from(v).ok()))
+        .or(capacity)
+        .filter(|c| *c > 0);
     ProbeSummary {
         seconds: p.seconds,
         tps: p.tps,
@@ -163,7 +173,8 @@ pub fn summarize(p: &ProbeFacts, facts: &Facts) -> ProbeSummary {
         redo_per_s: redo,
         redo_log_seconds: redo.zip(capacity).filter(|(r, _)| *r > 0.0).map(|(r, c)| c as f64 / r),
         checkpoint_age: p.checkpoint_age(),
-        checkpoint_share: p.checkpoint_age().zip(capacity).filter(|(_, c)| *c > 0).map(|(a, c)| a as f64 / c as f64),
+        checkpoint_limit: limit,
+        checkpoint_share: p.checkpoint_age().zip(limit).map(|(a, c)| a as f64 / c as f64),
         tmp_disk: p.share("Created_tmp_disk_tables", "Created_tmp_tables"),
         table_open_misses: p.delta("Table_open_cache_misses"),
         threads_created: p.share("Threads_created", "Connections"),

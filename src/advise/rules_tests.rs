@@ -242,7 +242,7 @@ fn the_probe_summary_gives_the_checkpoint_age_against_the_redo_log() {
     p.ends.insert("Innodb_redo_log_checkpoint_lsn".into(), 825 * MIB as i64);
     let s = crate::advise::inspect::summarize(&p, &f);
     // 75 MiB of the 100 MiB redo capacity.
-    assert_eq!(s.checkpoint_age, Some(75 * MIB));
+    assert_eq!((s.checkpoint_age, s.checkpoint_limit), (Some(75 * MIB), Some(100 * MIB)));
     assert!((s.checkpoint_share.unwrap() - 0.75).abs() < 1e-9, "{s:?}");
     // MariaDB: its own gauge, against its one log file.
     f.flavor = Flavor::Mariadb;
@@ -250,6 +250,11 @@ fn the_probe_summary_gives_the_checkpoint_age_against_the_redo_log() {
     f.variables.insert("innodb_log_file_size".into(), (96 * MIB).to_string());
     p.ends.insert("Innodb_checkpoint_age".into(), 48 * MIB as i64);
     let s = crate::advise::inspect::summarize(&p, &f);
-    assert_eq!(s.checkpoint_age, Some(48 * MIB));
+    assert_eq!((s.checkpoint_age, s.checkpoint_limit), (Some(48 * MIB), Some(96 * MIB)));
     assert!((s.checkpoint_share.unwrap() - 0.5).abs() < 1e-9, "{s:?}");
+    // Against the limit the server reports, where it reports one.
+    p.ends.insert("Innodb_checkpoint_max_age".into(), 80 * MIB as i64);
+    let s = crate::advise::inspect::summarize(&p, &f);
+    assert_eq!(s.checkpoint_limit, Some(80 * MIB));
+    assert!((s.checkpoint_share.unwrap() - 0.6).abs() < 1e-9, "{s:?}");
 }

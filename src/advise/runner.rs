@@ -1,7 +1,8 @@
 //! `versus advise` on real servers: inspect the host and the current config, run the probe, derive the
 //! candidates from the rules, drop what the server refuses or adjusts, and run the proof's
 //! [`super::search`] with every step stored as a normal experiment (`NAME-probe`, `NAME-screen-1`,
-//! `NAME-attribution-N`, `NAME-confirm-N`) that `versus compare` and `versus report` read like any other.
+//! `NAME-attribution-N`, `NAME-standins-N`, `NAME-confirm-N`) that `versus compare` and `versus report`
+//! read like any other.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -455,7 +456,8 @@ pub fn advise(
                 step_cost(1, opts.screen_repetitions, threads, per_run).as_secs()
             ),
             format!(
-                "successive halving and leave-one-out attribution ({} repetitions per probe): what the budget leaves",
+                "successive halving, leave-one-out attribution and values that stand in for each other measured one by \
+                 one ({} repetitions per probe): what the budget leaves",
                 opts.attribution_repetitions
             ),
             format!(

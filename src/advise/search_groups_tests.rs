@@ -42,6 +42,36 @@ fn of_values_that_stand_in_for_each_other_one_is_measured_enough_and_recommended
 }
 
 #[test]
+fn stand_ins_are_measured_on_top_of_the_advice_by_their_own_indices() {
+    // A null value dropped at screening shifts the attribution's indices off the candidates'; a real
+    // buffer pool is recommended first, so the stand-ins are measured on top of it.
+    let mut measured = 0;
+    for seed in 0..6 {
+        let mut mock = Mock::new(
+            vec![
+                t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
+                Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.30) },
+                t("innodb_io_capacity", Area::Io, Risk::Safe, 0.20),
+                t("innodb_io_capacity_max", Area::Io, Risk::Safe, 0.20),
+            ],
+            seed,
+        );
+        mock.stand_ins = vec![(2, 3)];
+        let r = run(&mut mock, &settings(150, false));
+        assert!(r.fates[0].recommended().is_none(), "seed {seed}: {:?}", r.fates);
+        let Some(step) = r.steps.iter().find(|s| s.step.phase == Phase::StandIns) else { continue };
+        measured += 1;
+        let sets: Vec<&[usize]> = step.step.configs.iter().map(|c| c.set.as_slice()).collect();
+        assert_eq!(sets, [&[1][..], &[1, 2], &[1, 3]], "seed {seed}");
+        assert_eq!(step.step.configs[1].label, "advised+innodb_io_capacity");
+        assert!(r.fates[1].recommended().is_some(), "seed {seed}: {:?}", r.fates);
+        let chosen = (2..4).filter(|&i| r.fates[i].recommended().is_some()).count();
+        assert_eq!(chosen, 1, "seed {seed}: {:?}", r.fates);
+    }
+    assert!(measured >= 3, "only {measured} of 6 seeds measured the stand-ins: the test tests little");
+}
+
+#[test]
 fn stand_ins_the_budget_cannot_measure_are_not_recommended() {
     // The same group with no room left after the attribution: none of them, and the note says why.
     let mut seen = 0;

@@ -4,11 +4,12 @@
 //! One step measures the advice so far and, for each member, the advice with that member alone on
 //! top; the member that is faster by more than the noise band at the lower end of its interval (the
 //! best by that end) is recommended with that comparison as its contribution. The others are not: one
-//! of them is enough.
+//! of them is enough. Choosing the best of several comparisons would raise the chance of a false
+//! pick with each member, so their intervals are widened to a family-wise confidence (Bonferroni).
 
-use super::{Bench, Config, Fate, Phase, Search, Tier, alone, describe, gain_lo, union};
+use super::{Bench, Config, Fate, Phase, Search, Tier, alone, describe, gain, gain_lo, union};
 use crate::error::Result;
-use crate::stats::Verdict;
+use crate::stats::{self, SampleLevel, Verdict};
 
 impl Search<'_> {
     /// Resolves the stand-in groups the safe attribution found, on top of `advised`; returns whether a
@@ -18,6 +19,10 @@ impl Search<'_> {
         let mut any = false;
         for members in std::mem::take(&mut self.stand_ins) {
             let names: Vec<&str> = members.iter().map(|&i| self.cands[i].variable.as_str()).collect();
+            let group = match names.len() {
+                1 => format!("{} acted only in a group whose other members were slower", names[0]),
+                _ => format!("{} stand in for each other", names.join(", ")),
+            };
             let (label, on) =
                 if base.is_empty() { ("current", "the current config") } else { ("advised", "the advice") };
             let mut configs = vec![Config::on_top(label, base.clone())];
@@ -29,24 +34,27 @@ impl Search<'_> {
             let reps = self.screen_reps.max(self.s.attribution_repetitions);
             if bench.cost(configs.len(), reps) > self.left(bench) {
                 self.out.notes.push(format!(
-                    "{} stand in for each other; the budget left no room to measure each alone on top of {on}, so none \
-                     of them is recommended",
-                    names.join(", ")
+                    "{group}; the budget left no room to measure each alone on top of {on}, so none of them is \
+                     recommended"
                 ));
                 continue;
             }
             let results = self.run(Phase::StandIns, configs, reps, bench)?;
             let Ok(reference) = results[0].as_ref().map(|s| s.combined.clone()) else {
-                self.out.notes.push(format!("{} could not be measured one by one: {on} failed", names.join(", ")));
+                self.out.notes.push(format!("{group}; they could not be measured one by one: {on} failed"));
                 continue;
             };
+            let mut cfg = self.s.compare;
+            cfg.bootstrap.confidence = 1.0 - (1.0 - cfg.bootstrap.confidence) / members.len() as f64;
             let measured: Vec<(usize, std::result::Result<_, String>)> = members
                 .iter()
                 .zip(&results[1..])
                 .map(|(&i, r)| {
                     let c = r.as_ref().map_err(String::clone).and_then(|s| {
                         let text = self.detectable_text(&reference, &s.combined);
-                        self.compare(&reference, &s.combined).map(|c| (c, text)).ok_or_else(|| "no interval".into())
+                        stats::compare(&reference, &s.combined, SampleLevel::Repetitions, &cfg)
+                            .map(|c| (c, text))
+                            .map_err(|e| e.to_string())
                     });
                     (i, c)
                 })
@@ -61,10 +69,12 @@ impl Search<'_> {
                 self.out.fates[*b] = Fate::Recommended(Tier::Safe);
                 self.out.contributions[*b] = alone(c);
                 self.out.notes.push(format!(
-                    "{} stand in for each other: measured one by one on top of {on}, {} is enough ({})",
-                    names.join(", "),
+                    "{group}: measured one by one on top of {on}, {} is enough ({}; intervals at {:.1} % for {} \
+                     value(s))",
                     self.cands[*b].variable,
-                    describe(c)
+                    describe(c),
+                    cfg.bootstrap.confidence * 100.0,
+                    names.len()
                 ));
                 base = union(&base, &[*b]);
                 any = true;
@@ -73,29 +83,26 @@ impl Search<'_> {
                 if best.as_ref().is_some_and(|(b, _)| *b == i) {
                     continue;
                 }
-                let group = names.join(", ");
+                let within = |c: &stats::Comparison| gain(c).abs() <= c.noise_band;
                 let fate = match (r, &best) {
                     (Err(e), _) => Fate::Failed(format!("measured alone on top of {on}: {e}")),
-                    (Ok((c, _)), _) if c.verdict == Verdict::Slower => Fate::Slower(format!(
-                        "in a group of values that stand in for each other ({group}), but alone on top of {on} it was \
-                         slower: {}",
-                        describe(&c)
-                    )),
+                    (Ok((c, _)), _) if c.verdict == Verdict::Slower => {
+                        Fate::Slower(format!("{group}, but alone on top of {on} it was slower: {}", describe(&c)))
+                    }
                     (Ok((c, _)), Some((b, _))) if c.verdict == Verdict::Faster => Fate::NotProven(format!(
                         "stands in for {}, which is recommended and measured better; alone on top of {on} it gave {}: \
                          one of them is enough",
                         self.cands[*b].variable,
                         describe(&c)
                     )),
-                    (Ok((c, text)), Some((b, _))) => Fate::NoEffect(format!(
-                        "no effect measured on this workload: in a group with {}, but alone on top of {on} it gave \
-                         {}{text}",
-                        self.cands[*b].variable,
-                        describe(&c)
+                    (Ok((c, text)), _) if within(&c) => Fate::NoEffect(format!(
+                        "no effect measured on this workload: {group}, but alone on top of {on} it gave {}, within \
+                         the noise band (±{:.1} %){text}",
+                        describe(&c),
+                        c.noise_band * 100.0
                     )),
-                    (Ok((c, text)), None) => Fate::NotProven(format!(
-                        "in a group of values that stand in for each other ({group}), but alone on top of {on} none \
-                         was faster beyond the noise band: {}{text}",
+                    (Ok((c, text)), _) => Fate::NotProven(format!(
+                        "{group}, but alone on top of {on} it was not shown faster beyond the noise band: {}{text}",
                         describe(&c)
                     )),
                 };

@@ -238,7 +238,7 @@ impl Search<'_> {
                     ))
                 } else if let Some((_, fate)) = split.dropped.iter().find(|(k, _)| *k == j).filter(|_| e.toward_a) {
                     // The first member of a group records it, once.
-                    if tier == Tier::Safe && split.stand_ins.len() > 1 && split.stand_ins[0] == j {
+                    if tier == Tier::Safe && split.stand_ins.first() == Some(&j) {
                         self.stand_ins.push(split.stand_ins.iter().map(|&k| live[k]).collect());
                     }
                     fate.clone()

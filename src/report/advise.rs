@@ -252,8 +252,8 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
             pct(p.pool_miss),
             p.redo_per_s.map(|v| bytes(v as u64)).unwrap_or_else(|| "—".into()),
             p.redo_log_seconds.map(|s| format!(" (the redo log holds {s:.0} s of it)")).unwrap_or_default(),
-            match (p.checkpoint_age, p.checkpoint_share) {
-                (Some(a), Some(s)) => format!("{} ({:.0} % of the redo log)", bytes(a), s * 100.0),
+            match (p.checkpoint_age, p.checkpoint_limit.zip(p.checkpoint_share)) {
+                (Some(a), Some((l, s))) => format!("{} of at most {} ({:.0} %)", bytes(a), bytes(l), s * 100.0),
                 (Some(a), None) => bytes(a),
                 (None, _) => "not reported by this server".into(),
             },

@@ -67,25 +67,19 @@ const GAUGES: &[&str] = &[
     "tc_log_page_size",
 ];
 
-/// Name prefixes (lower case) of gauges and of groups irrelevant to a benchmark.
-const GAUGE_PREFIXES: &[&str] = &[
-    "acl_",
-    "innodb_buffer_pool_resize_status",
-    "innodb_mem_",
-    "innodb_undo_tablespaces_",
-    "mysqlx_",
-    "open_",
-    "rpl_semi_sync_",
-    "threadpool_",
-    "uptime",
-    "wsrep",
-];
+/// Name prefixes (lower case) of gauges.
+const GAUGE_PREFIXES: &[&str] =
+    &["innodb_buffer_pool_resize_status", "innodb_mem_", "innodb_undo_tablespaces_", "open_", "threadpool_", "uptime"];
+
+/// Name prefixes (lower case) of groups irrelevant to a single-server benchmark: left out of
+/// [`status_deltas`] (as if gauges) and of [`status_ends`].
+const IRRELEVANT_PREFIXES: &[&str] = &["acl_", "mysqlx_", "rpl_semi_sync_", "wsrep"];
 
 /// True when the status variable `name` is a gauge (or otherwise not a counter), so that
 /// [`status_deltas`] leaves it out. See docs/store.md for the rules.
 pub fn is_gauge(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    if GAUGES.contains(&n.as_str()) || GAUGE_PREFIXES.iter().any(|p| n.starts_with(p)) {
+    if GAUGES.contains(&n.as_str()) || GAUGE_PREFIXES.iter().chain(IRRELEVANT_PREFIXES).any(|p| n.starts_with(p)) {
         return true;
     }
     if n.starts_with("threads_") {
@@ -130,6 +124,10 @@ pub fn status_ends(after: &[(String, String)]) -> Vec<(String, i64)> {
     after
         .iter()
         .filter(|(name, _)| is_gauge(name) || is_position(name))
+        .filter(|(name, _)| {
+            let n = name.to_ascii_lowercase();
+            !IRRELEVANT_PREFIXES.iter().any(|p| n.starts_with(p))
+        })
         .filter_map(|(name, value)| {
             let v: i128 = value.trim().parse().ok()?;
             Some((name.clone(), v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64))
@@ -352,7 +350,6 @@ mod tests {
                 "Open_tables",
                 "Threads_connected",
                 "Uptime",
-                "wsrep_local_index",
                 "Innodb_data_pending_fsyncs",
                 "Innodb_lsn_current",
             ]
@@ -360,8 +357,9 @@ mod tests {
         let get = |n: &str| e.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         assert_eq!(get("Innodb_lsn_current"), Some(2_044_744));
         assert_eq!(get("Innodb_buffer_pool_pages_dirty"), Some(500));
-        // Beyond i64 (an unsigned -1) is clamped, not dropped or wrapped.
-        assert_eq!(get("wsrep_local_index"), Some(i64::MAX));
+        let e = status_ends(&pairs("Innodb_history_list_length\t18446744073709551615\nwsrep_local_index\t3\n"));
+        // Beyond i64 (an unsigned -1) is clamped, not dropped or wrapped; Galera's group is left out.
+        assert_eq!(e, [("Innodb_history_list_length".to_string(), i64::MAX)]);
         assert!(is_position("Innodb_redo_log_checkpoint_lsn") && is_position("Innodb_lsn_last_checkpoint"));
         assert!(!is_position("Innodb_os_log_written"));
     }
