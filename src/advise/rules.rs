@@ -179,7 +179,7 @@ pub static RULES: &[Rule] = &[
         area: Area::BufferPool,
         risk: Risk::Memory,
         applies: &[MYSQL, MARIADB],
-        rule: "the prepared data × 1.25 (MySQLTuner: the pool should hold the InnoDB data), at most 75 % of RAM (innodb_dedicated_server's share above 4 GB) and what the memory bound leaves",
+        rule: "the prepared data × 1.25 (MySQLTuner: the pool should hold the InnoDB data) when the current pool does not hold it, and then at least what innodb_dedicated_server gives the RAM; at most 75 % of RAM (innodb_dedicated_server's share above 4 GB) and what the memory bound leaves",
         source: "MySQLTuner; MySQL manual, innodb_dedicated_server",
         loses: "",
         propose: buffer_pool,

@@ -87,8 +87,9 @@ fn the_field_case_on_mysql_9_7() {
     let f = facts(Flavor::Mysql, Version::new(9, 7, 4), mysql97());
     let (c, considered) = candidates(&f);
     let bp = find(&c, "innodb_buffer_pool_size", Risk::Memory).expect("a buffer pool");
-    assert_eq!(bp.display, "896M", "{bp:?}");
-    assert_eq!(bp.value, (896 * MIB).to_string());
+    // The data wants 896M; a pool that must grow takes at least dedicated's half of 4 GiB.
+    assert_eq!(bp.display, "2G", "{bp:?}");
+    assert_eq!(bp.value, (2 * GIB).to_string());
     assert_eq!(bp.old.as_deref(), Some("134217728"));
     // 2 MiB/s for an hour is 7 GiB; a tenth of 28 GiB free caps it.
     let redo = find(&c, "innodb_redo_log_capacity", Risk::Safe).expect("redo");
@@ -107,7 +108,8 @@ fn the_field_case_on_mysql_9_7() {
         assert!(c.iter().all(|x| x.variable != name), "{name} proposed: {c:?}");
         assert!(considered.iter().any(|x| x.variable == name), "{name} listed as considered");
     }
-    assert!(considered.iter().any(|x| x.variable == "innodb_buffer_pool_instances" && x.outcome == "already 1"));
+    // One instance per GiB of the advised pool, at most one per CPU.
+    assert_eq!(find(&c, "innodb_buffer_pool_instances", Risk::Safe).map(|x| x.value.as_str()), Some("2"));
     assert!(considered.iter().any(|x| x.variable == "innodb_flush_method" && x.risk == Risk::Safe));
     assert!(c.iter().all(|x| x.variable != "innodb_log_file_size"), "8.0.30+ sizes the redo by capacity");
 }

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// A mock of `truths` in which `pair.1` adds nothing when `pair.0` is set: either is enough.
+fn with_stand_ins(truths: Vec<Truth>, pair: (usize, usize), seed: u64) -> Mock {
+    Mock { stand_ins: vec![pair], ..Mock::new(truths, seed) }
+}
+
 #[test]
 fn of_values_that_stand_in_for_each_other_one_is_measured_enough_and_recommended() {
     // Two values that stand in for each other (either one gives the +30 %) and one with no effect, all
@@ -11,15 +16,15 @@ fn of_values_that_stand_in_for_each_other_one_is_measured_enough_and_recommended
     // measured alone on top of the advice: one of the two is recommended, never both, never the null.
     let mut grouped = 0;
     for seed in 0..6 {
-        let mut mock = Mock::new(
+        let mut mock = with_stand_ins(
             vec![
                 t("innodb_io_capacity", Area::Io, Risk::Safe, 0.30),
                 t("innodb_io_capacity_max", Area::Io, Risk::Safe, 0.30),
                 t("innodb_lru_scan_depth", Area::Io, Risk::Safe, 0.0),
             ],
+            (0, 1),
             seed,
         );
-        mock.stand_ins = vec![(0, 1)];
         let r = run(&mut mock, &settings(120, false));
         assert!(r.fates[2].recommended().is_none(), "seed {seed}: {:?}", r.fates);
         let found = r.attribution.as_ref().expect("attributed");
@@ -47,16 +52,16 @@ fn stand_ins_are_measured_on_top_of_the_advice_by_their_own_indices() {
     // buffer pool is recommended first, so the stand-ins are measured on top of it.
     let mut measured = 0;
     for seed in 0..6 {
-        let mut mock = Mock::new(
+        let mut mock = with_stand_ins(
             vec![
                 t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
                 Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.30) },
                 t("innodb_io_capacity", Area::Io, Risk::Safe, 0.20),
                 t("innodb_io_capacity_max", Area::Io, Risk::Safe, 0.20),
             ],
+            (2, 3),
             seed,
         );
-        mock.stand_ins = vec![(2, 3)];
         let r = run(&mut mock, &settings(150, false));
         assert!(r.fates[0].recommended().is_none(), "seed {seed}: {:?}", r.fates);
         let Some(step) = r.steps.iter().find(|s| s.step.phase == Phase::StandIns) else { continue };
@@ -76,15 +81,11 @@ fn stand_ins_the_budget_cannot_measure_are_not_recommended() {
     // The same group with no room left after the attribution: none of them, and the note says why.
     let mut seen = 0;
     let mock = |seed| {
-        let mut m = Mock::new(
-            vec![
-                t("innodb_io_capacity", Area::Io, Risk::Safe, 0.30),
-                t("innodb_io_capacity_max", Area::Io, Risk::Safe, 0.30),
-            ],
-            seed,
-        );
-        m.stand_ins = vec![(0, 1)];
-        m
+        let io = vec![
+            t("innodb_io_capacity", Area::Io, Risk::Safe, 0.30),
+            t("innodb_io_capacity_max", Area::Io, Risk::Safe, 0.30),
+        ];
+        with_stand_ins(io, (0, 1), seed)
     };
     for seed in 0..6 {
         let mut s = settings(120, false);
