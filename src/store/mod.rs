@@ -302,6 +302,26 @@ mod tests {
     }
 
     #[test]
+    fn several_processes_creating_one_store_at_once_all_open_it() {
+        // Each thread is a connection of its own, as another process would be; the first turns the new
+        // file to WAL and migrates it while the others wait.
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("results.db");
+            let openers: Vec<_> = (0..4)
+                .map(|_| {
+                    let path = path.clone();
+                    std::thread::spawn(move || Store::open(&path).map(|s| s.schema_version().unwrap()))
+                })
+                .collect();
+            for o in openers {
+                let version = o.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+                assert_eq!(version, latest_version());
+            }
+        }
+    }
+
+    #[test]
     fn database_one_version_behind_migrates_forward() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.db");

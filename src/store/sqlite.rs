@@ -76,9 +76,24 @@ impl Sqlite {
     pub fn setup(conn: Connection, path: &Path) -> Result<Sqlite> {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| cannot(path, &e))?;
         // Reading the journal mode is the first real access: a file that is not SQLite fails here.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| Error::file(path, format!("not a versus results store ({e}); pass --db with another path")))?;
+        // Turning a new file to WAL takes a lock the busy timeout does not wait for, so a store that
+        // several processes create at the same moment answers "database is locked" to all but one for a
+        // few milliseconds: that is waited out like any busy lock.
+        let started = std::time::Instant::now();
+        let mode: String = loop {
+            match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)) {
+                Ok(mode) => break mode,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => {
+                    return Err(Error::file(
+                        path,
+                        format!("not a versus results store ({e}); pass --db with another path"),
+                    ));
+                }
+            }
+        };
         if mode != "wal" && mode != "memory" {
             tracing::debug!("results store {}: journal mode is {mode}, not wal", path.display());
         }
@@ -86,6 +101,11 @@ impl Sqlite {
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| cannot(path, &e))?;
         Ok(Sqlite { conn })
     }
+}
+
+/// Whether `e` is another connection's lock (SQLITE_BUSY or SQLITE_LOCKED).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 impl ToSql for Value {
