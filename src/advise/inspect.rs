@@ -161,6 +161,7 @@ pub fn summarize(p: &ProbeFacts, facts: &Facts) -> ProbeSummary {
         let files = if facts.mariadb() { 1 } else { facts.num("innodb_log_files_in_group").unwrap_or(2) };
         facts.num("innodb_log_file_size").map(|s| s * files)
     });
+    let age = p.checkpoint_age();
     let limit = ["Innodb_checkpoint_max_age", "Innodb_redo_log_capacity_resized"]
         .iter()
         .find_map(|n| p.end(n).and_then(|v| u64::try_from(v).ok()))
@@ -172,9 +173,9 @@ pub fn summarize(p: &ProbeFacts, facts: &Facts) -> ProbeSummary {
         pool_miss: p.share("Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests"),
         redo_per_s: redo,
         redo_log_seconds: redo.zip(capacity).filter(|(r, _)| *r > 0.0).map(|(r, c)| c as f64 / r),
-        checkpoint_age: p.checkpoint_age(),
+        checkpoint_age: age,
         checkpoint_limit: limit,
-        checkpoint_share: p.checkpoint_age().zip(limit).map(|(a, c)| a as f64 / c as f64),
+        checkpoint_share: age.zip(limit).map(|(a, c)| a as f64 / c as f64),
         tmp_disk: p.share("Created_tmp_disk_tables", "Created_tmp_tables"),
         table_open_misses: p.delta("Table_open_cache_misses"),
         threads_created: p.share("Threads_created", "Connections"),

@@ -418,7 +418,7 @@ impl Search<'_> {
     /// false alarm of its screening (each has a 2.5 % chance).
     fn measured_alone(&mut self, survivors: &[Group]) {
         let mut eligible = self.unresolved_alone(survivors);
-        eligible.retain(|(_, c)| c.verdict == Verdict::Faster && gain_lo(c) > c.noise_band && alone(c).is_some());
+        eligible.retain(|(_, c)| proven_alone(c));
         eligible.sort_by(|x, y| gain_lo(y.1).total_cmp(&gain_lo(x.1)));
         let Some(&(best, c)) = eligible.first() else { return };
         self.out.notes.push(format!(
@@ -560,6 +560,12 @@ pub fn search(
 /// The contribution of an attribution effect.
 pub(super) fn contribution(e: &Effect, together_with: Vec<String>) -> Option<Contribution> {
     Some(Contribution { points: e.points?, lo: e.points_lo?, hi: e.points_hi?, together_with, measured_with: vec![] })
+}
+
+/// Whether a value measured alone (`c`: without it against with it) is proven: faster, beyond the
+/// noise band at the lower end of its interval, with a contribution to show.
+pub(super) fn proven_alone(c: &Comparison) -> bool {
+    c.verdict == Verdict::Faster && gain_lo(c) > c.noise_band && alone(c).is_some()
 }
 
 /// The contribution of a value measured alone on top of the current config (`c`: current against

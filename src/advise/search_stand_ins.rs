@@ -7,7 +7,7 @@
 //! of them is enough. Choosing the best of several comparisons would raise the chance of a false
 //! pick with each member, so their intervals are widened to a family-wise confidence (Bonferroni).
 
-use super::{Bench, Config, Fate, Phase, Search, Tier, alone, describe, gain, gain_lo, union};
+use super::{Bench, Config, Fate, Phase, Search, Tier, alone, describe, gain, gain_lo, proven_alone, union};
 use crate::error::Result;
 use crate::stats::{self, SampleLevel, Verdict};
 
@@ -62,7 +62,7 @@ impl Search<'_> {
             let best = measured
                 .iter()
                 .filter_map(|(i, r)| r.as_ref().ok().map(|(c, _)| (*i, c)))
-                .filter(|(_, c)| c.verdict == Verdict::Faster && gain_lo(c) > c.noise_band && alone(c).is_some())
+                .filter(|(_, c)| proven_alone(c))
                 .max_by(|x, y| gain_lo(x.1).total_cmp(&gain_lo(y.1)))
                 .map(|(i, c)| (i, *c));
             if let Some((b, c)) = &best {
