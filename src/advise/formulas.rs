@@ -102,14 +102,20 @@ pub(super) fn buffer_pool(c: &Ctx<'_>) -> Propose {
     set_size(value, why)
 }
 
+/// One instance per GiB of the pool, at most a quarter of the CPUs: what MySQL 8.4 and later choose by
+/// themselves. Instances split the pool's mutexes among threads that contend for them; with few CPUs
+/// there is little contention to split, and MySQLTuner's cap (one per CPU) proposed 2 instances on a
+/// 2-CPU machine, a value with no measurable effect that rode in the pool's group and kept the pool
+/// from being judged on its own screening.
 pub(super) fn buffer_pool_instances(c: &Ctx<'_>) -> Propose {
     let bp = c.size("innodb_buffer_pool_size").unwrap_or(128 * MIB);
-    let cpus = c.facts.cpus.clamp(1, 64) as u64;
-    let n = if bp < GIB { 1 } else { (bp / GIB).clamp(1, cpus) };
+    let cpus = c.facts.cpus.clamp(1, 256) as u64;
+    let quarter = (cpus / 4).clamp(1, 64);
+    let n = if bp <= GIB { 1 } else { (bp / GIB).clamp(1, quarter) };
     Propose::Set {
         value: n.to_string(),
         display: n.to_string(),
-        why: format!("buffer pool {} → {n} (one per GiB, at most one per CPU of {cpus})", mib(bp)),
+        why: format!("buffer pool {} → {n} (one per GiB, at most one per 4 CPUs of {cpus})", mib(bp)),
     }
 }
 

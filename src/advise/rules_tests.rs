@@ -108,8 +108,9 @@ fn the_field_case_on_mysql_9_7() {
         assert!(c.iter().all(|x| x.variable != name), "{name} proposed: {c:?}");
         assert!(considered.iter().any(|x| x.variable == name), "{name} listed as considered");
     }
-    // One instance per GiB of the advised pool, at most one per CPU.
-    assert_eq!(find(&c, "innodb_buffer_pool_instances", Risk::Safe).map(|x| x.value.as_str()), Some("2"));
+    // One instance per GiB of the advised pool, at most one per 4 CPUs: on 2 CPUs the current 1 stays.
+    assert!(find(&c, "innodb_buffer_pool_instances", Risk::Safe).is_none(), "{c:?}");
+    assert!(considered.iter().any(|x| x.variable == "innodb_buffer_pool_instances" && x.outcome == "already 1"));
     assert!(considered.iter().any(|x| x.variable == "innodb_flush_method" && x.risk == Risk::Safe));
     assert!(c.iter().all(|x| x.variable != "innodb_log_file_size"), "8.0.30+ sizes the redo by capacity");
 }
@@ -259,4 +260,28 @@ fn the_probe_summary_gives_the_checkpoint_age_against_the_redo_log() {
     let s = crate::advise::inspect::summarize(&p, &f);
     assert_eq!(s.checkpoint_limit, Some(80 * MIB));
     assert!((s.checkpoint_share.unwrap() - 0.6).abs() < 1e-9, "{s:?}");
+}
+
+#[test]
+fn buffer_pool_instances_follow_the_pool_and_a_quarter_of_the_cpus() {
+    let advice = |cpus: u32, memory: u64| {
+        let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), mysql97());
+        f.cpus = cpus;
+        f.memory = memory;
+        f.data_bytes = Some(memory);
+        let (c, _) = candidates(&f);
+        let bp: u64 = find(&c, "innodb_buffer_pool_size", Risk::Memory).expect("a pool").value.parse().unwrap();
+        (bp / GIB, find(&c, "innodb_buffer_pool_instances", Risk::Safe).map(|x| x.value.clone()))
+    };
+    // 16 CPUs: one per GiB of the pool, at most 4.
+    let (gib, n) = advice(16, 8 * GIB);
+    assert!(gib > 4, "{gib} GiB");
+    assert_eq!(n.as_deref(), Some("4"));
+    let (gib, n) = advice(16, 4 * GIB);
+    assert!((2..4).contains(&gib), "{gib} GiB");
+    assert_eq!(n, Some(gib.to_string()));
+    // 8 CPUs: at most 2.
+    assert_eq!(advice(8, 8 * GIB).1.as_deref(), Some("2"));
+    // 2 CPUs: 1, the current value, so nothing is proposed.
+    assert_eq!(advice(2, 8 * GIB).1, None);
 }

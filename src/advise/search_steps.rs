@@ -26,10 +26,15 @@ impl Search<'_> {
     /// interval's upper end beyond the noise band and [`TARGET_EFFECT`]), pooling the new values with the earlier ones, while the budget leaves room for
     /// the round and an attribution probe after it (at most [`RESCREENS`] rounds). Unused budget goes
     /// to deciding these groups instead of calling them "no effect" on too few values.
+    ///
+    /// `bases[k]` holds the current config's values from the rounds group `k` ran in, and only those:
+    /// a group is judged against the runs it was interleaved with, so a round that catches the host in
+    /// a slow spell moves neither the groups it did not measure nor their verdicts (a group decided in
+    /// one round is not reopened by another round's current config).
     pub(super) fn rescreen(
         &mut self,
         groups: &[(Area, Vec<usize>)],
-        current: &mut Vec<f64>,
+        bases: &mut [Vec<f64>],
         pooled: &mut [std::result::Result<Vec<f64>, String>],
         bench: &mut dyn Bench,
     ) -> Result<()> {
@@ -38,7 +43,7 @@ impl Search<'_> {
             let unclear: Vec<usize> = (0..groups.len())
                 .filter(|&k| {
                     let Ok(x) = &pooled[k] else { return false };
-                    self.compare(current, x).is_some_and(|c| {
+                    self.compare(&bases[k], x).is_some_and(|c| {
                         c.verdict == Verdict::NoSignificantChange
                             && gain(&c) > 0.0
                             && gain_hi(&c) > c.noise_band.max(TARGET_EFFECT)
@@ -73,11 +78,11 @@ impl Search<'_> {
                 unclear.iter().map(|&k| groups[k].0.label()).collect::<Vec<_>>().join(", ")
             ));
             let Ok(base) = &results[0] else { return Ok(()) };
-            current.extend_from_slice(&base.combined);
             for (&k, r) in unclear.iter().zip(&results[1..]) {
                 // A config the round left short (its time limit) keeps its earlier values.
                 if let (Ok(x), Ok(values)) = (r, &mut pooled[k]) {
                     values.extend_from_slice(&x.combined);
+                    bases[k].extend_from_slice(&base.combined);
                 }
             }
         }

@@ -41,6 +41,9 @@ struct Mock {
     pace: crate::experiment::Pace,
     /// Pairs `(i, k)` that stand in for each other: with both set, `k` adds nothing.
     stand_ins: Vec<(usize, usize)>,
+    /// The host's speed during the n-th screening step (1 when absent): a slow spell of the VM.
+    screen_levels: Vec<f64>,
+    screens: usize,
 }
 
 impl Mock {
@@ -59,6 +62,8 @@ impl Mock {
             cut: false,
             pace: crate::experiment::Pace::default(),
             stand_ins: vec![],
+            screen_levels: vec![],
+            screens: 0,
         }
     }
 
@@ -106,6 +111,13 @@ impl Bench for Mock {
         let mut samples = vec![Samples::default(); step.configs.len()];
         self.measured.extend(step.configs.iter().map(|c| (step.phase, c.clone())));
         self.cut = false;
+        let level = match step.phase {
+            Phase::Screen => {
+                self.screens += 1;
+                self.screen_levels.get(self.screens - 1).copied().unwrap_or(1.0)
+            }
+            _ => 1.0,
+        };
         'rounds: for _ in 0..step.repetitions {
             for (c, s) in step.configs.iter().zip(&mut samples) {
                 let mut log = 0.0;
@@ -121,7 +133,7 @@ impl Bench for Mock {
                     };
                     self.clock += self.per_run.mul_f64(slow);
                     self.pace.run_took(self.per_run, self.per_run.mul_f64(slow));
-                    let v = self.truth(c, th) * (1.0 + self.cv * normal(&mut self.rng));
+                    let v = level * self.truth(c, th) * (1.0 + self.cv * normal(&mut self.rng));
                     values.push((th, v));
                     log += v.ln();
                 }
@@ -428,6 +440,36 @@ fn an_unclear_screening_is_screened_again_while_the_budget_allows() {
     let r = run(&mut mock, &settings(18, false));
     let screens = r.steps.iter().filter(|s| s.step.phase == Phase::Screen).count();
     assert!(screens <= 1, "{screens} screenings in 18 min: {:?}", r.notes);
+}
+
+#[test]
+fn a_screening_round_in_a_slow_spell_does_not_reopen_the_groups_it_did_not_measure() {
+    // The buffer pool screens unclear and is screened again while the host runs at 60 % of its speed.
+    // The redo group (10 % slower) was decided in the first round: judged against that round's current
+    // config only, it stays decided. Against the current config pooled over both rounds, fast and slow,
+    // it looked faster and was screened again, on the slow spell alone.
+    let truths = || {
+        vec![
+            t("innodb_buffer_pool_size", Area::BufferPool, Risk::Safe, 0.08),
+            t("innodb_redo_log_capacity", Area::Redo, Risk::Safe, -0.10),
+        ]
+    };
+    let mut again = 0;
+    for seed in 0..10 {
+        let mut mock = Mock::new(truths(), seed);
+        mock.cv = 0.06;
+        mock.screen_levels = vec![1.0, 0.6, 1.0];
+        let r = run(&mut mock, &settings(120, false));
+        if r.steps.iter().filter(|s| s.step.phase == Phase::Screen).count() < 2 {
+            continue;
+        }
+        again += 1;
+        let redo_screens = mock.measured.iter().filter(|(p, c)| *p == Phase::Screen && c.set == vec![1]).count();
+        assert_eq!(redo_screens, 1, "seed {seed}: the redo group was screened again: {:?}", r.notes);
+        let redo = r.screening.iter().find(|g| g.area == Area::Redo).expect("the redo group was screened");
+        assert!(!redo.decision.starts_with("kept"), "seed {seed}: {}", redo.decision);
+    }
+    assert!(again > 0, "some seed screened the unclear group again");
 }
 
 /// Adaptive attribution steps (`--until ±1% --max-repetitions 10`): rounds of one repetition are
