@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::facts::{Facts, GIB, MIB, cnf_size, parse_size, round_down, round_up};
 use super::memory::{self, LIMIT_SHARE};
+use crate::server::{Flavor, Version};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Propose {
@@ -102,20 +103,30 @@ pub(super) fn buffer_pool(c: &Ctx<'_>) -> Propose {
     set_size(value, why)
 }
 
-/// One instance per GiB of the pool, at most a quarter of the CPUs: what MySQL 8.4 and later choose by
-/// themselves. Instances split the pool's mutexes among threads that contend for them; with few CPUs
-/// there is little contention to split, and MySQLTuner's cap (one per CPU) proposed 2 instances on a
-/// 2-CPU machine, a value with no measurable effect that rode in the pool's group and kept the pool
-/// from being judged on its own screening.
+/// MySQLTuner's one instance per GiB of the pool, at most one per CPU, on the servers that take 8
+/// instances by themselves once the pool reaches 1 GiB (MySQL before 8.4, MariaDB before 10.5). MySQL
+/// 8.4 and later size the instances from the pool and the CPUs themselves (1 up to a 1 GiB pool, else
+/// half the pool's chunks and at most a quarter of the CPUs): nothing is proposed there, as a value
+/// set beside the pool would only replace that choice with a coarser one (2 instances on a 2-CPU
+/// host, where the server takes 1), and would ride in the pool's screening group.
 pub(super) fn buffer_pool_instances(c: &Ctx<'_>) -> Propose {
     let bp = c.size("innodb_buffer_pool_size").unwrap_or(128 * MIB);
-    let cpus = c.facts.cpus.clamp(1, 256) as u64;
-    let quarter = (cpus / 4).clamp(1, 64);
-    let n = if bp <= GIB { 1 } else { (bp / GIB).clamp(1, quarter) };
+    let cpus = c.facts.cpus.clamp(1, 64) as u64;
+    if c.facts.flavor != Flavor::Mariadb && c.facts.version >= Version::new(8, 4, 0) {
+        let chunk = c.size("innodb_buffer_pool_chunk_size").filter(|&x| x > 0).unwrap_or(128 * MIB);
+        let own = if bp <= GIB { 1 } else { (bp / chunk / 2).min(cpus / 4).clamp(1, 64) };
+        return Propose::No(format!(
+            "{} {} sizes the instances from the pool and the CPUs itself ({own} for a {} pool on {cpus} CPU(s))",
+            c.facts.flavor,
+            c.facts.version,
+            mib(bp)
+        ));
+    }
+    let n = if bp < GIB { 1 } else { (bp / GIB).clamp(1, cpus) };
     Propose::Set {
         value: n.to_string(),
         display: n.to_string(),
-        why: format!("buffer pool {} → {n} (one per GiB, at most one per 4 CPUs of {cpus})", mib(bp)),
+        why: format!("buffer pool {} → {n} (one per GiB, at most one per CPU of {cpus})", mib(bp)),
     }
 }
 

@@ -108,9 +108,12 @@ fn the_field_case_on_mysql_9_7() {
         assert!(c.iter().all(|x| x.variable != name), "{name} proposed: {c:?}");
         assert!(considered.iter().any(|x| x.variable == name), "{name} listed as considered");
     }
-    // One instance per GiB of the advised pool, at most one per 4 CPUs: on 2 CPUs the current 1 stays.
+    // MySQL 8.4 and later size the instances themselves: 1 for a 2 GiB pool on 2 CPUs.
     assert!(find(&c, "innodb_buffer_pool_instances", Risk::Safe).is_none(), "{c:?}");
-    assert!(considered.iter().any(|x| x.variable == "innodb_buffer_pool_instances" && x.outcome == "already 1"));
+    let instances = considered.iter().find(|x| x.variable == "innodb_buffer_pool_instances").expect("considered");
+    assert!(
+        instances.outcome.contains("sizes the instances") && instances.outcome.contains("(1 for a 2 GiB pool on 2")
+    );
     assert!(considered.iter().any(|x| x.variable == "innodb_flush_method" && x.risk == Risk::Safe));
     assert!(c.iter().all(|x| x.variable != "innodb_log_file_size"), "8.0.30+ sizes the redo by capacity");
 }
@@ -263,25 +266,20 @@ fn the_probe_summary_gives_the_checkpoint_age_against_the_redo_log() {
 }
 
 #[test]
-fn buffer_pool_instances_follow_the_pool_and_a_quarter_of_the_cpus() {
-    let advice = |cpus: u32, memory: u64| {
-        let mut f = facts(Flavor::Mysql, Version::new(9, 7, 4), mysql97());
+fn buffer_pool_instances_are_proposed_where_the_server_would_take_8() {
+    let advice = |version: Version, cpus: u32| {
+        let mut f = facts(Flavor::Mysql, version, mysql97());
         f.cpus = cpus;
-        f.memory = memory;
-        f.data_bytes = Some(memory);
-        let (c, _) = candidates(&f);
-        let bp: u64 = find(&c, "innodb_buffer_pool_size", Risk::Memory).expect("a pool").value.parse().unwrap();
-        (bp / GIB, find(&c, "innodb_buffer_pool_instances", Risk::Safe).map(|x| x.value.clone()))
+        let (c, considered) = candidates(&f);
+        let n = find(&c, "innodb_buffer_pool_instances", Risk::Safe).map(|x| x.value.clone());
+        let why = considered.iter().find(|x| x.variable == "innodb_buffer_pool_instances").map(|x| x.outcome.clone());
+        (n, why)
     };
-    // 16 CPUs: one per GiB of the pool, at most 4.
-    let (gib, n) = advice(16, 8 * GIB);
-    assert!(gib > 4, "{gib} GiB");
-    assert_eq!(n.as_deref(), Some("4"));
-    let (gib, n) = advice(16, 4 * GIB);
-    assert!((2..4).contains(&gib), "{gib} GiB");
-    assert_eq!(n, Some(gib.to_string()));
-    // 8 CPUs: at most 2.
-    assert_eq!(advice(8, 8 * GIB).1.as_deref(), Some("2"));
-    // 2 CPUs: 1, the current value, so nothing is proposed.
-    assert_eq!(advice(2, 8 * GIB).1, None);
+    // MySQL 8.0 would take 8 instances for the advised 2 GiB pool: one per GiB, at most one per CPU.
+    assert_eq!(advice(Version::new(8, 0, 40), 2).0.as_deref(), Some("2"));
+    assert_eq!(advice(Version::new(8, 0, 40), 16).0.as_deref(), Some("2"));
+    // MySQL 8.4: the server's own choice, half the pool's 128 MiB chunks and at most a quarter of the CPUs.
+    let (n, why) = advice(Version::new(8, 4, 3), 16);
+    assert_eq!(n, None);
+    assert!(why.is_some_and(|w| w.contains("(4 for a 2 GiB pool on 16 CPU(s))")));
 }

@@ -63,7 +63,7 @@ pub struct Screened {
     pub area: Area,
     /// Its candidates.
     pub members: Vec<usize>,
-    /// Current against current + group, if measured.
+    /// Current + group against the current config's runs of the rounds the group ran in, if measured.
     pub comparison: Option<Comparison>,
     /// What was decided.
     pub decision: String,
