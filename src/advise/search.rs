@@ -300,25 +300,28 @@ impl Search<'_> {
             }
         };
         let offset = results.len() - groups.len();
-        let mut pooled: Vec<std::result::Result<Vec<f64>, String>> =
-            results[offset..].iter().map(|r| r.as_ref().map(|x| x.combined.clone()).map_err(Clone::clone)).collect();
+        let mut pooled: Vec<std::result::Result<Pooled, String>> = results[offset..]
+            .iter()
+            .map(|r| {
+                r.as_ref().map(|x| Pooled { base: current.clone(), values: x.combined.clone() }).map_err(Clone::clone)
+            })
+            .collect();
         let groups: Vec<(Area, Vec<usize>)> = groups.into_iter().collect();
-        let mut bases = vec![current; groups.len()];
-        self.rescreen(&groups, &mut bases, &mut pooled, bench)?;
+        self.rescreen(&groups, &mut pooled, bench)?;
         let mut survivors = Vec::new();
-        for (((area, members), r), current) in groups.into_iter().zip(&pooled).zip(&bases) {
+        for ((area, members), r) in groups.into_iter().zip(&pooled) {
             let (comparison, decision, fate) = match r {
                 Err(e) => {
                     (None, format!("failed: {e}"), Some(Fate::Failed(format!("the run failed with its group: {e}"))))
                 }
-                Ok(x) => match self.compare(current, x) {
+                Ok(Pooled { base, values: x }) => match self.compare(base, x) {
                     None => (None, "no interval".into(), Some(Fate::NotProven("screening gave no interval".into()))),
                     Some(c) if c.verdict != Verdict::NoSignificantChange && gain(&c) < 0.0 => {
                         let d = describe(&c);
                         (Some(c), format!("slower: {d}"), Some(Fate::Slower(format!("its group screened slower: {d}"))))
                     }
                     Some(c) if c.verdict == Verdict::NoSignificantChange && gain(&c) <= c.noise_band => {
-                        let d = format!("{}{}", describe(&c), self.detectable_text(current, x));
+                        let d = format!("{}{}", describe(&c), self.detectable_text(base, x));
                         let fate = Fate::NoEffect(format!(
                             "no effect measured on this workload (its group in screening: {d})"
                         ));
@@ -602,6 +605,7 @@ mod groups;
 
 #[path = "search_stand_ins.rs"]
 mod stand_ins;
+use steps::Pooled;
 pub use steps::{confirmation, step_cost};
 use trial::Trial;
 

@@ -20,30 +20,35 @@ pub(super) const UNRESOLVED: &str = "not resolved within the budget";
 /// How many extra screening rounds an unclear group gets at most.
 const RESCREENS: usize = 2;
 
+/// A screened group's values over the rounds it ran in, with the current config's values from those
+/// rounds and only those: a group is judged against the runs it was interleaved with, so a round that
+/// catches the host in a slow spell moves neither the groups it did not measure nor their verdicts (a
+/// group decided in one round is not reopened by another round's current config).
+pub(super) struct Pooled {
+    /// The current config's values from the group's rounds.
+    pub base: Vec<f64>,
+    /// The group's values (current + group).
+    pub values: Vec<f64>,
+}
+
 impl Search<'_> {
     /// Screens again, with the same repetitions, the groups whose screening could neither show an
     /// effect nor exclude one worth having (no significant change, a gain by the point estimate, and the
     /// interval's upper end beyond the noise band and [`TARGET_EFFECT`]), pooling the new values with the earlier ones, while the budget leaves room for
     /// the round and an attribution probe after it (at most [`RESCREENS`] rounds). Unused budget goes
     /// to deciding these groups instead of calling them "no effect" on too few values.
-    ///
-    /// `bases[k]` holds the current config's values from the rounds group `k` ran in, and only those:
-    /// a group is judged against the runs it was interleaved with, so a round that catches the host in
-    /// a slow spell moves neither the groups it did not measure nor their verdicts (a group decided in
-    /// one round is not reopened by another round's current config).
     pub(super) fn rescreen(
         &mut self,
         groups: &[(Area, Vec<usize>)],
-        bases: &mut [Vec<f64>],
-        pooled: &mut [std::result::Result<Vec<f64>, String>],
+        pooled: &mut [std::result::Result<Pooled, String>],
         bench: &mut dyn Bench,
     ) -> Result<()> {
         let reps = self.screen_reps;
         for _ in 0..RESCREENS {
             let unclear: Vec<usize> = (0..groups.len())
                 .filter(|&k| {
-                    let Ok(x) = &pooled[k] else { return false };
-                    self.compare(&bases[k], x).is_some_and(|c| {
+                    let Ok(p) = &pooled[k] else { return false };
+                    self.compare(&p.base, &p.values).is_some_and(|c| {
                         c.verdict == Verdict::NoSignificantChange
                             && gain(&c) > 0.0
                             && gain_hi(&c) > c.noise_band.max(TARGET_EFFECT)
@@ -80,9 +85,9 @@ impl Search<'_> {
             let Ok(base) = &results[0] else { return Ok(()) };
             for (&k, r) in unclear.iter().zip(&results[1..]) {
                 // A config the round left short (its time limit) keeps its earlier values.
-                if let (Ok(x), Ok(values)) = (r, &mut pooled[k]) {
-                    values.extend_from_slice(&x.combined);
-                    bases[k].extend_from_slice(&base.combined);
+                if let (Ok(x), Ok(p)) = (r, &mut pooled[k]) {
+                    p.values.extend_from_slice(&x.combined);
+                    p.base.extend_from_slice(&base.combined);
                 }
             }
         }
