@@ -14,6 +14,10 @@
 //! statements only; an error response (a deadlock, say) rolls the transaction back and counts as an
 //! ignored error, as sysbench's default `--mysql-ignore-errors` does.
 //!
+//! `FLOOR_IO=uring` replays over io_uring instead (a linked send and recv per statement, one syscall
+//! that submits both and waits), one ring per connection's thread; `FLOOR_IO=uring:L` serves the
+//! connections from L threads with one ring each (batched submission). See `floor_uring.rs`.
+//!
 //! Build: `cargo build --release --example floor_client` (target/release/examples/floor_client).
 
 use std::collections::HashMap;
@@ -29,6 +33,9 @@ use versus::driver::{Connection, DbError, Endpoint, ErrorKind, Outcome, Param, P
 use versus::workload::sysbench::oltp::{Abort, Exec, Workload};
 use versus::workload::sysbench::options::{self, Command, Options, Test};
 use versus::workload::sysbench::rng::{Random, Unique, Xoroshiro};
+
+#[path = "floor_uring.rs"]
+mod uring;
 
 /// Bytes of pre-encoded statements per thread (the replay cycles through them).
 const POOL_BYTES: usize = 2 << 20;
@@ -117,51 +124,73 @@ struct Tally {
     errors: u64,
 }
 
+/// Walks the packet headers of one response as its bytes arrive, never decoding a value.
+#[derive(Default)]
+struct Walker {
+    /// Bytes of the response buffer filled.
+    have: usize,
+    /// Start of the first packet not walked yet.
+    at: usize,
+    /// 0: first packet not seen; 1: in a result set before the column EOF; 2: in the rows.
+    phase: u8,
+}
+
+impl Walker {
+    /// Walks the complete packets in `buf[..self.have]`: `Some(true)` for an error response,
+    /// `Some(false)` for a complete one, `None` when more bytes are needed (then the incomplete packet
+    /// has been moved to the front and `buf` has room after `have`).
+    fn walk(&mut self, buf: &mut Vec<u8>) -> Option<bool> {
+        while self.at + 4 <= self.have {
+            let at = self.at;
+            let len = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], 0]) as usize;
+            if at + 4 + len > self.have {
+                break;
+            }
+            let first = if len > 0 { buf[at + 4] } else { 0 };
+            self.at += 4 + len;
+            match self.phase {
+                0 => match first {
+                    0x00 => return Some(false),
+                    0xFF => return Some(true),
+                    _ => self.phase = 1,
+                },
+                _ if first == 0xFE && len < 9 => {
+                    if self.phase == 2 {
+                        return Some(false);
+                    }
+                    self.phase = 2;
+                }
+                2 if first == 0xFF => return Some(true),
+                _ => {}
+            }
+        }
+        if self.at > 0 {
+            // Keep only the incomplete packet, at the front.
+            buf.copy_within(self.at..self.have, 0);
+            self.have -= self.at;
+            self.at = 0;
+        }
+        if self.have == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        None
+    }
+}
+
 /// Reads one response from `fd` into `buf`, walking packet headers only. Returns true for an error
 /// response. Bytes after the response are not expected (one statement in flight). `unix`: the socket is a
 /// unix socket, where a blocked read is also woken when the server drains the request; there it waits
 /// in poll(POLLIN) instead, as versus does.
 fn read_response(fd: RawFd, buf: &mut Vec<u8>, unix: bool) -> Result<bool, String> {
-    let (mut have, mut at) = (0usize, 0usize);
-    // 0: first packet not seen; 1: in a result set before the column EOF; 2: in the rows.
-    let mut phase = 0u8;
+    let mut w = Walker::default();
     loop {
-        while at + 4 <= have {
-            let len = u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], 0]) as usize;
-            if at + 4 + len > have {
-                break;
-            }
-            let first = if len > 0 { buf[at + 4] } else { 0 };
-            at += 4 + len;
-            match phase {
-                0 => match first {
-                    0x00 => return Ok(false),
-                    0xFF => return Ok(true),
-                    _ => phase = 1,
-                },
-                _ if first == 0xFE && len < 9 => {
-                    if phase == 2 {
-                        return Ok(false);
-                    }
-                    phase = 2;
-                }
-                2 if first == 0xFF => return Ok(true),
-                _ => {}
-            }
-        }
-        if at > 0 {
-            // Keep only the incomplete packet, at the front.
-            buf.copy_within(at..have, 0);
-            have -= at;
-            at = 0;
-        }
-        if have == buf.len() {
-            buf.resize(buf.len() * 2, 0);
+        if let Some(failed) = w.walk(buf) {
+            return Ok(failed);
         }
         let flags = if unix { MsgFlags::MSG_DONTWAIT } else { MsgFlags::empty() };
-        match recv(fd, &mut buf[have..], flags) {
+        match recv(fd, &mut buf[w.have..], flags) {
             Ok(0) => return Err("the server closed the connection".into()),
-            Ok(n) => have += n,
+            Ok(n) => w.have += n,
             Err(nix::errno::Errno::EINTR) => {}
             Err(nix::errno::Errno::EAGAIN) => {
                 // SAFETY: `fd` is the open socket of this thread's connection.
@@ -269,6 +298,16 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err("server-side prepared statements over plain TCP or a socket only".into());
     }
     let threads = o.threads as usize;
+    let io = std::env::var("FLOOR_IO").unwrap_or_default();
+    // Connections per OS thread: one each, or (`uring:L`) dealt round-robin to L loop threads.
+    let loops = match io.as_str() {
+        "" | "uring" => threads,
+        x => match x.strip_prefix("uring:").and_then(|l| l.parse::<usize>().ok()) {
+            Some(l) if l > 0 => l.min(threads),
+            _ => return Err(format!("FLOOR_IO={io}: give uring or uring:L (L loop threads), or leave it unset")),
+        },
+    };
+    let use_uring = !io.is_empty();
     let clock = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
     let seed = if o.rand.seed != 0 { o.rand.seed } else { clock };
     let mut seeder = Xoroshiro::seeded(seed);
@@ -276,24 +315,37 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut rollback = Vec::new();
     wire::frame_command(&mut rollback, b"\x03ROLLBACK");
     let rollback = Arc::new(rollback);
-    let ready = Arc::new(Barrier::new(threads + 1));
+    let ready = Arc::new(Barrier::new(loops + 1));
     let stop = Arc::new(AtomicBool::new(false));
-    let mut handles = Vec::new();
+    let mut shares: Vec<Vec<(usize, Random)>> = (0..loops).map(|_| Vec::new()).collect();
     for n in 0..threads {
-        let rnd = Random::new(&o.rand, seeder.next_u64());
+        shares[n % loops].push((n, Random::new(&o.rand, seeder.next_u64())));
+    }
+    let mut handles = Vec::new();
+    for share in shares {
         let (o, unique, rollback, ready, stop) =
             (o.clone(), unique.clone(), rollback.clone(), ready.clone(), stop.clone());
         handles.push(std::thread::spawn(move || -> Result<Tally, String> {
-            let set = setup(test, &o, n, rnd, unique);
+            let first = share[0].0;
+            let set: Result<Vec<(Wire, Pool)>, String> =
+                share.into_iter().map(|(n, rnd)| setup(test, &o, n, rnd, unique.clone())).collect();
             if set.is_err() {
                 stop.store(true, Ordering::SeqCst);
             }
             ready.wait();
-            let (mut wire, pool) = set?;
+            let mut set = set?;
             // Every thread leaves the barrier at once: the deadlines agree.
-            let unix = matches!(o.connect.endpoint(n), Endpoint::Socket(_));
-            let r = replay(wire.fd(), unix, &pool, &rollback, Instant::now() + Duration::from_secs(o.time), &stop);
-            wire.quit();
+            let deadline = Instant::now() + Duration::from_secs(o.time);
+            let r = if use_uring {
+                let mut conns: Vec<uring::Conn<'_>> = set.iter().map(|(w, p)| uring::Conn::new(w.fd(), p)).collect();
+                uring::replay(&mut conns, &rollback, deadline, &stop)
+            } else {
+                let unix = matches!(o.connect.endpoint(first), Endpoint::Socket(_));
+                replay(set[0].0.fd(), unix, &set[0].1, &rollback, deadline, &stop)
+            };
+            for (w, _) in &mut set {
+                w.quit();
+            }
             r
         }));
     }
@@ -317,7 +369,8 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err(e);
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("floor client (versus's packets replayed, responses not decoded), {} threads", threads);
+    let how = if use_uring { format!(", io_uring, {loops} loop thread(s)") } else { String::new() };
+    println!("floor client (versus's packets replayed, responses not decoded), {threads} threads{how}");
     println!("SQL statistics:");
     println!(
         "    transactions:                        {:<7} ({:.2} per sec.)",

@@ -54,7 +54,9 @@ def main():
                     help="clients to run besides sysbench: versus (thread per connection, lean client), "
                          "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate), "
                          "versus-nice / sysbench-nice (at nice -5), "
-                         "floor (bench/floor_client.rs: closed loop only)")
+                         "floor (bench/floor_client.rs: closed loop only), "
+                         "floor-uring / floor-uring1 / floor-uring2 (the floor over io_uring: a ring per "
+                         "connection, or 1 / 2 loop threads)")
     a = ap.parse_args()
 
     srv = Server(a.versus, ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M", "innodb_flush_log_at_trx_commit=2", "max_connections=1000", "max_prepared_stmt_count=100000"])
@@ -72,6 +74,11 @@ def main():
         "versus-nice": ["nice", "-n", "-5", a.versus, "sysbench"],
         "sysbench-nice": ["nice", "-n", "-5", a.sysbench],
         "floor": [a.floor],
+        # The floor client over io_uring: one ring per connection's thread, or (uring1/uring2) one or two
+        # loop threads serving all connections from one ring each (bench/floor_uring.rs).
+        "floor-uring": ["env", "FLOOR_IO=uring", a.floor],
+        "floor-uring1": ["env", "FLOOR_IO=uring:1", a.floor],
+        "floor-uring2": ["env", "FLOOR_IO=uring:2", a.floor],
     }
     order = ["sysbench"] + [v for v in a.variants.split(",") if v]
     tools = {k: all_tools[k] for k in order}
@@ -106,7 +113,7 @@ def main():
         for test, th, rate, tr in configs:
             for rnd in range(a.rounds):
                 for tool in order:
-                    if rate and tool == "floor":
+                    if rate and tool.startswith("floor"):
                         continue
                     extra = [f"--threads={th}", f"--time={a.time}", "--rand-type=uniform"]
                     if rate:
@@ -161,7 +168,10 @@ def write_report(a, results, prepare_rows, order, loads):
         "Clients: `versus` = lean client, one OS thread per connection (the default); `versus-mux1`/`-mux2` = "
         "event-loop workers, `--client-threads=1`/`2`; `versus-crate` = the mysql crate (`--client=crate`); "
         "`floor` = bench/floor_client.rs, the null client (pre-encoded packets replayed, responses not decoded: "
-        "the least CPU any client that waits for each answer spends).",
+        "the least CPU any client that waits for each answer spends)"
+        + ("; `floor-uring` = the same over io_uring, one ring per connection (a linked send and recv, one "
+           "syscall per statement), `floor-uring1`/`-uring2` = one or two loop threads serving every "
+           "connection from one ring each." if any(t.startswith("floor-uring") for t in order) else "."),
         "",
         "| test | threads | rate | via | client | tps | tps vs sysbench | CPU µs/txn | CPU vs sysbench | CPU vs floor "
         "| server CPU µs/txn | load |",
