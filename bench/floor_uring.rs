@@ -19,8 +19,8 @@ use super::{Pool, Tally, Walker};
 
 /// One connection of a loop thread.
 pub struct Conn<'a> {
-    pub fd: RawFd,
-    pub pool: &'a Pool,
+    fd: RawFd,
+    pool: &'a Pool,
     buf: Vec<u8>,
     walker: Walker,
     /// The event being replayed and its statement.
