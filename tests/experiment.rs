@@ -453,5 +453,9 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("'soon' is not a duration") && err.contains("settle"), "{err}");
-    assert!(env.store_is_absent(), "a dry run stores nothing");
+    let out = env.versus(&["run", file.to_str().unwrap(), "--confidence", "95"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--confidence") && err.contains("strictly between 0 and 1"), "{err}");
+    assert!(env.store_is_absent(), "neither a dry run nor a refused flag stores anything");
 }

@@ -54,6 +54,11 @@ pub(super) struct RunArgs {
     /// measured for this host class, workload and threads, else 2%].
     #[arg(long, value_name = "FRACTION", value_parser = super::compare::parse_fraction)]
     noise_band: Option<f64>,
+    /// Overall confidence of the adaptive looks: equal targets are called different at one look or
+    /// another with probability 1 − LEVEL at most (e.g. 0.99; give `versus compare` the same level)
+    /// [default: 0.95].
+    #[arg(long, value_name = "LEVEL", value_parser = parse_confidence)]
+    confidence: Option<f64>,
     #[command(flatten)]
     db: DbArg,
 }
@@ -69,6 +74,13 @@ pub(super) struct AdaptiveArgs {
     /// rounds while a comparison is still open (overrides `max` in the file).
     #[arg(long, value_name = "N")]
     pub max_repetitions: Option<u32>,
+}
+
+fn parse_confidence(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!("'{s}' must be a level strictly between 0 and 1, e.g. 0.99")),
+    }
 }
 
 fn parse_until(s: &str) -> std::result::Result<f64, String> {
@@ -174,6 +186,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         resume: a.resume || a.resume_id.is_some(),
         experiment_id: a.resume_id,
         noise_band: a.noise_band,
+        confidence: a.confidence,
         ..RunOptions::default()
     };
     let outcome = run_experiment(&text, Some(&abs), &plan, &mut store, &mut executor, &opts, &mut progress)?;
