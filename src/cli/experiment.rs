@@ -174,7 +174,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     }
     let plan = Plan::new(&file, &base).map_err(|m| Error::file(&path, m))?;
     if a.dry_run {
-        print!("{}", plan.describe());
+        print!("{}", plan.describe_at(a.confidence.unwrap_or(crate::experiment::adaptive::CONFIDENCE)));
         print!("\nwhat it changes on each server:\n{}", crate::experiment::external::describe_changes(&plan));
         return Ok(0);
     }

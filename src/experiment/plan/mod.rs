@@ -241,6 +241,11 @@ impl Plan {
 
     /// The text of `versus run FILE --dry-run`.
     pub fn describe(&self) -> String {
+        self.describe_at(super::adaptive::CONFIDENCE)
+    }
+
+    /// [`Plan::describe`] with the adaptive looks at overall `confidence` (`versus run --confidence`).
+    pub fn describe_at(&self, confidence: f64) -> String {
         let mut s = String::new();
         let f = &self.file;
         let mut thread_counts: Vec<u32> = self.cells.iter().map(|c| c.threads).collect();
@@ -278,8 +283,10 @@ impl Plan {
             let _ = writeln!(
                 s,
                 "adaptive: {} rounds, then one shuffled round of every cell at a time until every comparison is {until} \
-                 (group-sequential, 95 % overall), at most {} rounds",
-                reps.min, reps.max
+                 (group-sequential, {} % overall), at most {} rounds",
+                reps.min,
+                (confidence * 1000.0).round() / 10.0,
+                reps.max
             );
         }
         let _ = writeln!(

@@ -187,6 +187,8 @@ fn adaptive_plans_run_the_minimum_first_and_extra_rounds_continue_the_shuffle() 
     let text = p.describe();
     assert!(text.contains("16 cells × 2–6 repetition(s) = 32–96 runs"), "{text}");
     assert!(text.contains("until every comparison is decisive or narrower than ±3%"), "{text}");
+    assert!(text.contains("(group-sequential, 95 % overall)"), "{text}");
+    assert!(p.describe_at(0.999).contains("(group-sequential, 99.9 % overall)"));
     let est = text.lines().find(|l| l.starts_with("estimated duration")).unwrap();
     assert!(est.contains("(2 rounds) to ") && est.ends_with("(6 rounds)"), "{est}");
     assert!(p.estimate_max() > p.estimate() * 2, "{est}");
