@@ -18,7 +18,7 @@ use crate::store::{RunRow, Status, Store};
 
 /// Overall confidence of the looks unless `versus run --confidence` says otherwise (the default of
 /// `versus compare`).
-pub const CONFIDENCE: f64 = 0.95;
+pub const CONFIDENCE: f64 = crate::stats::DEFAULT_CONFIDENCE;
 
 /// One comparison at one look.
 #[derive(Debug, Clone, PartialEq)]

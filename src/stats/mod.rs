@@ -32,8 +32,8 @@ pub use autocorr::{EffectiveSampleSize, MeanCi, autocorrelation, effective_sampl
 pub use bootstrap::{BootstrapConfig, BootstrapMethod, RatioCi, ratio_of_means_ci};
 pub use changepoint::{ChangePoint, ChangePointConfig, detect_change_points, relative_to_first};
 pub use compare::{
-    CompareConfig, Comparison, DEFAULT_NOISE_BAND, MIN_BOOTSTRAP_REPETITIONS, SampleLevel, Verdict, compare,
-    noise_band_from_aa, ratio_ci,
+    CompareConfig, Comparison, DEFAULT_CONFIDENCE, DEFAULT_NOISE_BAND, MIN_BOOTSTRAP_REPETITIONS, SampleLevel, Verdict,
+    compare, noise_band_from_aa, ratio_ci,
 };
 pub use power::{
     DEFAULT_POWER, DetectableEffect, IntervalShape, RepetitionsNeeded, SideNoise, detectable_effect,

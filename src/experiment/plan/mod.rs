@@ -241,7 +241,7 @@ impl Plan {
 
     /// The text of `versus run FILE --dry-run`.
     pub fn describe(&self) -> String {
-        self.describe_at(super::adaptive::CONFIDENCE)
+        self.describe_at(crate::stats::DEFAULT_CONFIDENCE)
     }
 
     /// [`Plan::describe`] with the adaptive looks at overall `confidence` (`versus run --confidence`).
