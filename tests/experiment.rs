@@ -457,5 +457,17 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--confidence") && err.contains("strictly between 0 and 1"), "{err}");
+    // A level for looks that a fixed plan never takes (`env.file` wrote the bad file over the good one).
+    let file = env.file(&text);
+    let out = env.versus(&["run", file.to_str().unwrap(), "--confidence", "0.99", "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--confidence") && err.contains("--max-repetitions") && err.lines().count() == 1, "{err}");
+    let adaptive = ["run", file.to_str().unwrap(), "--confidence", "0.99", "--max-repetitions", "4", "--dry-run"];
+    let out = env.versus(&adaptive).output().unwrap();
+    if cpus.len() >= 2 {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("(group-sequential, 99 % overall)"));
+    }
     assert!(env.store_is_absent(), "neither a dry run nor a refused flag stores anything");
 }

@@ -167,6 +167,13 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         }
         None => (file, text),
     };
+    if a.confidence.is_some() && !file.repetitions.is_adaptive() {
+        return Err(Error::option(
+            "--confidence",
+            "sets the level of the adaptive looks, and this experiment has a fixed number of repetitions: add \
+             --max-repetitions N (or write repetitions = { min, max } in the file), or leave --confidence to `versus compare`",
+        ));
+    }
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let problems = crate::experiment::validate::problems(home, &file, &base);
     if !problems.is_empty() {
