@@ -56,7 +56,7 @@ pub(super) struct CalibrateArgs {
     #[arg(long, default_value_t = 5)]
     repetitions: u32,
     /// Confidence level of the A/A interval (that of the comparisons).
-    #[arg(long, value_name = "LEVEL", default_value = "0.95")]
+    #[arg(long, value_name = "LEVEL", default_value_t = crate::stats::DEFAULT_CONFIDENCE)]
     confidence: f64,
     /// Seed of the run order.
     #[arg(long, default_value_t = 1)]

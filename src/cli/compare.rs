@@ -44,7 +44,7 @@ pub struct SelectArgs {
     #[arg(long, value_name = "N", value_delimiter = ',')]
     pub threads: Vec<u32>,
     /// Confidence level of the intervals.
-    #[arg(long, value_name = "LEVEL", default_value = "0.95")]
+    #[arg(long, value_name = "LEVEL", default_value_t = crate::stats::DEFAULT_CONFIDENCE)]
     pub confidence: f64,
     /// Changes smaller than this are never called (e.g. 2% or 0.02) [default: the band `versus calibrate`
     /// measured for the runs' host class and workload, else 2%].

@@ -77,10 +77,8 @@ pub(super) struct AdaptiveArgs {
 }
 
 fn parse_confidence(s: &str) -> std::result::Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!("'{s}' must be a level strictly between 0 and 1, e.g. 0.99")),
-    }
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number; write a level such as 0.99"))?;
+    crate::stats::check_confidence(v).map(|()| v).map_err(|e| e.to_string())
 }
 
 fn parse_until(s: &str) -> std::result::Result<f64, String> {
@@ -181,7 +179,7 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     }
     let plan = Plan::new(&file, &base).map_err(|m| Error::file(&path, m))?;
     if a.dry_run {
-        print!("{}", plan.describe_at(a.confidence.unwrap_or(crate::experiment::adaptive::CONFIDENCE)));
+        print!("{}", plan.describe_at(a.confidence.unwrap_or(crate::stats::DEFAULT_CONFIDENCE)));
         print!("\nwhat it changes on each server:\n{}", crate::experiment::external::describe_changes(&plan));
         return Ok(0);
     }

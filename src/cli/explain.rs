@@ -213,7 +213,7 @@ pub(super) struct MeasureArgs {
     #[arg(long, value_name = "METRIC", default_value = "tps", value_parser = parse_metric)]
     pub(super) metric: Metric,
     /// Confidence level of the intervals.
-    #[arg(long, value_name = "LEVEL", default_value = "0.95")]
+    #[arg(long, value_name = "LEVEL", default_value_t = crate::stats::DEFAULT_CONFIDENCE)]
     pub(super) confidence: f64,
     /// Seed of the run order.
     #[arg(long, default_value_t = 1)]

@@ -16,10 +16,6 @@ use crate::stats::sequential::{Look, SequentialDesign, SequentialPlan, sequentia
 use crate::stats::{Direction, Verdict};
 use crate::store::{RunRow, Status, Store};
 
-/// Overall confidence of the looks unless `versus run --confidence` says otherwise (the default of
-/// `versus compare`).
-pub const CONFIDENCE: f64 = crate::stats::DEFAULT_CONFIDENCE;
-
 /// One comparison at one look.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LookRow {
@@ -246,7 +242,7 @@ test = "oltp_point_select"
     #[test]
     fn a_large_change_stops_at_the_minimum_and_noise_goes_on_to_the_maximum() {
         let plan = Plan::new(&ExperimentFile::parse(FILE).unwrap(), Path::new("/")).unwrap();
-        let seq = design(&plan.file.repetitions, CONFIDENCE).unwrap();
+        let seq = design(&plan.file.repetitions, crate::stats::DEFAULT_CONFIDENCE).unwrap();
         let jitter = |rep: u32| [1.0, 1.03, 0.97, 1.02, 0.98, 1.01][(rep - 1) as usize];
         let big = runs(&plan, |cell, rep| if cell == 0 { 100.0 * jitter(rep) } else { 150.0 / jitter(rep) }, 3);
         let d = decide(&plan, &big, &seq, &Bands::fixed(0.02, "test")).unwrap();
@@ -266,7 +262,7 @@ test = "oltp_point_select"
     #[test]
     fn a_comparison_without_an_interval_stays_open_until_the_maximum() {
         let plan = Plan::new(&ExperimentFile::parse(FILE).unwrap(), Path::new("/")).unwrap();
-        let seq = design(&plan.file.repetitions, CONFIDENCE).unwrap();
+        let seq = design(&plan.file.repetitions, crate::stats::DEFAULT_CONFIDENCE).unwrap();
         let mut r = runs(&plan, |_, _| 100.0, 3);
         for run in r.iter_mut().filter(|r| r.cell.key == plan.cells[1].key) {
             run.status = Status::Failed;

@@ -59,7 +59,7 @@ pub struct RunOptions {
     /// The noise band of the adaptive looks [default: the calibrated band of the host class and
     /// workload, else [`crate::stats::DEFAULT_NOISE_BAND`]; see [`adaptive::Bands`]].
     pub noise_band: Option<f64>,
-    /// Overall confidence of the adaptive looks [default: [`adaptive::CONFIDENCE`]].
+    /// Overall confidence of the adaptive looks [default: [`crate::stats::DEFAULT_CONFIDENCE`]].
     pub confidence: Option<f64>,
     /// A hard end: no run starts whose estimate ([`Plan::run_estimate`], plus the preparation it needs
     /// first), corrected by the worst overrun seen so far ([`RunOptions::pace`]), would take it past this
@@ -98,7 +98,7 @@ pub fn run_experiment(
     store.set_experiment_status(experiment_id, Status::Running)?;
     // Fleet blocks are the fixed rounds; only a whole experiment adds rounds.
     let adaptive = match file.repetitions.is_adaptive() && opts.block.is_none() {
-        true => Some(adaptive::design(&file.repetitions, opts.confidence.unwrap_or(adaptive::CONFIDENCE))?),
+        true => Some(adaptive::design(&file.repetitions, opts.confidence.unwrap_or(crate::stats::DEFAULT_CONFIDENCE))?),
         false => None,
     };
     let mut prepared: HashMap<usize, std::result::Result<(), String>> = HashMap::new();

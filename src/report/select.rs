@@ -54,7 +54,7 @@ impl Default for Selection {
             configs: Vec::new(),
             workloads: Vec::new(),
             threads: Vec::new(),
-            confidence: 0.95,
+            confidence: crate::stats::DEFAULT_CONFIDENCE,
             noise_band: DEFAULT_NOISE_BAND,
             use_calibration: true,
             force: false,

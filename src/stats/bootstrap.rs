@@ -41,7 +41,7 @@ impl Default for BootstrapConfig {
     fn default() -> Self {
         BootstrapConfig {
             resamples: 10_000,
-            confidence: 0.95,
+            confidence: super::DEFAULT_CONFIDENCE,
             method: BootstrapMethod::Bca,
             expand_small_samples: true,
             seed: 0x5EED,

@@ -16,9 +16,6 @@ use crate::error::{Error, Result};
 /// criterion.rs's 1 % because database runs are noisier than micro-benchmarks.
 pub const DEFAULT_NOISE_BAND: f64 = 0.02;
 
-/// Default two-sided confidence level of intervals and verdicts (`versus compare --confidence`).
-pub const DEFAULT_CONFIDENCE: f64 = 0.95;
-
 /// Fewest repetitions per side for which [`ratio_ci`] uses the bootstrap (below it, a parametric
 /// interval).
 pub const MIN_BOOTSTRAP_REPETITIONS: usize = 5;

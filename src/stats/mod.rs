@@ -32,8 +32,8 @@ pub use autocorr::{EffectiveSampleSize, MeanCi, autocorrelation, effective_sampl
 pub use bootstrap::{BootstrapConfig, BootstrapMethod, RatioCi, ratio_of_means_ci};
 pub use changepoint::{ChangePoint, ChangePointConfig, detect_change_points, relative_to_first};
 pub use compare::{
-    CompareConfig, Comparison, DEFAULT_CONFIDENCE, DEFAULT_NOISE_BAND, MIN_BOOTSTRAP_REPETITIONS, SampleLevel, Verdict,
-    compare, noise_band_from_aa, ratio_ci,
+    CompareConfig, Comparison, DEFAULT_NOISE_BAND, MIN_BOOTSTRAP_REPETITIONS, SampleLevel, Verdict, compare,
+    noise_band_from_aa, ratio_ci,
 };
 pub use power::{
     DEFAULT_POWER, DetectableEffect, IntervalShape, RepetitionsNeeded, SideNoise, detectable_effect,
@@ -108,6 +108,9 @@ pub(crate) fn check_sample(what: &str, xs: &[f64], min_len: usize) -> Result<()>
     }
     Ok(())
 }
+
+/// Default two-sided confidence level of intervals, verdicts and adaptive looks (`--confidence`).
+pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
 /// Returns an error unless `confidence` is strictly between 0 and 1.
 pub(crate) fn check_confidence(confidence: f64) -> Result<()> {
