@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Side-by-side comparison of `versus sysbench` and sysbench 1.0.20 against one sandboxed MariaDB.
 
-Runs every configuration in interleaved rounds (sysbench, versus, the floor client, ...; then again)
-against the same server and tables, over TCP and over the unix socket, and measures, per run:
+Runs every configuration in interleaved rounds against the same server and tables, over TCP and over the
+unix socket; the clients' order turns by one place each round (sysbench, versus, floor; then versus,
+floor, sysbench; ...), so that no client always runs first or last. Measures, per run:
 transactions per second (from the report), client CPU (user+sys of the client process, from wait4) per
 transaction, server CPU, the 1-minute load average at its start, and the wall time of `prepare`. Writes
-the medians over the rounds and the ratios to sysbench and to the floor client to BENCHMARKS.md (or --out).
+the medians over the rounds and the ratios to sysbench and to the floor client to BENCHMARKS.md (or --out),
+and judges versus against issue 18's targets, setting each miss against the floor client (bench/targets.py).
+`--load N` runs the whole run phase beside N busy processes (one spinning loop each, at normal priority),
+for the same comparison on a loaded machine.
 
-Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 10] [--rounds 3] [--out BENCHMARKS.md]
+Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 10] [--rounds 3] [--load 0]
+       [--out BENCHMARKS.md]
 Needs: a release build of versus and of the floor client (`cargo build --release --example floor_client`),
 the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 """
@@ -15,10 +20,14 @@ the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 import argparse
 import os
 import re
+import signal
+import subprocess
 import sys
 import time
 
+import targets
 from benchlib import Server, run_client
+from targets import median
 
 
 def tps_of(text):
@@ -50,6 +59,8 @@ def main():
     ap.add_argument("--prepare-rows", type=int, default=1_000_000)
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--out", default="BENCHMARKS.md")
+    ap.add_argument("--load", type=int, default=0,
+                    help="busy processes (a spinning loop each) running beside the whole run phase")
     ap.add_argument("--variants", default="versus,floor",
                     help="clients to run besides sysbench: versus (thread per connection, lean client), "
                          "versus-mux1 / versus-mux2 (--client-threads=1/2), versus-crate (--client=crate), "
@@ -85,6 +96,7 @@ def main():
     load_before = open("/proc/loadavg").read().split()[:3]
     results = []
     prepare_rows = []
+    hogs = []
     try:
         # Prepare speed: 2 tables x N rows at 2 threads, A B A B, table shapes compared.
         if not a.skip_prepare:
@@ -110,9 +122,12 @@ def main():
                 for th in [int(x) for x in a.threads.split(",")]:
                     configs.append((test, th, 0, tr))
         configs += [("oltp_point_select", 4, 5000, "tcp"), ("oltp_read_write", 4, 300, "tcp")]
+        for _ in range(a.load):
+            hogs.append(subprocess.Popen(["sh", "-c", "while :; do :; done"], start_new_session=True))
         for test, th, rate, tr in configs:
             for rnd in range(a.rounds):
-                for tool in order:
+                turn = rnd % len(order)
+                for tool in order[turn:] + order[:turn]:
                     if rate and tool.startswith("floor"):
                         continue
                     extra = [f"--threads={th}", f"--time={a.time}", "--rand-type=uniform"]
@@ -128,6 +143,10 @@ def main():
                     print(f"{test} t={th} rate={rate} {tr} {tool}: {tps:.1f} tps, {cpu / events * 1e6:.1f} us CPU/txn, "
                           f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU (load {load})", flush=True)
     finally:
+        # The busy loops were started here, in sessions of their own: stopped by their PIDs.
+        for h in hogs:
+            os.killpg(h.pid, signal.SIGKILL)
+            h.wait()
         srv.stop()
     load_after = open("/proc/loadavg").read().split()[:3]
     write_report(a, results, prepare_rows, order, (load_before, load_after))
@@ -135,14 +154,6 @@ def main():
 
 def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
-
-
-def median(xs):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
 def write_report(a, results, prepare_rows, order, loads):
@@ -155,15 +166,19 @@ def write_report(a, results, prepare_rows, order, loads):
         "",
         "## versus sysbench vs sysbench 1.0.20 (side by side)",
         "",
-        f"Produced by `bench/sysbench_compare.py --time {a.time} --rounds {a.rounds} --variants {','.join(order[1:])}` "
+        f"Produced by `bench/sysbench_compare.py --time {a.time} --rounds {a.rounds} --variants {','.join(order[1:])}"
+        f"{f' --load {a.load}' if a.load else ''}` "
         f"on {time.strftime('%Y-%m-%d %H:%M')}: {os.cpu_count()} cores, one sandboxed MariaDB (system mariadbd 10.11, "
         "buffer pool 2G, innodb_flush_log_at_trx_commit=2), all clients on the same host, runs of "
-        f"{a.time} s in the order {', '.join(order)}, {a.rounds} interleaved rounds; every figure is the median "
+        f"{a.time} s, {a.rounds} interleaved rounds, the clients' order turning by one place each round (first "
+        f"round: {', '.join(order)}); every figure is the median "
         "over the rounds. Run phase: 4 tables x 100k rows, `--rand-type=uniform`. CPU is the client process's "
         "user+sys time (wait4) divided by its transactions; server CPU likewise from /proc. Load average "
         f"before/after: {' '.join(loads[0])} / {' '.join(loads[1])}; 1-minute load at the start of the runs: "
         f"median {median(loads_all):.2f}, range {min(loads_all, default=0):.2f}–{max(loads_all, default=0):.2f} "
-        "(per row in the last column; other work on the machine adds noise).",
+        "(per row in the last column; other work on the machine adds noise)"
+        + (f". **Loaded machine**: {a.load} busy process(es), a spinning loop each at normal priority, ran beside "
+           "the whole run phase." if a.load else "."),
         "",
         "Clients: `versus` = lean client, one OS thread per connection (the default); `versus-mux1`/`-mux2` = "
         "event-loop workers, `--client-threads=1`/`2`; `versus-crate` = the mysql crate (`--client=crate`); "
@@ -200,6 +215,7 @@ def write_report(a, results, prepare_rows, order, loads):
             vs_floor = f"{cpu / cpu_f:.2f}" if cpu_f == cpu_f else "-"
             lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {key[3]} | {tool} | {tps:.0f} | {tps / tps_b:.2f} | "
                          f"{cpu:.1f} | {cpu / cpu_b:.2f} | {vs_floor} | {srv_cpu:.1f} | {load:.2f} |")
+    lines += targets.section(results)
     if prepare_rows:
         def prep(tool, key):
             return mean([r[key] for r in prepare_rows if r["tool"] == tool])
