@@ -56,6 +56,25 @@ class Server:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK
 
+    def sched(self):
+        """The server's user and system CPU seconds so far (the process's, exited threads included) and
+        the voluntary (sleeps) and involuntary (preemptions) context switches of its live threads."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out = dict(user=int(fields[11]) / CLK, sys=int(fields[12]) / CLK, sleeps=0, preempt=0)
+        base = f"/proc/{self.pid}/task"
+        for tid in os.listdir(base):
+            try:
+                with open(f"{base}/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            out["sleeps"] += int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches:"):
+                            out["preempt"] += int(line.split()[1])
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+        return out
+
     def stop(self):
         subprocess.run([self.versus, "server", "stop", "--all"], env=self.env, capture_output=True)
         shutil.rmtree(self.home, ignore_errors=True)

@@ -134,14 +134,18 @@ def main():
                     if rate:
                         extra.append(f"--rate={rate}")
                     load = float(open("/proc/loadavg").read().split()[0])
-                    s0 = srv.cpu()
+                    s0 = srv.sched()
                     wall, cpu, text = run_client(tools[tool] + [test] + via[tr] + ropts + extra + ["run"])
-                    s1 = srv.cpu()
+                    s1 = srv.sched()
                     events, tps = tps_of(text)
+                    d = {k: s1[k] - s0[k] for k in s0}
                     results.append(dict(test=test, threads=th, rate=rate, via=tr, tool=tool, round=rnd, tps=tps,
-                                        events=events, cpu=cpu, wall=wall, server_cpu=s1 - s0, load=load))
+                                        events=events, cpu=cpu, wall=wall, server_cpu=d["user"] + d["sys"],
+                                        server_sys=d["sys"], server_sleeps=d["sleeps"], load=load))
                     print(f"{test} t={th} rate={rate} {tr} {tool}: {tps:.1f} tps, {cpu / events * 1e6:.1f} us CPU/txn, "
-                          f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU (load {load})", flush=True)
+                          f"client {cpu / wall / os.cpu_count() * 100:.1f}% of all CPU, server sys "
+                          f"{d['sys'] / events * 1e6:.1f} us/txn, server sleeps {d['sleeps'] / events:.2f}/txn "
+                          f"(load {load})", flush=True)
     finally:
         # The busy loops were started here, in sessions of their own: stopped by their PIDs.
         for h in hogs:
@@ -173,7 +177,8 @@ def write_report(a, results, prepare_rows, order, loads):
         f"{a.time} s, {a.rounds} interleaved rounds, the clients' order turning by one place each round (first "
         f"round: {', '.join(order)}); every figure is the median "
         "over the rounds. Run phase: 4 tables x 100k rows, `--rand-type=uniform`. CPU is the client process's "
-        "user+sys time (wait4) divided by its transactions; server CPU likewise from /proc. Load average "
+        "user+sys time (wait4) divided by its transactions; server CPU likewise from /proc, with its system part "
+        "and the server threads' sleeps (voluntary context switches) per transaction beside it. Load average "
         f"before/after: {' '.join(loads[0])} / {' '.join(loads[1])}; 1-minute load at the start of the runs: "
         f"median {median(loads_all):.2f}, range {min(loads_all, default=0):.2f}–{max(loads_all, default=0):.2f} "
         "(per row in the last column; other work on the machine adds noise)"
@@ -189,8 +194,8 @@ def write_report(a, results, prepare_rows, order, loads):
            "connection from one ring each." if any(t.startswith("floor-uring") for t in order) else "."),
         "",
         "| test | threads | rate | via | client | tps | tps vs sysbench | CPU µs/txn | CPU vs sysbench | CPU vs floor "
-        "| server CPU µs/txn | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| server CPU µs/txn | of it sys | server sleeps/txn | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     seen = []
     for r in results:
@@ -211,10 +216,13 @@ def write_report(a, results, prepare_rows, order, loads):
             tps = med(tool, lambda x: x["tps"])
             cpu = med(tool, lambda x: x["cpu"] / x["events"] * 1e6)
             srv_cpu = med(tool, lambda x: x["server_cpu"] / x["events"] * 1e6)
+            srv_sys = med(tool, lambda x: x["server_sys"] / x["events"] * 1e6)
+            srv_sleeps = med(tool, lambda x: x["server_sleeps"] / x["events"])
             load = med(tool, lambda x: x["load"])
             vs_floor = f"{cpu / cpu_f:.2f}" if cpu_f == cpu_f else "-"
             lines.append(f"| {key[0]} | {key[1]} | {key[2] or '-'} | {key[3]} | {tool} | {tps:.0f} | {tps / tps_b:.2f} | "
-                         f"{cpu:.1f} | {cpu / cpu_b:.2f} | {vs_floor} | {srv_cpu:.1f} | {load:.2f} |")
+                         f"{cpu:.1f} | {cpu / cpu_b:.2f} | {vs_floor} | {srv_cpu:.1f} | {srv_sys:.1f} | "
+                         f"{srv_sleeps:.2f} | {load:.2f} |")
     lines += targets.section(results)
     if prepare_rows:
         def prep(tool, key):

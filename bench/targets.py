@@ -32,6 +32,10 @@ def cpu_per_txn(r):
     return r["cpu"] / r["events"] * 1e6
 
 
+def server_per_txn(r):
+    return r["server_cpu"] / r["events"] * 1e6
+
+
 def ratios(rows, tool, base, measure):
     """Per-round ratios of `tool` to `base` (paired by round) and the ratio of their medians.
 
@@ -55,10 +59,11 @@ def judge(value, how, bound):
 
 def verdicts(results, client="versus"):
     """One verdict per closed-loop row and target: (row, target, value, floor value or None, per-round
-    range, 'met' | 'floor misses too' | 'missed').
+    ratios, 'met' | 'floor misses too' | 'missed', the server's CPU per transaction with this client
+    against with the floor, or None).
 
     >>> mk = lambda tool, rnd, tps, cpu: dict(test="t", threads=4, rate=0, via="tcp", tool=tool, round=rnd,
-    ...                                      tps=tps, events=int(tps), cpu=cpu * tps / 1e6)
+    ...                                      tps=tps, events=int(tps), cpu=cpu * tps / 1e6, server_cpu=tps / 1e5)
     >>> rs = [mk("sysbench", 0, 100, 10), mk("versus", 0, 120, 7), mk("floor", 0, 105, 9)]
     >>> [(v[1], v[5]) for v in verdicts(rs)]  # doctest: +NORMALIZE_WHITESPACE
     [('tps >= 1.0x sysbench', 'met'), ('tps >= 1.1x sysbench', 'met'), ('CPU/txn <= 0.8x sysbench', 'met'),
@@ -82,6 +87,7 @@ def verdicts(results, client="versus"):
         if client not in tools or "sysbench" not in tools:
             continue
         tps = lambda r: r["tps"]
+        server = ratios(rows, client, "floor", server_per_txn)[0] if "floor" in tools else None
         for name, what, how, bound, applies in TARGETS:
             if not applies(key[1]):
                 continue
@@ -100,7 +106,7 @@ def verdicts(results, client="versus"):
                 verdict = "floor misses too"
             else:
                 verdict = "missed"
-            out.append((key, name, value, floor_value, per_round, verdict))
+            out.append((key, name, value, floor_value, per_round, verdict, server))
     return out
 
 
@@ -122,12 +128,14 @@ def section(results, client="versus"):
         lines.append(f"| {name} | {len(mine)} | {count('met')} | {count('floor misses too')} | {count('missed')} |")
     misses = [v for v in vs if v[5] != "met"]
     if misses:
-        lines += ["", "| test, threads, via | target | versus | floor | per-round range | verdict |",
-                  "|---|---|---|---|---|---|"]
-        for (test, th, via), name, value, floor_value, per_round, verdict in misses:
+        lines += ["", "| test, threads, via | target | versus | floor | per-round range | verdict "
+                  "| server CPU/txn, versus's run vs the floor's |",
+                  "|---|---|---|---|---|---|---|"]
+        for (test, th, via), name, value, floor_value, per_round, verdict, server in misses:
             fv = f"{floor_value:.2f}" if floor_value is not None else "-"
             span = f"{min(per_round):.2f}–{max(per_round):.2f}" if per_round else "-"
-            lines.append(f"| {test}, {th}, {via} | {name} | {value:.2f} | {fv} | {span} | {verdict} |")
+            sv = f"{server:.2f}" if server is not None else "-"
+            lines.append(f"| {test}, {th}, {via} | {name} | {value:.2f} | {fv} | {span} | {verdict} | {sv} |")
     return lines
 
 
