@@ -7,6 +7,7 @@ versus sandbox), and stopped by `versus server stop`, which signals its PID.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -93,6 +94,13 @@ def run_client(cmd):
     if code != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{text[-3000:]}")
     return wall, ru.ru_utime + ru.ru_stime, text
+
+
+def drawing_cpu(text):
+    """The CPU seconds the floor client spent drawing its statements before its clock started (its report
+    says so; 0 for any other client). Part of the process's CPU time, not of the replay it measures."""
+    m = re.search(r"CPU drawing statements before start:\s+([\d.]+)s", text)
+    return float(m.group(1)) if m else 0.0
 
 
 def replace_section(path, begin, end, section):

@@ -26,7 +26,7 @@ import sys
 import time
 
 import targets
-from benchlib import Server, run_client
+from benchlib import Server, drawing_cpu, run_client
 from targets import median
 
 
@@ -137,6 +137,7 @@ def main():
                     s0 = srv.sched()
                     wall, cpu, text = run_client(tools[tool] + [test] + via[tr] + ropts + extra + ["run"])
                     s1 = srv.sched()
+                    cpu -= drawing_cpu(text)
                     events, tps = tps_of(text)
                     d = {k: s1[k] - s0[k] for k in s0}
                     results.append(dict(test=test, threads=th, rate=rate, via=tr, tool=tool, round=rnd, tps=tps,
@@ -177,7 +178,8 @@ def write_report(a, results, prepare_rows, order, loads):
         f"{a.time} s, {a.rounds} interleaved rounds, the clients' order turning by one place each round (first "
         f"round: {', '.join(order)}); every figure is the median "
         "over the rounds. Run phase: 4 tables x 100k rows, `--rand-type=uniform`. CPU is the client process's "
-        "user+sys time (wait4) divided by its transactions; server CPU likewise from /proc, with its system part "
+        "user+sys time (wait4) divided by its transactions (the floor's less the CPU it spent drawing its "
+        "statements before its clock started, which it reports); server CPU likewise from /proc, with its system part "
         "and the server threads' sleeps (voluntary context switches) per transaction beside it. Load average "
         f"before/after: {' '.join(loads[0])} / {' '.join(loads[1])}; 1-minute load at the start of the runs: "
         f"median {median(loads_all):.2f}, range {min(loads_all, default=0):.2f}–{max(loads_all, default=0):.2f} "
