@@ -15,6 +15,19 @@ import time
 
 CLK = os.sysconf("SC_CLK_TCK")
 
+# The server of the client comparisons (sysbench_compare, kernel_profile, server_side): the run phase's
+# tables in memory, the redo log flushed once a second, room for 64 connections' prepared statements.
+CLIENT_BENCH_SETTINGS = ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M",
+                         "innodb_flush_log_at_trx_commit=2", "max_connections=1000",
+                         "max_prepared_stmt_count=100000"]
+
+
+def client_paths(ap):
+    """The --versus, --floor and --sysbench options of the client comparisons."""
+    ap.add_argument("--versus", default="target/release/versus")
+    ap.add_argument("--floor", default="target/release/examples/floor_client")
+    ap.add_argument("--sysbench", default="/usr/bin/sysbench")
+
 
 class Server:
     """A sandbox of the distribution's MariaDB with `settings` (name=value strings) in its my.cnf."""

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import CLK, Server
+from benchlib import CLIENT_BENCH_SETTINGS, CLK, Server, client_paths
 
 SYSCALLS = {
     "send": ["sendto", "sendmsg", "write", "writev"],
@@ -180,9 +180,7 @@ def summarize(client, test, raw):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--versus", default="target/release/versus")
-    ap.add_argument("--floor", default="target/release/examples/floor_client")
-    ap.add_argument("--sysbench", default="/usr/bin/sysbench")
+    client_paths(ap)
     ap.add_argument("--clients", default="sysbench,versus,floor")
     ap.add_argument("--tests", default="oltp_point_select,oltp_read_write")
     ap.add_argument("--threads", default="1,4,16,64")
@@ -191,9 +189,7 @@ def main():
     ap.add_argument("--out", default="BENCHMARKS.md")
     a = ap.parse_args()
 
-    srv = Server(a.versus, ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M",
-                            "innodb_flush_log_at_trx_commit=2", "max_connections=1000",
-                            "max_prepared_stmt_count=100000"])
+    srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
     common = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest", "--tables=4",
               "--table-size=100000"]
     transports = {"tcp": ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"],

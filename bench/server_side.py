@@ -20,7 +20,7 @@ client, the distribution's MariaDB. Nothing is left running.
 import argparse
 import sys
 
-from benchlib import Server, drawing_cpu, run_client
+from benchlib import CLIENT_BENCH_SETTINGS, Server, client_paths, drawing_cpu, run_client
 from sysbench_compare import tps_of
 from targets import median
 
@@ -37,9 +37,7 @@ def status(srv):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--versus", default="target/release/versus")
-    ap.add_argument("--floor", default="target/release/examples/floor_client")
-    ap.add_argument("--sysbench", default="/usr/bin/sysbench")
+    client_paths(ap)
     ap.add_argument("--test", default="oltp_point_select")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--via", choices=["tcp", "socket"], default="tcp")
@@ -47,9 +45,7 @@ def main():
     ap.add_argument("--time", type=int, default=5, help="seconds per run")
     a = ap.parse_args()
 
-    srv = Server(a.versus, ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M",
-                            "innodb_flush_log_at_trx_commit=2", "max_connections=1000",
-                            "max_prepared_stmt_count=100000"])
+    srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
     login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
     tcp = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"] + login
     via = {"tcp": tcp, "socket": [f"--mysql-socket={srv.sock}"] + login}[a.via]

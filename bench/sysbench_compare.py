@@ -18,6 +18,7 @@ the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 """
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -26,7 +27,7 @@ import sys
 import time
 
 import targets
-from benchlib import Server, drawing_cpu, run_client
+from benchlib import CLIENT_BENCH_SETTINGS, Server, client_paths, drawing_cpu, run_client
 from targets import median
 
 
@@ -49,16 +50,15 @@ def table_shape(srv, tables):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--versus", default="target/release/versus")
-    ap.add_argument("--sysbench", default="/usr/bin/sysbench")
+    client_paths(ap)
     ap.add_argument("--time", type=int, default=10, help="seconds per run")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the report gives medians")
     ap.add_argument("--threads", default="1,4,16,64")
     ap.add_argument("--transports", default="tcp,socket")
-    ap.add_argument("--floor", default="target/release/examples/floor_client")
     ap.add_argument("--prepare-rows", type=int, default=1_000_000)
     ap.add_argument("--skip-prepare", action="store_true")
     ap.add_argument("--out", default="BENCHMARKS.md")
+    ap.add_argument("--raw", help="also write every run's figures to this JSON file (for another analysis)")
     ap.add_argument("--load", type=int, default=0,
                     help="busy processes (a spinning loop each) running beside the whole run phase")
     ap.add_argument("--variants", default="versus,floor",
@@ -70,7 +70,7 @@ def main():
                          "connection, or 1 / 2 loop threads)")
     a = ap.parse_args()
 
-    srv = Server(a.versus, ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512M", "innodb_flush_log_at_trx_commit=2", "max_connections=1000", "max_prepared_stmt_count=100000"])
+    srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
     login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
     conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"] + login
     via = {"tcp": conn, "socket": [f"--mysql-socket={srv.sock}"] + login}
@@ -154,6 +154,10 @@ def main():
             h.wait()
         srv.stop()
     load_after = open("/proc/loadavg").read().split()[:3]
+    if a.raw:
+        with open(a.raw, "w") as f:
+            json.dump(dict(runs=results, prepare=prepare_rows, order=order, loads=[load_before, load_after]), f,
+                      indent=1)
     write_report(a, results, prepare_rows, order, (load_before, load_after))
 
 

@@ -132,10 +132,11 @@ def section(results, client="versus"):
                   "| server CPU/txn, versus's run vs the floor's |",
                   "|---|---|---|---|---|---|---|"]
         for (test, th, via), name, value, floor_value, per_round, verdict, server in misses:
-            fv = f"{floor_value:.2f}" if floor_value is not None else "-"
+            # Three decimals: a miss by less than 0.005 would otherwise read as the bound itself.
+            fv = f"{floor_value:.3f}" if floor_value is not None else "-"
             span = f"{min(per_round):.2f}–{max(per_round):.2f}" if per_round else "-"
             sv = f"{server:.2f}" if server is not None else "-"
-            lines.append(f"| {test}, {th}, {via} | {name} | {value:.2f} | {fv} | {span} | {verdict} | {sv} |")
+            lines.append(f"| {test}, {th}, {via} | {name} | {value:.3f} | {fv} | {span} | {verdict} | {sv} |")
     return lines
 
 
