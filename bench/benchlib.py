@@ -48,7 +48,11 @@ class Server:
             self.sql(f"CREATE DATABASE IF NOT EXISTS {database}")
 
     def _versus(self, *args):
-        r = subprocess.run([self.versus, *args], env=self.env, capture_output=True, text=True)
+        try:
+            r = subprocess.run([self.versus, *args], env=self.env, capture_output=True, text=True)
+        except OSError as e:
+            self.stop()
+            raise SystemExit(f"{self.versus}: {e.strerror}; build it (cargo build --release) or give --versus")
         if r.returncode != 0:
             self.stop()
             raise SystemExit(f"versus {' '.join(args)}: {r.stderr.strip()}")
@@ -90,7 +94,10 @@ class Server:
         return out
 
     def stop(self):
-        subprocess.run([self.versus, "server", "stop", "--all"], env=self.env, capture_output=True)
+        try:
+            subprocess.run([self.versus, "server", "stop", "--all"], env=self.env, capture_output=True)
+        except OSError:
+            pass  # no versus binary, so no server was started
         shutil.rmtree(self.home, ignore_errors=True)
 
 
