@@ -68,18 +68,21 @@ class Server:
         return subprocess.run(["mariadb", "--no-defaults", "-S", self.sock, "-uroot", "-N", "-e", q],
                               capture_output=True, text=True, check=check, env=env)
 
+    def _user_sys(self):
+        """The server's user and system CPU seconds so far (the process's, exited threads included)."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) / CLK, int(fields[12]) / CLK
+
     def cpu(self):
         """The server's user + system CPU seconds so far."""
-        with open(f"/proc/{self.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK
+        return sum(self._user_sys())
 
     def sched(self):
-        """The server's user and system CPU seconds so far (the process's, exited threads included) and
-        the voluntary (sleeps) and involuntary (preemptions) context switches of its live threads."""
-        with open(f"/proc/{self.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        out = dict(user=int(fields[11]) / CLK, sys=int(fields[12]) / CLK, sleeps=0, preempt=0)
+        """The server's user and system CPU seconds so far and the voluntary (sleeps) and involuntary
+        (preemptions) context switches of its live threads."""
+        user, sys_ = self._user_sys()
+        out = dict(user=user, sys=sys_, sleeps=0, preempt=0)
         base = f"/proc/{self.pid}/task"
         for tid in os.listdir(base):
             try:

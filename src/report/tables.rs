@@ -133,7 +133,7 @@ fn verdict_tone(v: Verdict) -> Tone {
 
 /// The `N % CI` heading for the report's confidence level.
 pub fn ci_heading(r: &CompareReport) -> String {
-    format!("{} % CI", fmt::num(r.confidence * 100.0).trim_end_matches(".0"))
+    format!("{} % CI", crate::stats::level_percent(r.confidence))
 }
 
 /// The case columns: workload, the group (config or build) when there is one, threads.

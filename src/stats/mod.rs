@@ -112,6 +112,12 @@ pub(crate) fn check_sample(what: &str, xs: &[f64], min_len: usize) -> Result<()>
 /// Default two-sided confidence level of intervals, verdicts and adaptive looks (`--confidence`).
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
+/// A confidence level as the percentage that headings and plans print: 0.95 → "95", 0.999 → "99.9".
+pub fn level_percent(confidence: f64) -> String {
+    let p = format!("{:.1}", confidence * 100.0);
+    p.strip_suffix(".0").map(str::to_string).unwrap_or(p)
+}
+
 /// Returns an error unless `confidence` is strictly between 0 and 1.
 pub(crate) fn check_confidence(confidence: f64) -> Result<()> {
     if confidence > 0.0 && confidence < 1.0 {
@@ -208,6 +214,14 @@ mod tests {
         // t(0.975, 4) = 2.776445
         assert!((t_quantile(0.975, 4.0) - 2.776445).abs() < 1e-3);
         assert!((t_quantile(0.975, f64::INFINITY) - 1.959964).abs() < 1e-5);
+    }
+
+    #[test]
+    fn levels_print_as_percentages_without_a_trailing_zero() {
+        let cases = [(0.95, "95"), (0.99, "99"), (0.999, "99.9"), (0.9, "90"), (0.995, "99.5"), (0.99999, "100")];
+        for (level, text) in cases {
+            assert_eq!(level_percent(level), text, "{level}");
+        }
     }
 
     #[test]

@@ -285,7 +285,7 @@ impl Plan {
                 "adaptive: {} rounds, then one shuffled round of every cell at a time until every comparison is {until} \
                  (group-sequential, {} % overall), at most {} rounds",
                 reps.min,
-                (confidence * 1000.0).round() / 10.0,
+                crate::stats::level_percent(confidence),
                 reps.max
             );
         }

@@ -27,7 +27,7 @@ fn could_detect(d: Option<&crate::stats::DetectableEffect>) -> String {
 
 /// The attribution in sentences, as in a blog post.
 pub fn sentences(s: &ExplainSection) -> Vec<String> {
-    let level = format!("{} % CI", fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
+    let level = format!("{} % CI", crate::stats::level_percent(s.confidence));
     let mut out = Vec::new();
     let Some(g) = &s.gap else {
         out.push("There is no measurement of the gap between B and A.".into());
@@ -101,7 +101,7 @@ pub fn sentences(s: &ExplainSection) -> Vec<String> {
 
 /// The attribution table: one row per finding in the order found, then all together.
 pub fn attribution_table(s: &ExplainSection) -> Table {
-    let level = format!("{} % CI", fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
+    let level = format!("{} % CI", crate::stats::level_percent(s.confidence));
     let header = [
         ("set on B, in this order", false),
         ("recovers (points of A)", true),

@@ -398,7 +398,7 @@ pub fn series_lines(s: &SeriesReport) -> Vec<String> {
 /// The relative-to-first table of one case of a series, change points marked.
 pub fn series_table(s: &SeriesReport, case: usize) -> Table {
     let c = &s.cases[case];
-    let level = format!("{} % CI", crate::report::fmt::num(s.confidence * 100.0).trim_end_matches(".0"));
+    let level = format!("{} % CI", crate::stats::level_percent(s.confidence));
     let mut t = table(
         &format!("series-{case}"),
         &format!("Series: {} @{} threads", c.workload, c.threads),
