@@ -12,9 +12,9 @@
 //! It prints sysbench's `transactions:` and `queries:` lines, so `bench/sysbench_compare.py` and
 //! `bench/kernel_profile.py` read it like the other clients, and the CPU time its threads spent drawing
 //! their statements before the clock started (up to 2 MiB each: at 64 threads a large part of the
-//! process's CPU time), which `sysbench_compare.py` subtracts from the process's CPU time. Closed loop only; server-side prepared
-//! statements only; an error response (a deadlock, say) rolls the transaction back and counts as an
-//! ignored error, as sysbench's default `--mysql-ignore-errors` does.
+//! process's CPU time), which `sysbench_compare.py` subtracts from the process's CPU time. Closed loop
+//! only; server-side prepared statements only; an error response (a deadlock, say) rolls the
+//! transaction back and counts as an ignored error, as sysbench's default `--mysql-ignore-errors` does.
 //!
 //! `FLOOR_IO=uring` replays over io_uring instead (a linked send and recv per statement, one syscall
 //! that submits both and waits), one ring per connection's thread; `FLOOR_IO=uring:L` serves the

@@ -12,7 +12,7 @@ and judges versus against issue 18's targets, setting each miss against the floo
 for the same comparison on a loaded machine.
 
 Usage: bench/sysbench_compare.py [--versus target/release/versus] [--time 10] [--rounds 3] [--load 0]
-       [--out BENCHMARKS.md]
+       [--out BENCHMARKS.md] [--raw runs.json]
 Needs: a release build of versus and of the floor client (`cargo build --release --example floor_client`),
 the distribution's MariaDB and /usr/bin/sysbench. Nothing is left running.
 """
