@@ -28,26 +28,31 @@ pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
 /// change, as libmariadb and libmysqlclient do (new-params-bound flag 0 otherwise), and `bound` is updated.
 #[inline]
 pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) {
-    out.push(0x17);
-    out.extend_from_slice(&id.to_le_bytes());
-    out.push(0);
-    out.extend_from_slice(&1u32.to_le_bytes());
+    let id = id.to_le_bytes();
+    // Command, statement id, no cursor, iteration count 1.
+    out.extend_from_slice(&[0x17, id[0], id[1], id[2], id[3], 0, 1, 0, 0, 0]);
     if params.is_empty() {
         return;
     }
-    out.extend(std::iter::repeat_n(0u8, params.len().div_ceil(8)));
     let type_of = |p: &Param<'_>| match p {
         Param::Int(_) => 0x08,
         Param::Str(_) => 0xFD,
     };
     let same =
         bound.len() == 2 * params.len() && params.iter().zip(bound.chunks_exact(2)).all(|(p, t)| t[0] == type_of(p));
-    if same {
-        out.push(0);
-    } else {
+    if !same {
         bound.clear();
         bound.extend(params.iter().flat_map(|p| [type_of(p), 0]));
-        out.push(1);
+    }
+    // The NULL bitmap (no NULLs) and the new-params-bound flag, then the types if they changed.
+    let bitmap = params.len().div_ceil(8);
+    if bitmap == 1 {
+        out.extend_from_slice(&[0, u8::from(!same)]);
+    } else {
+        out.resize(out.len() + bitmap, 0);
+        out.push(u8::from(!same));
+    }
+    if !same {
         out.extend_from_slice(bound);
     }
     for p in params {
@@ -131,5 +136,16 @@ mod tests {
         let mut changed = Vec::new();
         execute_payload(&mut changed, 9, &[Param::Str("x"), Param::Str("cd")], &mut bound);
         assert_eq!(&changed[11..16], &[1, 0xFD, 0, 0xFD, 0]);
+    }
+
+    #[test]
+    fn more_than_eight_parameters_have_a_longer_null_bitmap() {
+        let params: Vec<Param<'_>> = (0..9).map(Param::Int).collect();
+        let mut out = Vec::new();
+        execute_payload(&mut out, 1, &params, &mut Vec::new());
+        assert_eq!(&out[10..13], &[0, 0, 1], "two bitmap bytes, then the new-params-bound flag");
+        assert_eq!(&out[13..31], [0x08, 0].repeat(9).as_slice());
+        assert_eq!(out.len(), 31 + 9 * 8);
+        assert_eq!(&out[31..39], &0i64.to_le_bytes());
     }
 }

@@ -79,6 +79,12 @@ struct Stmt {
     sql: String,
     /// Server statement id; None when emulated as text.
     id: Option<u32>,
+    /// The parameter types last sent for it on this connection (empty after a reconnect).
+    bound: Vec<u8>,
+}
+
+fn not_connected() -> DbError {
+    DbError::lost("not connected")
 }
 
 /// A connection of the lean client.
@@ -115,7 +121,7 @@ impl LeanConnection {
     }
 
     fn wire(&mut self) -> Result<&mut Wire, DbError> {
-        self.wire.as_mut().ok_or_else(|| DbError::lost("not connected"))
+        self.wire.as_mut().ok_or_else(not_connected)
     }
 
     fn check<T>(&mut self, r: Result<T, DbError>) -> Result<T, DbError> {
@@ -143,14 +149,16 @@ impl LeanConnection {
 impl Connection for LeanConnection {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
         let id = self.prepare_id(sql)?;
-        self.stmts.push(Stmt { sql: sql.to_string(), id });
+        self.stmts.push(Stmt { sql: sql.to_string(), id, bound: Vec::new() });
         Ok(StmtId(self.stmts.len() - 1))
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
-        let r = match self.stmts[stmt.0].id {
-            Some(id) => self.wire()?.execute(id, params),
-            None => {
+        let s = &mut self.stmts[stmt.0];
+        let r = match (s.id, self.wire.as_mut()) {
+            (Some(id), Some(w)) => w.execute(id, params, &mut s.bound),
+            (Some(_), None) => Err(not_connected()),
+            (None, _) => {
                 let mut text = std::mem::take(&mut self.text);
                 super::substitute(&self.stmts[stmt.0].sql, params, &mut text);
                 let r = match self.wire() {
@@ -181,6 +189,7 @@ impl Connection for LeanConnection {
         for i in 0..self.stmts.len() {
             let sql = self.stmts[i].sql.clone();
             self.stmts[i].id = self.prepare_id(&sql)?;
+            self.stmts[i].bound.clear();
         }
         Ok(())
     }
@@ -201,9 +210,11 @@ impl Connection for LeanConnection {
 
 impl Multiplexed for LeanConnection {
     fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
-        let r = match self.stmts[stmt.0].id {
-            Some(id) => self.wire()?.send_execute(id, params),
-            None => {
+        let s = &mut self.stmts[stmt.0];
+        let r = match (s.id, self.wire.as_mut()) {
+            (Some(id), Some(w)) => w.send_execute(id, params, &mut s.bound),
+            (Some(_), None) => Err(not_connected()),
+            (None, _) => {
                 let mut text = std::mem::take(&mut self.text);
                 super::substitute(&self.stmts[stmt.0].sql, params, &mut text);
                 let r = match self.wire() {

@@ -3,8 +3,6 @@
 //! COM_QUERY, COM_STMT_PREPARE/EXECUTE/CLOSE, LOCAL INFILE, and responses read by skipping row packets
 //! without decoding them.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -95,29 +93,30 @@ pub struct Wire {
     big: Vec<u8>,
     wbuf: Vec<u8>,
     seq: u8,
-    /// Parameter types last sent per statement id: sent again only when they change, as libmariadb and
-    /// libmysqlclient do (new-params-bound flag 0 otherwise).
-    bound: HashMap<u32, Vec<u8>, BuildHasherDefault<IdHasher>>,
     /// MariaDB's metadata caching was agreed: column count packets carry a metadata-follows byte.
     cache_metadata: bool,
 }
 
-/// Hashes a statement id with one multiplication: the ids are small integers the server counts up, and
-/// the map is looked up once per statement (SipHash was 2 % of the client's CPU at point selects).
-#[derive(Default)]
-struct IdHasher(u64);
+/// Empties `w` and reserves a packet header at its start, for a command's payload to follow.
+#[inline]
+fn start_command(w: &mut Vec<u8>) {
+    w.clear();
+    w.extend_from_slice(&[0; 4]);
+}
 
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+/// Completes the command that `w` holds (a header reserved by [`start_command`], then the payload): fills
+/// in the header, or frames a payload of 16 MiB or more into several packets. Returns the sequence number
+/// of the response's first packet.
+#[inline]
+fn seal_command(w: &mut Vec<u8>) -> u8 {
+    let len = w.len() - 4;
+    if len < MAX_PAYLOAD {
+        w[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+        1
+    } else {
+        let payload = w.split_off(4);
+        w.clear();
+        frame(w, &payload, 0)
     }
 }
 
@@ -135,7 +134,6 @@ impl Wire {
             big: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             seq: 0,
-            bound: HashMap::default(),
             cache_metadata: false,
         }
     }
@@ -376,22 +374,10 @@ impl Wire {
     /// Sends a command whose payload `put` appends, encoded straight after the packet header in the
     /// write buffer (one copy, no allocation); a payload of 16 MiB or more is framed into several packets.
     fn send_command(&mut self, put: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        let mut w = std::mem::take(&mut self.wbuf);
-        w.clear();
-        w.extend_from_slice(&[0; 4]);
-        put(&mut w);
-        let len = w.len() - 4;
-        if len < MAX_PAYLOAD {
-            w[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
-            self.seq = 1;
-        } else {
-            let payload = w.split_off(4);
-            w.clear();
-            self.seq = frame(&mut w, &payload, 0);
-        }
-        let r = self.stream.write_all(&w);
-        self.wbuf = w;
-        r
+        start_command(&mut self.wbuf);
+        put(&mut self.wbuf);
+        self.seq = seal_command(&mut self.wbuf);
+        self.stream.write_all(&self.wbuf)
     }
 
     /// COM_QUERY; returns how sysbench counts the statement.
@@ -423,18 +409,21 @@ impl Wire {
         Ok((id, params))
     }
 
-    /// COM_STMT_EXECUTE with the parameters bound as BIGINT / VARCHAR.
-    pub fn execute(&mut self, id: u32, params: &[Param<'_>]) -> Result<Outcome, DbError> {
-        self.send_execute(id, params)?;
+    /// COM_STMT_EXECUTE with the parameters bound as BIGINT / VARCHAR ([`Wire::send_execute`]), then its
+    /// response.
+    pub fn execute(&mut self, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) -> Result<Outcome, DbError> {
+        self.send_execute(id, params, bound)?;
         self.read_result(None)
     }
 
     /// Sends COM_STMT_EXECUTE without waiting for the response.
-    pub fn send_execute(&mut self, id: u32, params: &[Param<'_>]) -> Result<(), DbError> {
-        let mut bound = std::mem::take(&mut self.bound);
-        let r = self.send_command(|w| execute_payload(w, id, params, bound.entry(id).or_default())).map_err(lost);
-        self.bound = bound;
-        r
+    /// `bound`: the parameter types last sent for this statement on this connection (empty at first), which
+    /// are sent again only when they change, as libmariadb and libmysqlclient do.
+    pub fn send_execute(&mut self, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) -> Result<(), DbError> {
+        start_command(&mut self.wbuf);
+        execute_payload(&mut self.wbuf, id, params, bound);
+        self.seq = seal_command(&mut self.wbuf);
+        self.stream.write_all(&self.wbuf).map_err(lost)
     }
 
     /// Sends COM_QUERY without waiting for the response.
