@@ -516,7 +516,11 @@ impl Wire {
     fn read_result(&mut self, local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
         // The common case: reads until the whole response is in the buffer, then walks it once by packet
         // headers. A LOCAL INFILE request, or a response that does not fit the buffer, goes packet by
-        // packet from where it starts.
+        // packet from where it starts. As a rule nothing of the response has arrived yet: read before the
+        // first scan.
+        if self.rpos == self.rend {
+            self.read_more()?;
+        }
         loop {
             match scan(&self.rbuf[self.rpos..self.rend], self.cache_metadata) {
                 Some(Scanned::Response(used, r)) => {

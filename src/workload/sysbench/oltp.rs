@@ -264,17 +264,19 @@ impl Workload {
     }
 
     fn reads(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
-        let o = self.o.clone();
-        if o.point_selects > 0 {
-            self.points(x, o.point_selects)?;
+        let o = &*self.o;
+        let (points, range_selects) = (o.point_selects, o.range_selects);
+        let ranges = [
+            (o.simple_ranges, Kind::Simple),
+            (o.sum_ranges, Kind::Sum),
+            (o.order_ranges, Kind::Order),
+            (o.distinct_ranges, Kind::Distinct),
+        ];
+        if points > 0 {
+            self.points(x, points)?;
         }
-        if o.range_selects {
-            for (n, k) in [
-                (o.simple_ranges, Kind::Simple),
-                (o.sum_ranges, Kind::Sum),
-                (o.order_ranges, Kind::Order),
-                (o.distinct_ranges, Kind::Distinct),
-            ] {
+        if range_selects {
+            for (n, k) in ranges {
                 if n > 0 {
                     self.ranges(x, n, k)?;
                 }
@@ -313,15 +315,16 @@ impl Workload {
     }
 
     fn writes(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
-        let o = self.o.clone();
-        if o.index_updates > 0 {
-            self.updates(x, o.index_updates, Kind::IndexUpdate)?;
+        let (index, non_index, delete_inserts) =
+            (self.o.index_updates, self.o.non_index_updates, self.o.delete_inserts);
+        if index > 0 {
+            self.updates(x, index, Kind::IndexUpdate)?;
         }
-        if o.non_index_updates > 0 {
-            self.updates(x, o.non_index_updates, Kind::NonIndexUpdate)?;
+        if non_index > 0 {
+            self.updates(x, non_index, Kind::NonIndexUpdate)?;
         }
-        if o.delete_inserts > 0 {
-            self.delete_inserts(x, o.delete_inserts)?;
+        if delete_inserts > 0 {
+            self.delete_inserts(x, delete_inserts)?;
         }
         Ok(())
     }

@@ -19,7 +19,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 
 pub use super::shared::QUEUE_SIZE;
-use super::shared::{Acc, InFlight, Schedule, Shared};
+use super::shared::{Acc, InFlight, Schedule, Shared, mono_ns};
 pub use super::shared::{EventFactory, Events, Source};
 
 /// Progress callbacks of a run. All methods have empty defaults.
@@ -79,6 +79,7 @@ pub fn run_source(
         events_claimed: AtomicU64::new(0),
         in_flight: (0..threads).map(|_| InFlight(AtomicU64::new(0))).collect(),
         epoch: Instant::now(),
+        epoch_ns: mono_ns(),
         schedule: None,
         accs: (0..threads).map(|_| Mutex::new(Acc::new())).collect(),
         unique,
@@ -200,10 +201,10 @@ fn worker(
     let mut since_reconnect = 0u64;
     // In closed loop an event starts when the previous one ended: one clock read per event, which serves
     // as the previous event's end, this one's start and the time-limit check.
-    let mut now = Instant::now();
-    let mut now_ns = sh.since_epoch(now);
+    let deadline_ns = deadline.map(|d| sh.since_epoch(d));
+    let mut now_ns = sh.clock_ns();
     loop {
-        if sh.stopping() || deadline.is_some_and(|d| now >= d) {
+        if sh.stopping() || deadline_ns.is_some_and(|d| now_ns >= d) {
             break;
         }
         if o.events > 0
@@ -255,8 +256,7 @@ fn worker(
         };
         sh.end_event(tid);
         wl.end_event(!warm);
-        now = Instant::now();
-        now_ns = sh.since_epoch(now);
+        now_ns = sh.clock_ns();
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
         c.events = u64::from(finished);
@@ -275,8 +275,7 @@ fn worker(
             if s.reconnect().is_err() {
                 break;
             }
-            now = Instant::now();
-            now_ns = sh.since_epoch(now);
+            now_ns = sh.clock_ns();
         }
     }
     // Flush a pending bulk INSERT; errors here end the thread like sysbench's thread_done.
