@@ -256,7 +256,8 @@ fn worker(
         };
         sh.end_event(tid);
         wl.end_event(!warm);
-        now_ns = sh.clock_ns();
+        // Under --rate the event began at an arrival on the Instant clock: end it on the same one.
+        now_ns = if sh.schedule.is_none() { sh.clock_ns() } else { sh.since_epoch(Instant::now()) };
         let mut c = s.take_counts();
         let finished = outcome.is_ok();
         c.events = u64::from(finished);

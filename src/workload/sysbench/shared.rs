@@ -115,8 +115,9 @@ impl Shared {
         t.saturating_duration_since(self.epoch).as_nanos() as u64
     }
 
-    /// Nanoseconds from `epoch` to now, on the same clock as [`Shared::since_epoch`]: the closed-loop
-    /// worker's one clock read per event.
+    /// Nanoseconds from `epoch` to now, read as [`mono_ns`]: the closed-loop worker's one clock read per
+    /// event, which gives both ends of its latencies. Against [`Shared::since_epoch`] it may lag by the few
+    /// dozen ns between the two readings of the epoch, so the two are not mixed in one latency.
     #[inline]
     pub(super) fn clock_ns(&self) -> u64 {
         mono_ns().saturating_sub(self.epoch_ns)
