@@ -144,6 +144,28 @@ impl LeanConnection {
             Err(e) => Err(e),
         }
     }
+
+    /// Sends statement `stmt` (or its text emulation) without waiting; the caller checks the result
+    /// (shared by [`Connection::execute`] and [`Multiplexed::send_execute`]). Inlined into both: as a call
+    /// it cost execute 12 more instructions per statement than its own copy of this match had.
+    #[inline(always)]
+    fn send(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
+        let s = &mut self.stmts[stmt.0];
+        match (s.id, self.wire.as_mut()) {
+            (Some(id), Some(w)) => w.send_execute(id, params, &mut s.bound),
+            (Some(_), None) => Err(not_connected()),
+            (None, _) => {
+                let mut text = std::mem::take(&mut self.text);
+                super::substitute(&self.stmts[stmt.0].sql, params, &mut text);
+                let r = match self.wire() {
+                    Ok(w) => w.send_query(&text),
+                    Err(e) => Err(e),
+                };
+                self.text = text;
+                r
+            }
+        }
+    }
 }
 
 impl Connection for LeanConnection {
@@ -154,21 +176,7 @@ impl Connection for LeanConnection {
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
-        let s = &mut self.stmts[stmt.0];
-        let r = match (s.id, self.wire.as_mut()) {
-            (Some(id), Some(w)) => w.execute(id, params, &mut s.bound),
-            (Some(_), None) => Err(not_connected()),
-            (None, _) => {
-                let mut text = std::mem::take(&mut self.text);
-                super::substitute(&self.stmts[stmt.0].sql, params, &mut text);
-                let r = match self.wire() {
-                    Ok(w) => w.query(&text, None),
-                    Err(e) => Err(e),
-                };
-                self.text = text;
-                r
-            }
-        };
+        let r = self.send(stmt, params).and_then(|()| self.wire()?.read_result(None));
         self.check(r)
     }
 
@@ -210,21 +218,7 @@ impl Connection for LeanConnection {
 
 impl Multiplexed for LeanConnection {
     fn send_execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), DbError> {
-        let s = &mut self.stmts[stmt.0];
-        let r = match (s.id, self.wire.as_mut()) {
-            (Some(id), Some(w)) => w.send_execute(id, params, &mut s.bound),
-            (Some(_), None) => Err(not_connected()),
-            (None, _) => {
-                let mut text = std::mem::take(&mut self.text);
-                super::substitute(&self.stmts[stmt.0].sql, params, &mut text);
-                let r = match self.wire() {
-                    Ok(w) => w.send_query(&text),
-                    Err(e) => Err(e),
-                };
-                self.text = text;
-                r
-            }
-        };
+        let r = self.send(stmt, params);
         self.check(r)
     }
 

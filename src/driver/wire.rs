@@ -409,13 +409,6 @@ impl Wire {
         Ok((id, params))
     }
 
-    /// COM_STMT_EXECUTE with the parameters bound as BIGINT / VARCHAR ([`Wire::send_execute`]), then its
-    /// response.
-    pub fn execute(&mut self, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) -> Result<Outcome, DbError> {
-        self.send_execute(id, params, bound)?;
-        self.read_result(None)
-    }
-
     /// Sends COM_STMT_EXECUTE without waiting for the response.
     /// `bound`: the parameter types last sent for this statement on this connection (empty at first), which
     /// are sent again only when they change, as libmariadb and libmysqlclient do.
@@ -513,7 +506,7 @@ impl Wire {
     }
 
     /// Reads a full response, skipping rows; the outcome is that of the first result.
-    fn read_result(&mut self, local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
+    pub(super) fn read_result(&mut self, local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
         // The common case: reads until the whole response is in the buffer, then walks it once by packet
         // headers. A LOCAL INFILE request, or a response that does not fit the buffer, goes packet by
         // packet from where it starts. As a rule nothing of the response has arrived yet: read before the
