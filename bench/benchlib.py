@@ -21,6 +21,9 @@ CLIENT_BENCH_SETTINGS = ["innodb_buffer_pool_size=2G", "innodb_log_file_size=512
                          "innodb_flush_log_at_trx_commit=2", "max_connections=1000",
                          "max_prepared_stmt_count=100000"]
 
+# The run phase's tables of the client comparisons: 4 x 100k rows, prepared by sysbench.
+RUN_TABLES = ["--tables=4", "--table-size=100000"]
+
 
 def client_paths(ap):
     """The --versus, --floor and --sysbench options of the client comparisons."""
@@ -67,6 +70,18 @@ class Server:
             env["MYSQL_PWD"] = open(pw).read().strip()
         return subprocess.run(["mariadb", "--no-defaults", "-S", self.sock, "-uroot", "-N", "-e", q],
                               capture_output=True, text=True, check=check, env=env)
+
+    def via(self):
+        """sysbench's options to reach this server as the sandbox's user, by transport ("tcp", "socket")."""
+        login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
+        return {"tcp": ["--mysql-host=127.0.0.1", f"--mysql-port={self.port}"] + login,
+                "socket": [f"--mysql-socket={self.sock}"] + login}
+
+    def prepare_run_tables(self, sysbench):
+        """Prepares and prewarms the RUN_TABLES with `sysbench` (4 threads, over TCP)."""
+        prep = [sysbench, "oltp_read_write"] + self.via()["tcp"] + RUN_TABLES + ["--threads=4"]
+        run_client(prep + ["prepare"])
+        run_client(prep + ["prewarm"])
 
     def _user_sys(self):
         """The server's user and system CPU seconds so far (the process's, exited threads included)."""

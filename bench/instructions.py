@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import CLIENT_BENCH_SETTINGS, Server, client_paths
+from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, client_paths
 from sysbench_compare import tps_of
 
 # Transactions per run, short and long, per test, for versus (under callgrind a point select takes ~50x
@@ -89,15 +89,10 @@ def main():
             raise SystemExit(f"--tests: {t} is not one of {', '.join(EVENTS)}")
 
     srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
-    login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
-    tcp = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"] + login
-    via = {"tcp": tcp, "socket": [f"--mysql-socket={srv.sock}"] + login}[a.via]
-    tables = ["--tables=4", "--table-size=100000"]
     results = {}
     try:
-        subprocess.run([a.sysbench, "oltp_read_write"] + tcp + tables + ["--threads=4", "prepare"],
-                       capture_output=True, check=True)
-        common = via + tables + ["--threads=1", "--rand-type=uniform"]
+        srv.prepare_run_tables(a.sysbench)
+        common = srv.via()[a.via] + RUN_TABLES + ["--threads=1", "--rand-type=uniform"]
         for t in tests:
             v = []
             for n in EVENTS[t]:

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import CLIENT_BENCH_SETTINGS, CLK, Server, client_paths
+from benchlib import CLIENT_BENCH_SETTINGS, CLK, RUN_TABLES, Server, client_paths
 
 SYSCALLS = {
     "send": ["sendto", "sendmsg", "write", "writev"],
@@ -190,10 +190,7 @@ def main():
     a = ap.parse_args()
 
     srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
-    common = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest", "--tables=4",
-              "--table-size=100000"]
-    transports = {"tcp": ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"],
-                  "socket": [f"--mysql-socket={srv.sock}"]}
+    via = srv.via()
 
     def command(client):
         name, _, flags = client.partition(":")
@@ -203,14 +200,12 @@ def main():
     load_before = open("/proc/loadavg").read().split()[:3]
     rows = []
     try:
-        prep = command("sysbench") + ["oltp_read_write"] + transports["tcp"] + common + ["--threads=4"]
-        subprocess.run(prep + ["prepare"], check=True, capture_output=True)
-        subprocess.run(prep + ["prewarm"], check=True, capture_output=True)
+        srv.prepare_run_tables(a.sysbench)
         for test in a.tests.split(","):
             for th in [int(x) for x in a.threads.split(",")]:
                 for tr in a.transports.split(","):
                     for client in a.clients.split(","):
-                        cmd = command(client) + [test] + transports[tr] + common + [
+                        cmd = command(client) + [test] + via[tr] + RUN_TABLES + [
                             f"--threads={th}", f"--time={a.time}", "--rand-type=uniform", "run"]
                         load = open("/proc/loadavg").read().split()[0]
                         try:

@@ -20,7 +20,7 @@ client, the distribution's MariaDB. Nothing is left running.
 import argparse
 import sys
 
-from benchlib import CLIENT_BENCH_SETTINGS, Server, client_paths, drawing_cpu, run_client
+from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, client_paths, drawing_cpu, run_client
 from sysbench_compare import tps_of
 from targets import median
 
@@ -46,19 +46,15 @@ def main():
     a = ap.parse_args()
 
     srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
-    login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
-    tcp = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"] + login
-    via = {"tcp": tcp, "socket": [f"--mysql-socket={srv.sock}"] + login}[a.via]
+    via = srv.via()[a.via]
     clients = {"versus": [a.versus, "sysbench"], "floor": [a.floor]}
-    tables = ["--tables=4", "--table-size=100000"]
     runs = {c: [] for c in clients}
     try:
-        run_client([a.sysbench, "oltp_read_write"] + tcp + tables + ["--threads=4", "prepare"])
-        run_client([a.sysbench, "oltp_read_write"] + tcp + tables + ["--threads=4", "prewarm"])
+        srv.prepare_run_tables(a.sysbench)
         for rnd in range(a.rounds):
             for c in (["versus", "floor"] if rnd % 2 == 0 else ["floor", "versus"]):
                 s0, st0 = srv.sched(), status(srv)
-                _, cpu, text = run_client(clients[c] + [a.test] + via + tables + [
+                _, cpu, text = run_client(clients[c] + [a.test] + via + RUN_TABLES + [
                     f"--threads={a.threads}", f"--time={a.time}", "--rand-type=uniform", "run"])
                 s1, st1 = srv.sched(), status(srv)
                 cpu -= drawing_cpu(text)

@@ -27,7 +27,7 @@ import sys
 import time
 
 import targets
-from benchlib import CLIENT_BENCH_SETTINGS, Server, client_paths, drawing_cpu, run_client
+from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, client_paths, drawing_cpu, run_client
 from targets import median
 
 
@@ -71,9 +71,8 @@ def main():
     a = ap.parse_args()
 
     srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
-    login = ["--mysql-user=sbtest", "--mysql-password=sbpass", "--mysql-db=sbtest"]
-    conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}"] + login
-    via = {"tcp": conn, "socket": [f"--mysql-socket={srv.sock}"] + login}
+    via = srv.via()
+    conn = via["tcp"]
     all_tools = {
         "sysbench": [a.sysbench],
         "versus": [a.versus, "sysbench"],
@@ -113,9 +112,7 @@ def main():
                           f"{shape}", flush=True)
 
         # Run phase: 4 tables x 100k rows, prepared once by sysbench.
-        ropts = ["--tables=4", "--table-size=100000"]
-        run_client(tools["sysbench"] + ["oltp_read_write"] + conn + ropts + ["--threads=4", "prepare"])
-        run_client(tools["sysbench"] + ["oltp_read_write"] + conn + ropts + ["--threads=4", "prewarm"])
+        srv.prepare_run_tables(a.sysbench)
         configs = []
         for tr in a.transports.split(","):
             for test in ("oltp_point_select", "oltp_read_write"):
@@ -135,7 +132,7 @@ def main():
                         extra.append(f"--rate={rate}")
                     load = float(open("/proc/loadavg").read().split()[0])
                     s0 = srv.sched()
-                    wall, cpu, text = run_client(tools[tool] + [test] + via[tr] + ropts + extra + ["run"])
+                    wall, cpu, text = run_client(tools[tool] + [test] + via[tr] + RUN_TABLES + extra + ["run"])
                     s1 = srv.sched()
                     cpu -= drawing_cpu(text)
                     events, tps = tps_of(text)
