@@ -2,6 +2,18 @@
 //! how sure are we, and why?
 //!
 //! The library holds everything; `main.rs` only parses the command line and prints errors.
+//!
+//! # The per-statement path's code layout
+//!
+//! The functions a benchmark worker runs for every statement (drawing it, encoding it, sending it,
+//! reading and walking the response, counting and timing the event) carry
+//! `#[unsafe(link_section = ".text.hot.versus")]`, and `build.rs` asks the linker to keep `.text.hot`
+//! sections together (`-z keep-text-section-prefix`; GNU ld groups them by default). Spread over the
+//! binary's 16 MB of code they touched 23 code pages per point select, and after every wake-up, with the
+//! server's threads in between, the page walks cost more than the instructions: gathered, they touch
+//! about 10, and versus's user time per point select at 64 threads fell by a quarter (BENCHMARKS.md).
+//! The attribute only places code; a function added to that path should carry it too
+//! (a test in `tests/sysbench_offline.rs` checks that the path stays together).
 
 pub mod advise;
 pub mod cli;

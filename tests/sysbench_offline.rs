@@ -525,3 +525,56 @@ fn intervals_after_the_time_limit_count_the_workers_still_running() {
     assert!(threads.len() >= 2 && threads[0] == 2 && threads[1] == 1, "{threads:?}");
     assert_eq!(r.forced_unfinished, Some(1));
 }
+
+// ---------- the per-statement path's code layout ----------
+
+/// The functions every statement goes through sit together in the binary (`.text.hot.versus` sections,
+/// kept together by the linker: see the crate docs), not spread over its megabytes of code, where after
+/// each wake-up every page of them cost a page walk.
+#[test]
+fn the_per_statement_path_is_laid_out_together() {
+    const PATH: [&str; 10] = [
+        "versus::workload::sysbench::runner::worker",
+        "versus::workload::sysbench::oltp::Workload::event",
+        "versus::workload::sysbench::oltp::Workload::points",
+        "versus::workload::sysbench::rng::Random::default",
+        "<versus::workload::sysbench::session::Session as versus::workload::sysbench::oltp::Exec>::exec",
+        "<versus::driver::lean::LeanConnection as versus::driver::Connection>::execute",
+        "versus::driver::wire::Wire::send_execute",
+        "versus::driver::wire::Wire::read_result",
+        "versus::driver::response::scan",
+        "versus::workload::sysbench::shared::Shared::record",
+    ];
+    let bin = env!("CARGO_BIN_EXE_versus");
+    let out = std::process::Command::new("nm")
+        .args(["--defined-only", "--demangle", "--print-size", bin])
+        .output()
+        .expect("nm (binutils) reads the binary's symbols");
+    assert!(out.status.success(), "nm {bin}: {}", String::from_utf8_lossy(&out.stderr));
+    let mut found = Vec::new();
+    let mut text_end = 0u64;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // "address size type name"
+        let mut f = line.splitn(4, ' ');
+        let (Some(addr), Some(size), Some(kind), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if !kind.eq_ignore_ascii_case("t") {
+            continue;
+        }
+        let (addr, size) = (u64::from_str_radix(addr, 16).unwrap(), u64::from_str_radix(size, 16).unwrap());
+        text_end = text_end.max(addr + size);
+        if PATH.contains(&name) {
+            found.push((addr, addr + size, name.to_string()));
+        }
+    }
+    let missing: Vec<_> = PATH.iter().filter(|p| !found.iter().any(|f| f.2 == **p)).collect();
+    assert!(missing.is_empty(), "not in the binary's symbols: {missing:?}");
+    let lo = found.iter().map(|f| f.0).min().unwrap();
+    let hi = found.iter().map(|f| f.1).max().unwrap();
+    let size: u64 = found.iter().map(|f| f.1 - f.0).sum();
+    found.sort();
+    // Together: what spans them is mostly themselves and the rest of the hot path, a small share of the code.
+    assert!(hi - lo < (4 * size).max(64 * 1024), "the path spans {} bytes for {size} of its own: {found:#x?}", hi - lo);
+    assert!(text_end > 32 * (hi - lo), "the binary's code ({text_end} bytes) is not much larger than the span");
+}

@@ -5,6 +5,7 @@ use super::Param;
 use super::packet::MAX_PAYLOAD;
 
 /// Appends `v` as a length-encoded integer.
+#[unsafe(link_section = ".text.hot.versus")]
 pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
     match v {
         0..0xFB => out.push(v as u8),
@@ -27,6 +28,7 @@ pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
 /// `bound` holds the parameter types last sent for this statement: they are sent again only when they
 /// change, as libmariadb and libmysqlclient do (new-params-bound flag 0 otherwise), and `bound` is updated.
 #[inline]
+#[unsafe(link_section = ".text.hot.versus")]
 pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) {
     let id = id.to_le_bytes();
     // Command, statement id, no cursor, iteration count 1.

@@ -175,6 +175,7 @@ impl Connection for LeanConnection {
         Ok(StmtId(self.stmts.len() - 1))
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<Outcome, DbError> {
         let r = self.send(stmt, params).and_then(|()| self.wire()?.read_result(None));
         self.check(r)

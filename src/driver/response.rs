@@ -4,6 +4,7 @@ use super::packet::{MAX_PAYLOAD, MORE_RESULTS, column_defs, lenenc, parse_err};
 use super::{DbError, ErrorKind, Outcome};
 
 /// Packets of `buf`: (payload start, payload end) pairs while complete.
+#[unsafe(link_section = ".text.hot.versus")]
 fn next_packet(buf: &[u8], at: usize) -> Option<(usize, usize)> {
     let h = buf.get(at..at + 4)?;
     let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
@@ -47,6 +48,7 @@ fn local_request_end(buf: &[u8]) -> Option<usize> {
 
 /// Scans one full response at the start of `buf` without consuming it, or None when more bytes are
 /// needed (or a packet is 16 MiB or larger, which this scan does not join).
+#[unsafe(link_section = ".text.hot.versus")]
 pub fn scan(buf: &[u8], cache_metadata: bool) -> Option<Scanned> {
     let mut at = 0;
     let mut outcome = None;

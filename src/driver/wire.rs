@@ -38,6 +38,7 @@ enum Stream {
 }
 
 impl Read for Stream {
+    #[unsafe(link_section = ".text.hot.versus")]
     fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.read(b),
@@ -73,11 +74,26 @@ fn read_unix(s: &UnixStream, b: &mut [u8]) -> io::Result<usize> {
 }
 
 impl Write for Stream {
+    #[unsafe(link_section = ".text.hot.versus")]
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write(b),
             Stream::Unix(s) => s.write(b),
         }
+    }
+    // The default `write_all` is generic code placed wherever std's instances land; this one is on the
+    // per-statement path, so it sits with the rest of it (see the crate docs on code layout).
+    #[unsafe(link_section = ".text.hot.versus")]
+    fn write_all(&mut self, mut b: &[u8]) -> io::Result<()> {
+        while !b.is_empty() {
+            match self.write(b) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => b = &b[n..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
@@ -108,6 +124,7 @@ fn start_command(w: &mut Vec<u8>) {
 /// in the header, or frames a payload of 16 MiB or more into several packets. Returns the sequence number
 /// of the response's first packet.
 #[inline]
+#[unsafe(link_section = ".text.hot.versus")]
 fn seal_command(w: &mut Vec<u8>) -> u8 {
     let len = w.len() - 4;
     if len < MAX_PAYLOAD {
@@ -412,6 +429,7 @@ impl Wire {
     /// Sends COM_STMT_EXECUTE without waiting for the response.
     /// `bound`: the parameter types last sent for this statement on this connection (empty at first), which
     /// are sent again only when they change, as libmariadb and libmysqlclient do.
+    #[unsafe(link_section = ".text.hot.versus")]
     pub fn send_execute(&mut self, id: u32, params: &[Param<'_>], bound: &mut Vec<u8>) -> Result<(), DbError> {
         start_command(&mut self.wbuf);
         execute_payload(&mut self.wbuf, id, params, bound);
@@ -420,6 +438,7 @@ impl Wire {
     }
 
     /// Sends COM_QUERY without waiting for the response.
+    #[unsafe(link_section = ".text.hot.versus")]
     pub fn send_query(&mut self, sql: &str) -> Result<(), DbError> {
         self.command(0x03, sql.as_bytes())
     }
@@ -506,6 +525,7 @@ impl Wire {
     }
 
     /// Reads a full response, skipping rows; the outcome is that of the first result.
+    #[unsafe(link_section = ".text.hot.versus")]
     pub(super) fn read_result(&mut self, local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
         // The common case: reads until the whole response is in the buffer, then walks it once by packet
         // headers. A LOCAL INFILE request, or a response that does not fit the buffer, goes packet by
@@ -530,6 +550,7 @@ impl Wire {
 
     /// One read into the buffer's free end, after moving what is left of it to the front; false (and no
     /// read) when the buffer is full.
+    #[unsafe(link_section = ".text.hot.versus")]
     fn read_more(&mut self) -> Result<bool, DbError> {
         if self.rpos == self.rend {
             self.rpos = 0;

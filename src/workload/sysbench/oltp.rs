@@ -244,6 +244,7 @@ impl Workload {
         self.stmts[table][k as usize].expect("statement prepared for this test")
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn points(&mut self, x: &mut dyn Exec, n: u32) -> Result<(), Abort> {
         let t = self.table();
         for _ in 0..n {
@@ -253,6 +254,7 @@ impl Workload {
         Ok(())
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn ranges(&mut self, x: &mut dyn Exec, n: u32, k: Kind) -> Result<(), Abort> {
         let t = self.table();
         for _ in 0..n {
@@ -263,6 +265,7 @@ impl Workload {
         Ok(())
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn reads(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         let o = &*self.o;
         let (points, range_selects) = (o.point_selects, o.range_selects);
@@ -285,6 +288,7 @@ impl Workload {
         Ok(())
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn updates(&mut self, x: &mut dyn Exec, n: u32, k: Kind) -> Result<(), Abort> {
         let t = self.table();
         for _ in 0..n {
@@ -300,6 +304,7 @@ impl Workload {
         Ok(())
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn delete_inserts(&mut self, x: &mut dyn Exec, n: u32) -> Result<(), Abort> {
         let t = self.table();
         for _ in 0..n {
@@ -314,6 +319,7 @@ impl Workload {
         Ok(())
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn writes(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         let (index, non_index, delete_inserts) =
             (self.o.index_updates, self.o.non_index_updates, self.o.delete_inserts);
@@ -336,6 +342,7 @@ impl Workload {
     }
 
     /// Runs one event (a transaction, or one statement for the single-statement tests).
+    #[unsafe(link_section = ".text.hot.versus")]
     pub fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         if let Some(b) = self.begin {
             x.exec(b, &[])?;
@@ -382,6 +389,7 @@ impl Workload {
         Ok(())
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn insert(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         let t = self.table() + 1;
         let k = self.id();

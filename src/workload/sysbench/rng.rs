@@ -150,6 +150,7 @@ impl Random {
     }
 
     /// A value in `[a, b]` from the `--rand-type` distribution (`sysbench.rand.default`).
+    #[unsafe(link_section = ".text.hot.versus")]
     pub fn default(&mut self, a: u32, b: u32) -> u32 {
         match self.kind {
             RandType::Uniform => self.rng.uniform(a, b),
@@ -170,6 +171,7 @@ impl Random {
         }
     }
 
+    #[unsafe(link_section = ".text.hot.versus")]
     fn special(&mut self, a: u32, b: u32) -> u32 {
         let t = b.wrapping_sub(a) as f64;
         let rnd = self.rng.next_f64();
@@ -186,6 +188,7 @@ impl Random {
     /// Works on bytes (only ASCII bytes are replaced, by ASCII bytes), with the generator in a local: a
     /// byte store may alias the generator's state, so drawing through `self` wrote the state back to
     /// memory after every character.
+    #[unsafe(link_section = ".text.hot.versus")]
     pub fn fill_template(&mut self, template: &str, out: &mut String) {
         let mut rng = self.rng.clone();
         let mut b = std::mem::take(out).into_bytes();

@@ -163,6 +163,7 @@ pub fn run_source(
     result
 }
 
+#[unsafe(link_section = ".text.hot.versus")]
 fn worker(
     tid: usize,
     sh: &Shared,

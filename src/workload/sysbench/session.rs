@@ -149,6 +149,7 @@ pub fn fatal(context: &str, e: DbError) -> Error {
 
 impl Exec for Session<'_> {
     #[inline]
+    #[unsafe(link_section = ".text.hot.versus")]
     fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), Abort> {
         match self.conn.execute(stmt, params) {
             Ok(o) => {

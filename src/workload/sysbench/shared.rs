@@ -159,6 +159,7 @@ impl Shared {
     /// Adds what worker `tid` counted (statements, errors, reconnects, and for a finished event its
     /// latency) to its accumulator, where the reporter finds it. An event that began in the warm-up
     /// (`warm`) and ends after it belongs to neither period and is dropped.
+    #[unsafe(link_section = ".text.hot.versus")]
     pub(super) fn record(&self, tid: usize, warm: bool, c: &Counts, latency_ns: Option<u64>) {
         let mut acc = self.accs[tid].lock().unwrap_or_else(|p| p.into_inner());
         if warm && !self.warming.load(Ordering::SeqCst) {
@@ -182,6 +183,7 @@ pub trait Events: Send {
     fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort>;
     /// The event ended (finished, failed or given up); `measured` when it began after the warm-up, so
     /// that it counts.
+    #[unsafe(link_section = ".text.hot.versus")]
     fn end_event(&mut self, _measured: bool) {}
     /// The end of the run for this worker (sysbench's `thread_done`).
     fn done(&mut self, _x: &mut dyn Exec) -> Result<(), Abort> {
@@ -194,6 +196,7 @@ impl Events for Workload {
         Workload::prepare(self, conn)
     }
     #[inline]
+    #[unsafe(link_section = ".text.hot.versus")]
     fn event(&mut self, x: &mut dyn Exec) -> Result<(), Abort> {
         Workload::event(self, x)
     }
