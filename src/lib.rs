@@ -9,9 +9,10 @@
 //! reading and walking the response, counting and timing the event) carry
 //! `#[unsafe(link_section = ".text.hot.versus")]`, and `build.rs` asks the linker to keep `.text.hot`
 //! sections together (`-z keep-text-section-prefix`; GNU ld groups them by default). Spread over the
-//! binary's 16 MB of code they touched 23 code pages per point select, and after every wake-up, with the
-//! server's threads in between, the page walks cost more than the instructions: gathered, they touch
-//! about 10, and versus's user time per point select at 64 threads fell by a quarter (BENCHMARKS.md).
+//! binary's 12 MB of code they touched 23 code pages per point select, and after every wake-up, with the
+//! server's threads in between, those page walks cost more than the instructions. Gathered, the path
+//! touches about 13 pages (most of the rest are libc's), and at 64 threads versus's CPU per point select
+//! fell by about 5 % (BENCHMARKS.md, `bench/footprint.py`).
 //! The attribute only places code; a function added to that path should carry it too
 //! (a test in `tests/sysbench_offline.rs` checks that the path stays together).
 
