@@ -119,11 +119,14 @@ class Server:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-def run_client(cmd):
-    """Runs cmd; returns (wall seconds, client CPU seconds from wait4, its output)."""
+def run_client_usage(cmd):
+    """Runs cmd; returns (wall seconds, its resource usage from wait4, its output)."""
     with tempfile.TemporaryFile() as out:
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        except OSError as e:
+            raise SystemExit(f"{cmd[0]}: {e.strerror}")
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.monotonic() - t0
         code = os.waitstatus_to_exitcode(status)
@@ -131,6 +134,12 @@ def run_client(cmd):
         text = out.read().decode(errors="replace")
     if code != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{text[-3000:]}")
+    return wall, ru, text
+
+
+def run_client(cmd):
+    """Runs cmd; returns (wall seconds, client CPU seconds from wait4, its output)."""
+    wall, ru, text = run_client_usage(cmd)
     return wall, ru.ru_utime + ru.ru_stime, text
 
 

@@ -19,32 +19,13 @@ Needs sysbench (to prepare) and the distribution's MariaDB. Nothing is left runn
 """
 
 import argparse
-import os
-import subprocess
 import sys
-import tempfile
 
-from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, drawing_cpu
+from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, drawing_cpu, run_client_usage
 from sysbench_compare import tps_of
 from targets import median
 
 FIGURES = ("tps", "user_us", "sys_us", "cpu_us", "sleeps", "server_us", "server_sleeps")
-
-
-def run(cmd):
-    """Runs cmd; returns (user s, sys s, voluntary switches, output)."""
-    with tempfile.TemporaryFile() as out:
-        try:
-            p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        except OSError as e:
-            raise SystemExit(f"{cmd[0]}: {e.strerror}")
-        _, status, ru = os.wait4(p.pid, 0)
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{text[-3000:]}")
-    return ru.ru_utime, ru.ru_stime, ru.ru_nvcsw, text
 
 
 def main():
@@ -76,10 +57,10 @@ def main():
         for r in range(a.rounds):
             for c in names[r % len(names):] + names[:r % len(names)]:
                 s0 = srv.sched()
-                user, sys_, nvcsw, text = run(clients[c] + [a.test] + via + RUN_TABLES + [
+                _, ru, text = run_client_usage(clients[c] + [a.test] + via + RUN_TABLES + [
                     f"--threads={a.threads}", f"--time={a.time}", "--rand-type=uniform", "run"])
                 s1 = srv.sched()
-                user -= drawing_cpu(text)
+                user, sys_, nvcsw = ru.ru_utime - drawing_cpu(text), ru.ru_stime, ru.ru_nvcsw
                 events, tps = tps_of(text)
                 row = dict(tps=tps, user_us=user / events * 1e6, sys_us=sys_ / events * 1e6,
                            cpu_us=(user + sys_) / events * 1e6, sleeps=nvcsw / events,
