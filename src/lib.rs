@@ -13,8 +13,9 @@
 //! server's threads in between, those page walks cost more than the instructions. Gathered, the path
 //! touches about 13 pages (most of the rest are libc's), and at 64 threads versus's CPU per point select
 //! fell by about 5 % (BENCHMARKS.md, `bench/footprint.py`).
-//! The attribute only places code; a function added to that path should carry it too
-//! (a test in `tests/sysbench_offline.rs` checks that the path stays together).
+//! The attribute only places code, and it is `unsafe` only because a section name can put code where it
+//! cannot run; `.text.hot.*` is executable text like the rest. A function added to that path should
+//! carry it too (a test in `tests/sysbench_offline.rs` checks that the path stays together).
 
 pub mod advise;
 pub mod cli;
