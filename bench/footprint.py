@@ -7,7 +7,9 @@ cache lines and pages of code and data they touch. This script traces every user
 fetch and data access of each client (`valgrind --tool=lackey --trace-mem=yes`, 1 thread, over TCP),
 cuts the trace into transactions at an instruction that runs exactly once per transaction, and counts,
 over the second half of the transactions, the distinct 64-byte lines and 4-KiB pages of code and of data
-that each one touched, on average. The kernel's share is not traced.
+that each one touched, on average. The kernel's share is not traced. A second table says where the data
+pages lie: in which of the process's mappings (read from /proc while it runs), for example the binary's
+writable data, its read-only data, libc's, the worker thread's stack or an anonymous heap mapping.
 
 Usage: bench/footprint.py [--versus target/release/versus] [--floor target/release/examples/floor_client]
        [--test oltp_point_select] [--events 1500]
@@ -23,6 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, client_paths
 from sysbench_compare import tps_of
@@ -31,16 +34,56 @@ ACCESS = re.compile(r"^ ?([ILSM])\s+([0-9a-f]+),(\d+)")
 
 
 def trace(cmd, path):
-    """Runs cmd under lackey, its trace to path; returns the transactions it reported."""
-    r = subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={path}", *cmd],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} under lackey failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    return tps_of(r.stdout)[0]
+    """Runs cmd under lackey, its trace to path; returns (the transactions it reported, its mappings).
+
+    The mappings are read from /proc every 0.2 s while it runs, and kept all (the guest runs in valgrind's
+    process, so its maps list the client's own mappings among valgrind's)."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.Popen(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={path}", *cmd],
+                             stdout=out, stderr=err, text=True)
+        maps = set()
+        while p.poll() is None:
+            try:
+                maps.update(read_maps(p.pid))
+            except OSError:
+                pass
+            time.sleep(0.2)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} under lackey failed ({p.returncode}):\n{err.read()[-3000:]}")
+        if not maps:
+            raise SystemExit(f"{' '.join(cmd)}: ended before its mappings could be read")
+        return tps_of(out.read())[0], sorted(maps)
 
 
-def footprint(path, txns):
-    """Average distinct code and data lines and pages per transaction in the trace's second half."""
+def read_maps(pid):
+    """(start, end, label) per mapping: the file's name and permissions, or anon and its size."""
+    maps = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            name = os.path.basename(parts[5].strip()) if len(parts) > 5 else ""
+            if name.startswith("lackey-") or name.startswith("vgpreload"):
+                continue
+            label = f"{name or f'anon {(hi - lo) >> 10} KiB'} {parts[1]}"
+            maps.append((lo, hi, label))
+    return maps
+
+
+def where(maps, page):
+    """The label of the mapping that holds page (a page number), or 'unmapped'."""
+    a = page << 12
+    for lo, hi, label in maps:
+        if lo <= a < hi:
+            return label
+    return "other (valgrind's or unmapped)"
+
+
+def footprint(path, txns, maps):
+    """Average distinct code and data lines and pages per transaction in the trace's second half, and the
+    data pages per transaction by the mapping that holds them."""
     fetches = collections.Counter()
     with open(path) as f:
         for line in f:
@@ -52,6 +95,7 @@ def footprint(path, txns):
         raise SystemExit(f"{path}: no instruction ran exactly once per transaction ({txns})")
     mark = marks[0]
     sums = collections.Counter()
+    by_map = collections.Counter()
     counted = seen = 0
     cur = None
     with open(path) as f:
@@ -66,6 +110,8 @@ def footprint(path, txns):
                     counted += 1
                     for k, v in cur.items():
                         sums[k] += len(v) if isinstance(v, set) else v
+                    for page in cur["data pages"]:
+                        by_map[where(maps, page)] += 1
                 cur = {"instructions": 0, "code lines": set(), "code pages": set(), "data lines": set(),
                        "data pages": set()}
             if cur is None:
@@ -78,7 +124,7 @@ def footprint(path, txns):
                 for a in {addr, addr + size - 1}:
                     cur["data lines"].add(a >> 6)
                     cur["data pages"].add(a >> 12)
-    return {k: v / counted for k, v in sums.items()}
+    return {k: v / counted for k, v in sums.items()}, {k: v / counted for k, v in by_map.items()}
 
 
 def main():
@@ -89,7 +135,7 @@ def main():
     a = ap.parse_args()
 
     srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
-    results = {}
+    results, places = {}, {}
     try:
         srv.prepare_run_tables(a.sysbench)
         common = srv.via()["tcp"] + RUN_TABLES + ["--threads=1", "--rand-type=uniform"]
@@ -98,7 +144,7 @@ def main():
             for name, cmd in (("versus", [a.versus, "sysbench", a.test, *common, f"--events={a.events}", "--time=0",
                                           "run"]),
                               ("floor", [a.floor, a.test, *common, "--time=3", "run"])):
-                results[name] = footprint(path, trace(cmd, path))
+                results[name], places[name] = footprint(path, *trace(cmd, path))
                 os.remove(path)
     finally:
         srv.stop()
@@ -109,6 +155,14 @@ def main():
     for k in ("instructions", "code lines", "code pages", "data lines", "data pages"):
         v, f = results["versus"][k], results["floor"][k]
         print(f"| {k} | {v:,.1f} | {f:,.1f} | {v / f:.2f} |")
+    print("\nData pages per transaction by the mapping that holds them (a library's or binary's name and its")
+    print("permissions; anon with its size: thread stacks and heap arenas):\n")
+    for name in ("versus", "floor"):
+        print(f"| {name}: mapping | pages per transaction |")
+        print("|---|---|")
+        for label, n in sorted(places[name].items(), key=lambda x: -x[1]):
+            print(f"| {label} | {n:.1f} |")
+        print()
 
 
 if __name__ == "__main__":
