@@ -73,7 +73,7 @@ def read_maps(pid):
 
 
 def where(maps, page):
-    """The label of the mapping that holds page (a page number), or 'unmapped'."""
+    """The label of the mapping that holds page (a page number), or one that says none of the client's does."""
     a = page << 12
     for lo, hi, label in maps:
         if lo <= a < hi:
@@ -96,6 +96,7 @@ def footprint(path, txns, maps):
     mark = marks[0]
     sums = collections.Counter()
     by_map = collections.Counter()
+    labels = {}  # page -> its mapping's label: the same few pages recur in every transaction
     counted = seen = 0
     cur = None
     with open(path) as f:
@@ -111,7 +112,9 @@ def footprint(path, txns, maps):
                     for k, v in cur.items():
                         sums[k] += len(v) if isinstance(v, set) else v
                     for page in cur["data pages"]:
-                        by_map[where(maps, page)] += 1
+                        if page not in labels:
+                            labels[page] = where(maps, page)
+                        by_map[labels[page]] += 1
                 cur = {"instructions": 0, "code lines": set(), "code pages": set(), "data lines": set(),
                        "data pages": set()}
             if cur is None:
