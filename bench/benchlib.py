@@ -119,6 +119,24 @@ class Server:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
+# The fields of /proc/stat's "cpu" line, in jiffies summed over all CPUs (proc(5)).
+HOST_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def host_cpu():
+    """The whole host's CPU time so far by kind (HOST_FIELDS), in seconds summed over its CPUs."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()[1:1 + len(HOST_FIELDS)]
+    return {k: int(v) / CLK for k, v in zip(HOST_FIELDS, fields)}
+
+
+def steal_share(before, after):
+    """The share of the host's CPU time between two host_cpu() readings that its hypervisor gave to
+    others (steal): time in which neither the server nor a client could run, whatever they asked."""
+    total = sum(after[k] - before[k] for k in HOST_FIELDS)
+    return (after["steal"] - before["steal"]) / total if total > 0 else 0.0
+
+
 def run_client_usage(cmd):
     """Runs cmd; returns (wall seconds, its resource usage from wait4, its output)."""
     with tempfile.TemporaryFile() as out:

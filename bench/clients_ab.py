@@ -6,7 +6,8 @@ floor client as the reference. Every client runs the same test against one sandb
 set-up of the other client comparisons), the order turning by one place each round, and per run it
 records throughput, the client's user and system CPU per transaction (wait4; the floor's less what it
 spent drawing its statements before its clock started), its voluntary context switches per transaction,
-and the server's CPU and its threads' sleeps per transaction. It prints each run, then the medians and
+the server's CPU and its threads' sleeps per transaction, and the share of the host's CPU time that
+its hypervisor stole meanwhile (steal_pct, from /proc/stat). It prints each run, then the medians and
 ranges per client.
 
 Usage: bench/clients_ab.py --client NAME=COMMAND [--client NAME=COMMAND ...] [--test oltp_point_select]
@@ -21,11 +22,12 @@ Needs sysbench (to prepare) and the distribution's MariaDB. Nothing is left runn
 import argparse
 import sys
 
-from benchlib import CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, drawing_cpu, run_client_usage
+from benchlib import (CLIENT_BENCH_SETTINGS, RUN_TABLES, Server, drawing_cpu, host_cpu, run_client_usage,
+                      steal_share)
 from sysbench_compare import tps_of
 from targets import median
 
-FIGURES = ("tps", "user_us", "sys_us", "cpu_us", "sleeps", "server_us", "server_sleeps")
+FIGURES = ("tps", "user_us", "sys_us", "cpu_us", "sleeps", "server_us", "server_sleeps", "steal_pct")
 
 
 def main():
@@ -56,16 +58,17 @@ def main():
         names = list(clients)
         for r in range(a.rounds):
             for c in names[r % len(names):] + names[:r % len(names)]:
-                s0 = srv.sched()
+                s0, h0 = srv.sched(), host_cpu()
                 _, ru, text = run_client_usage(clients[c] + [a.test] + via + RUN_TABLES + [
                     f"--threads={a.threads}", f"--time={a.time}", "--rand-type=uniform", "run"])
-                s1 = srv.sched()
+                s1, h1 = srv.sched(), host_cpu()
                 user, sys_, nvcsw = ru.ru_utime - drawing_cpu(text), ru.ru_stime, ru.ru_nvcsw
                 events, tps = tps_of(text)
                 row = dict(tps=tps, user_us=user / events * 1e6, sys_us=sys_ / events * 1e6,
                            cpu_us=(user + sys_) / events * 1e6, sleeps=nvcsw / events,
                            server_us=(s1["user"] + s1["sys"] - s0["user"] - s0["sys"]) / events * 1e6,
-                           server_sleeps=(s1["sleeps"] - s0["sleeps"]) / events)
+                           server_sleeps=(s1["sleeps"] - s0["sleeps"]) / events,
+                           steal_pct=100 * steal_share(h0, h1))
                 runs[c].append(row)
                 print(f"{c}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()), flush=True)
     finally:

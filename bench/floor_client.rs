@@ -15,6 +15,7 @@
 //! process's CPU time), which `sysbench_compare.py` subtracts from the process's CPU time. Closed loop
 //! only; server-side prepared statements only; an error response (a deadlock, say) rolls the
 //! transaction back and counts as an ignored error, as sysbench's default `--mysql-ignore-errors` does.
+//! Its threads follow their server threads' CPUs as versus's do (`--client-affinity`, default follow).
 //!
 //! `FLOOR_IO=uring` replays over io_uring instead (a linked send and recv per statement, one syscall
 //! that submits both and waits), one ring per connection's thread; `FLOOR_IO=uring:L` serves the
@@ -30,10 +31,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{MsgFlags, recv, send};
+use versus::driver::follow::Follower;
 use versus::driver::wire::{self, Wire};
 use versus::driver::{Connection, DbError, Endpoint, ErrorKind, Outcome, Param, PsMode, StmtId};
 use versus::workload::sysbench::oltp::{Abort, Exec, Workload};
-use versus::workload::sysbench::options::{self, Command, Options, Test};
+use versus::workload::sysbench::options::{self, ClientAffinity, Command, Options, Test};
 use versus::workload::sysbench::rng::{Random, Unique, Xoroshiro};
 
 #[path = "floor_uring.rs"]
@@ -257,6 +259,7 @@ fn setup(test: Test, o: &Options, n: usize, rnd: Random, unique: Arc<Unique>) ->
 fn replay(
     fd: RawFd,
     unix: bool,
+    mut follow: Option<Follower>,
     pool: &Pool,
     rollback: &[u8],
     deadline: Instant,
@@ -284,6 +287,9 @@ fn replay(
                 read_response(fd, &mut buf, unix)?;
             } else {
                 t.events += 1;
+            }
+            if let Some(f) = &mut follow {
+                f.tick(|| Some(fd));
             }
         }
     }
@@ -355,7 +361,12 @@ fn run(args: &[String]) -> Result<(), String> {
                 uring::replay(&mut conns, &rollback, deadline, &stop)
             } else {
                 let unix = matches!(o.connect.endpoint(first), Endpoint::Socket(_));
-                replay(set[0].0.fd(), unix, &set[0].1, &rollback, deadline, &stop)
+                // As versus's workers do under `--client-affinity=follow` (the default).
+                let follow = match o.client_affinity {
+                    ClientAffinity::Follow => Follower::new(set[0].0.fd()),
+                    ClientAffinity::Off => None,
+                };
+                replay(set[0].0.fd(), unix, follow, &set[0].1, &rollback, deadline, &stop)
             };
             for (w, _) in &mut set {
                 w.quit();

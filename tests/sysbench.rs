@@ -120,6 +120,8 @@ fn same_work_as_sysbench_per_transaction() {
             &["--table-size=5000", "--range-selects=off", "--point-selects=3", "--rand-type=gaussian"],
             &[],
         ),
+        // Workers following their server threads' CPUs (the default, spelled out), with 4 of them.
+        ("oltp_read_only", 400, &["--table-size=5000", "--threads=4"], &["--client-affinity=follow"]),
         // The mysql crate client, and the event-loop workers.
         ("oltp_read_write", 300, &["--table-size=5000"], &["--client=crate"]),
         ("oltp_read_only", 400, &["--table-size=5000", "--threads=4"], &["--client-threads=2"]),

@@ -8,6 +8,7 @@
 
 mod auth;
 mod encode;
+pub mod follow;
 pub mod lean;
 pub mod mock;
 pub mod mysql;

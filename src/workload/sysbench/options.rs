@@ -111,6 +111,17 @@ pub enum ClientPriority {
     Realtime,
 }
 
+/// Where the worker threads run (`--client-affinity`; the mechanism is [`crate::driver::follow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAffinity {
+    /// On a loopback TCP connection, each worker follows its server thread's CPU (the default: it wins,
+    /// see BENCHMARKS.md).
+    Follow,
+    /// Wherever the scheduler puts them, as sysbench's threads.
+    Off,
+}
+
 /// Options of the OLTP scripts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OltpOptions {
@@ -207,6 +218,8 @@ pub struct Options {
     pub client_threads: u32,
     /// Scheduling of the event-loop threads.
     pub client_priority: ClientPriority,
+    /// Where the worker threads run.
+    pub client_affinity: ClientAffinity,
 }
 
 /// A parsed command line.
@@ -455,6 +468,11 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         "realtime" => ClientPriority::Realtime,
         v => return Err(bad("client_priority", v, "expected normal or realtime")),
     };
+    let client_affinity = match raw(values, "client_affinity") {
+        "follow" => ClientAffinity::Follow,
+        "off" => ClientAffinity::Off,
+        v => return Err(bad("client_affinity", v, "expected follow or off")),
+    };
     let sockets = list(values, "mysql_socket");
     let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
     // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
@@ -502,6 +520,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         client,
         client_threads: int(values, "client_threads")?.min(threads) as u32,
         client_priority,
+        client_affinity,
     })
 }
 

@@ -3,6 +3,7 @@
 //! open loop under `--rate` with queue time counted in latency.
 
 use std::collections::VecDeque;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
@@ -11,11 +12,12 @@ use std::time::{Duration, Instant, SystemTime};
 use hdrhistogram::Histogram;
 
 use super::oltp::{Abort, Workload};
-use super::options::{Options, Test};
+use super::options::{ClientAffinity, Options, Test};
 use super::rng::{Random, Unique, Xoroshiro};
 use super::session::{Counts, Session};
 use super::stats::{Interval, Latency, RunResult, ThreadFigures, new_histogram};
-use crate::driver::Driver;
+use crate::driver::follow::Follower;
+use crate::driver::{Connection, Driver};
 use crate::error::{Error, Result};
 
 pub use super::shared::QUEUE_SIZE;
@@ -199,6 +201,10 @@ fn worker(
     let Some(start) = *start_cell.lock().unwrap_or_else(|p| p.into_inner()) else { return };
     let deadline = (o.time > 0).then(|| start + Duration::from_secs(o.time + o.warmup_time));
     let mut s = Session::new(conn, &o.ignore_errors, &sh.stop, deadline);
+    let mut follow = match o.client_affinity {
+        ClientAffinity::Follow => socket_of(s.conn.as_mut()).and_then(Follower::new),
+        ClientAffinity::Off => None,
+    };
     let mut since_reconnect = 0u64;
     // In closed loop an event starts when the previous one ended: one clock read per event, which serves
     // as the previous event's end, this one's start and the time-limit check.
@@ -263,6 +269,9 @@ fn worker(
         let finished = outcome.is_ok();
         c.events = u64::from(finished);
         sh.record(tid, warm, &c, finished.then(|| now_ns.saturating_sub(t0)));
+        if let Some(f) = &mut follow {
+            f.tick(|| socket_of(s.conn.as_mut()));
+        }
         match outcome {
             Ok(()) => {}
             Err(None) => break,
@@ -288,6 +297,11 @@ fn worker(
         let c = s.take_counts();
         sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner()).counts.add(&c);
     }
+}
+
+/// The socket of a connection that has one of its own (the lean client's).
+fn socket_of(conn: &mut dyn Connection) -> Option<RawFd> {
+    conn.multiplexed().and_then(|m| m.fd())
 }
 
 /// Sleeps until `t`, waking early when the run stops; false if it stopped.

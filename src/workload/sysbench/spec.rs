@@ -284,6 +284,14 @@ pub const SPECS: &[Spec] = &[
         All,
     ),
     o(
+        "client_affinity",
+        Str,
+        Some("follow"),
+        "where the worker threads run {follow: on a loopback TCP connection each one moves to its server thread's CPU; off: where the scheduler puts them, as sysbench}",
+        Versus,
+        All,
+    ),
+    o(
         "client",
         Str,
         Some("auto"),

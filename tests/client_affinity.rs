@@ -1,0 +1,140 @@
+//! `--client-affinity`: over loopback TCP each worker thread of `versus sysbench` moves to the CPU its
+//! server thread sends from (the default), and stays where the scheduler puts it with `off`, over a unix
+//! socket, or when it may use one CPU only. Read from the running process's threads in /proc, against
+//! the distribution's MariaDB in a temporary sandbox.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{TestServer, start_server, sysbench_fails_with as fails_with, versus_sysbench as versus};
+
+fn login(s: &TestServer, tcp: bool) -> Vec<String> {
+    let mut a = vec![format!("--mysql-user={}", s.user), format!("--mysql-password={}", s.password)];
+    a.push(format!("--mysql-db={}", s.db));
+    if tcp {
+        a.extend(["--mysql-host=127.0.0.1".to_string(), format!("--mysql-port={}", s.port)]);
+    } else {
+        a.push(format!("--mysql-socket={}", s.socket.display()));
+    }
+    a
+}
+
+/// `versus sysbench oltp_point_select ... run` for 20 s (killed once read), with `extra` options.
+fn start_run(s: &TestServer, tcp: bool, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_versus"))
+        .args(["sysbench", "oltp_point_select", "--tables=1", "--table-size=1000", "--threads=2", "--time=20"])
+        .args(login(s, tcp))
+        .args(extra)
+        .arg("run")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start versus")
+}
+
+/// The `Cpus_allowed_list` of a thread's /proc status.
+fn allowed_list(status: &str) -> String {
+    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim().to_string()
+}
+
+/// The CPU lists of the process's worker threads (named `sysbench-N`) once both have run for a second.
+fn worker_cpus(child: &mut Child) -> Vec<String> {
+    let t0 = Instant::now();
+    let mut seen = Vec::new();
+    while t0.elapsed() < Duration::from_secs(15) {
+        assert!(child.try_wait().expect("wait").is_none(), "the run ended early");
+        if worker_cpus_now(child.id()).len() == 2 {
+            // Connected and running: give each worker more than one check's worth of events.
+            std::thread::sleep(Duration::from_secs(1));
+            seen = worker_cpus_now(child.id());
+            if seen.len() == 2 {
+                return seen;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("no two worker threads within 15 s (saw {seen:?})");
+}
+
+/// The CPU lists of the worker threads of process `pid` now.
+fn worker_cpus_now(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim().starts_with("sysbench-") {
+            out.push(allowed_list(&std::fs::read_to_string(task.path().join("status")).unwrap_or_default()));
+        }
+    }
+    out
+}
+
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The CPU list of this (test) process, which the child inherits.
+fn own_list() -> String {
+    allowed_list(&std::fs::read_to_string("/proc/self/status").expect("own status"))
+}
+
+fn one_cpu(list: &str) -> bool {
+    list.parse::<usize>().is_ok()
+}
+
+#[test]
+fn workers_follow_their_server_threads_over_loopback_tcp_only() {
+    let s = start_server();
+    let prep = login(&s, true);
+    let mut args: Vec<&str> = vec!["oltp_point_select", "--tables=1", "--table-size=1000"];
+    args.extend(prep.iter().map(|x| x.as_str()));
+    args.push("prepare");
+    let o = versus(&args);
+    assert!(o.status.success(), "prepare: {}", String::from_utf8_lossy(&o.stderr));
+    let all = own_list();
+    let many = !one_cpu(&all);
+
+    // The default over TCP to 127.0.0.1: each worker is held on one CPU, where its server thread ran.
+    let mut c = start_run(&s, true, &[]);
+    let followed = worker_cpus(&mut c);
+    stop(c);
+    for l in &followed {
+        if many {
+            assert!(one_cpu(l), "a following worker may use CPUs {l}, not one (the process: {all})");
+        } else {
+            assert_eq!(l, &all, "with one CPU there is nowhere to move");
+        }
+    }
+
+    // Off, and over the unix socket (where the kernel records no sending CPU): the inherited mask.
+    for (tcp, extra) in [(true, &["--client-affinity=off"][..]), (false, &[][..])] {
+        let mut c = start_run(&s, tcp, extra);
+        let lists = worker_cpus(&mut c);
+        stop(c);
+        assert!(lists.iter().all(|l| l == &all), "tcp {tcp} {extra:?}: workers on {lists:?}, the process on {all}");
+    }
+
+    // A worker stays within a mask it was given: under taskset to one CPU it cannot be moved off it.
+    if many {
+        let first = all.split([',', '-']).next().expect("a CPU").to_string();
+        let mut c = Command::new("taskset")
+            .args(["-c", &first, env!("CARGO_BIN_EXE_versus")])
+            .args(["sysbench", "oltp_point_select", "--tables=1", "--table-size=1000", "--threads=2", "--time=20"])
+            .args(login(&s, true))
+            .arg("run")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start taskset");
+        let lists = worker_cpus(&mut c);
+        stop(c);
+        assert!(lists.iter().all(|l| l == &first), "under taskset -c {first}: workers on {lists:?}");
+    }
+}
+
+#[test]
+fn a_bad_affinity_is_a_one_line_error() {
+    fails_with(&["oltp_point_select", "--client-affinity=sometimes", "run"], "--client-affinity");
+}
