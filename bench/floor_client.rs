@@ -31,7 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{MsgFlags, recv, send};
-use versus::driver::follow::Follower;
+use versus::driver::follow::{self, Follower};
 use versus::driver::wire::{self, Wire};
 use versus::driver::{Connection, DbError, Endpoint, ErrorKind, Outcome, Param, PsMode, StmtId};
 use versus::workload::sysbench::oltp::{Abort, Exec, Workload};
@@ -346,11 +346,25 @@ fn run(args: &[String]) -> Result<(), String> {
             (o.clone(), unique.clone(), rollback.clone(), ready.clone(), stop.clone());
         handles.push(std::thread::spawn(move || -> Result<Tally, String> {
             let first = share[0].0;
-            let set: Result<Vec<(Wire, Pool)>, String> =
+            let mut set: Result<Vec<(Wire, Pool)>, String> =
                 share.into_iter().map(|(n, rnd)| setup(test, &o, n, rnd, unique.clone())).collect();
             if set.is_err() {
                 stop.store(true, Ordering::SeqCst);
             }
+            let unix = matches!(o.connect.endpoint(first), Endpoint::Socket(_));
+            // As versus's workers do under `--client-affinity=follow` (the default), and before the clock.
+            let follow = match (&mut set, o.client_affinity) {
+                (Ok(set), ClientAffinity::Follow) if !use_uring => {
+                    let w = &mut set[0].0;
+                    if unix {
+                        follow::server_thread(|q| w.query_rows(q).map(|r| r.first))
+                            .and_then(|tid| Follower::of_server_thread(w.fd(), tid))
+                    } else {
+                        Follower::new(w.fd())
+                    }
+                }
+                _ => None,
+            };
             ready.wait();
             let mut set = set?;
             let draw_cpu: Duration = set.iter().map(|(_, p)| p.draw_cpu).sum();
@@ -360,12 +374,6 @@ fn run(args: &[String]) -> Result<(), String> {
                 let mut conns: Vec<uring::Conn<'_>> = set.iter().map(|(w, p)| uring::Conn::new(w.fd(), p)).collect();
                 uring::replay(&mut conns, &rollback, deadline, &stop)
             } else {
-                let unix = matches!(o.connect.endpoint(first), Endpoint::Socket(_));
-                // As versus's workers do under `--client-affinity=follow` (the default).
-                let follow = match o.client_affinity {
-                    ClientAffinity::Follow => Follower::new(set[0].0.fd()),
-                    ClientAffinity::Off => None,
-                };
                 replay(set[0].0.fd(), unix, follow, &set[0].1, &rollback, deadline, &stop)
             };
             for (w, _) in &mut set {

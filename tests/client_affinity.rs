@@ -1,6 +1,6 @@
-//! `--client-affinity`: over loopback TCP each worker thread of `versus sysbench` moves to the CPU its
-//! server thread sends from (the default), and stays where the scheduler puts it with `off`, over a unix
-//! socket, or when it may use one CPU only. Read from the running process's threads in /proc, against
+//! `--client-affinity`: over loopback TCP and over a unix socket each worker thread of `versus sysbench`
+//! moves to the CPU its server thread runs on (the default), and stays where the scheduler puts it with
+//! `off`, or when it may use one CPU only. Read from the running process's threads in /proc, against
 //! the distribution's MariaDB in a temporary sandbox.
 
 mod common;
@@ -85,7 +85,7 @@ fn one_cpu(list: &str) -> bool {
 }
 
 #[test]
-fn workers_follow_their_server_threads_over_loopback_tcp_only() {
+fn workers_follow_their_server_threads_unless_told_not_to() {
     let s = start_server();
     let prep = login(&s, true);
     let mut args: Vec<&str> = vec!["oltp_point_select", "--tables=1", "--table-size=1000"];
@@ -96,24 +96,27 @@ fn workers_follow_their_server_threads_over_loopback_tcp_only() {
     let all = own_list();
     let many = !one_cpu(&all);
 
-    // The default over TCP to 127.0.0.1: each worker is held on one CPU, where its server thread ran.
-    let mut c = start_run(&s, true, &[]);
-    let followed = worker_cpus(&mut c);
-    stop(c);
-    for l in &followed {
-        if many {
-            assert!(one_cpu(l), "a following worker may use CPUs {l}, not one (the process: {all})");
-        } else {
-            assert_eq!(l, &all, "with one CPU there is nowhere to move");
+    // The default, over TCP to 127.0.0.1 and over the unix socket (where the server names its thread):
+    // each worker is held on one CPU, where its server thread ran.
+    for tcp in [true, false] {
+        let mut c = start_run(&s, tcp, &[]);
+        let followed = worker_cpus(&mut c);
+        stop(c);
+        for l in &followed {
+            if many {
+                assert!(one_cpu(l), "tcp {tcp}: a following worker may use CPUs {l}, not one (the process: {all})");
+            } else {
+                assert_eq!(l, &all, "with one CPU there is nowhere to move");
+            }
         }
     }
 
-    // Off, and over the unix socket (where the kernel records no sending CPU): the inherited mask.
-    for (tcp, extra) in [(true, &["--client-affinity=off"][..]), (false, &[][..])] {
-        let mut c = start_run(&s, tcp, extra);
+    // Off: the inherited mask, over either transport.
+    for tcp in [true, false] {
+        let mut c = start_run(&s, tcp, &["--client-affinity=off"]);
         let lists = worker_cpus(&mut c);
         stop(c);
-        assert!(lists.iter().all(|l| l == &all), "tcp {tcp} {extra:?}: workers on {lists:?}, the process on {all}");
+        assert!(lists.iter().all(|l| l == &all), "tcp {tcp}, off: workers on {lists:?}, the process on {all}");
     }
 
     // A worker stays within a mask it was given: under taskset to one CPU it cannot be moved off it.

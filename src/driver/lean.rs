@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::mysql::MysqlDriver;
 use super::wire::{ConnectFailure, Wire};
 use super::{
-    ConnectOptions, Connection, DbError, Driver, Endpoint, LocalData, Multiplexed, Outcome, Param, PsMode, StmtId,
+    ConnectOptions, Connection, DbError, Driver, Endpoint, LocalData, Multiplexed, Outcome, Param, PsMode, Rows, StmtId,
 };
 
 /// Driver using the lean client where it can.
@@ -183,6 +183,11 @@ impl Connection for LeanConnection {
 
     fn query(&mut self, sql: &str) -> Result<Outcome, DbError> {
         let r = self.wire()?.query(sql, None);
+        self.check(r)
+    }
+
+    fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
+        let r = self.wire()?.query_rows(sql);
         self.check(r)
     }
 

@@ -545,7 +545,16 @@ impl Wire {
                 None => break,
             }
         }
-        self.read_packets(local)
+        self.read_packets(local, None)
+    }
+
+    /// COM_QUERY, counting what it returned and changed and keeping the first row's first column as
+    /// text (for the few statements whose answer versus reads, such as the server's thread id).
+    pub fn query_rows(&mut self, sql: &str) -> Result<super::Rows, DbError> {
+        self.command(0x03, sql.as_bytes())?;
+        let mut rows = super::Rows::default();
+        rows.outcome = Some(self.read_packets(None, Some(&mut rows))?);
+        Ok(rows)
     }
 
     /// One read into the buffer's free end, after moving what is left of it to the front; false (and no
@@ -572,7 +581,12 @@ impl Wire {
     }
 
     /// [`Wire::read_result`] packet by packet: answers LOCAL INFILE requests, joins 16 MiB packets.
-    fn read_packets(&mut self, mut local: Option<&mut super::LocalData>) -> Result<Outcome, DbError> {
+    /// Reads a response packet by packet; counts its rows and keeps the first value into `rows` if given.
+    fn read_packets(
+        &mut self,
+        mut local: Option<&mut super::LocalData>,
+        mut rows: Option<&mut super::Rows>,
+    ) -> Result<Outcome, DbError> {
         let mut outcome = None;
         let cache_metadata = self.cache_metadata;
         loop {
@@ -584,6 +598,11 @@ impl Wire {
                     let (_, m) = lenenc(&p[1 + n..]);
                     let s = 1 + n + m;
                     more = p.get(s..s + 2).is_some_and(|b| u16::from_le_bytes([b[0], b[1]]) & MORE_RESULTS != 0);
+                    if outcome.is_none()
+                        && let Some(r) = rows.as_deref_mut()
+                    {
+                        r.affected = affected;
+                    }
                     outcome.get_or_insert(if affected > 0 { Outcome::Write } else { Outcome::Other });
                 }
                 Some(0xFF) => return Err(parse_err(p)),
@@ -609,7 +628,14 @@ impl Wire {
                                 break;
                             }
                             Some(0xFF) => return Err(parse_err(r)),
-                            _ => {}
+                            _ => {
+                                if let Some(rows) = rows.as_deref_mut() {
+                                    if rows.fetched == 0 {
+                                        rows.first = first_text(r);
+                                    }
+                                    rows.fetched += 1;
+                                }
+                            }
                         }
                     }
                     outcome.get_or_insert(Outcome::Read);
@@ -620,6 +646,16 @@ impl Wire {
             }
         }
     }
+}
+
+/// The first column of a text-protocol row as text; `None` for NULL.
+fn first_text(row: &[u8]) -> Option<String> {
+    if row.first() == Some(&0xFB) {
+        return None;
+    }
+    let (len, n) = lenenc(row);
+    let end = n.saturating_add(len as usize).min(row.len());
+    Some(String::from_utf8_lossy(&row[n.min(end)..end]).into_owned())
 }
 
 #[cfg(test)]

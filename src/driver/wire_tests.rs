@@ -91,3 +91,29 @@ fn a_local_infile_request_after_a_result_is_answered() {
     assert_eq!(e.code, Some(1052));
     assert_eq!(writer.join().expect("server"), [0, 0, 0, 3], "an empty packet, numbered after the request");
 }
+
+#[test]
+fn query_rows_counts_rows_and_keeps_the_first_value() {
+    let (mut w, mut server) = pair();
+    let mut bytes = packet(1, &[1]);
+    bytes.extend(packet(2, b"coldef"));
+    bytes.extend(packet(3, &[0xFE, 0, 0, 2, 0]));
+    bytes.extend(packet(4, b"\x054242x"));
+    bytes.extend(packet(5, b"\xFB"));
+    bytes.extend(packet(6, &[0xFE, 0, 0, 2, 0]));
+    // Then a NULL first, and an OK that changed 3 rows.
+    bytes.extend(packet(1, &[1]));
+    bytes.extend(packet(2, b"coldef"));
+    bytes.extend(packet(3, &[0xFE, 0, 0, 2, 0]));
+    bytes.extend(packet(4, b"\xFB"));
+    bytes.extend(packet(5, &[0xFE, 0, 0, 2, 0]));
+    bytes.extend(packet(1, &[0, 3, 0, 2, 0, 0, 0]));
+    let writer = thread::spawn(move || server.write_all(&bytes).map(|_| server));
+    let r = w.query_rows("SELECT x").expect("rows");
+    assert_eq!((r.outcome, r.fetched, r.first.as_deref()), (Some(Outcome::Read), 2, Some("4242x")));
+    let r = w.query_rows("SELECT NULL").expect("rows");
+    assert_eq!((r.fetched, r.first), (1, None));
+    let r = w.query_rows("UPDATE t").expect("OK");
+    assert_eq!((r.outcome, r.affected, r.fetched), (Some(Outcome::Write), 3, 0));
+    drop(writer.join());
+}

@@ -188,12 +188,17 @@ fn worker(
         Ok(c)
     });
     // Report a failed start before the barrier, so that the run never says "Threads started!".
-    let conn = match init {
+    let mut conn = match init {
         Ok(c) => Some(c),
         Err(e) => {
             sh.fail(e);
             None
         }
+    };
+    // Before the clock starts: over a unix socket this asks the server which thread serves it.
+    let mut follow = match (&mut conn, o.client_affinity) {
+        (Some(c), ClientAffinity::Follow) => Follower::for_connection(c.as_mut()),
+        _ => None,
     };
     ready.wait();
     go.wait();
@@ -201,10 +206,6 @@ fn worker(
     let Some(start) = *start_cell.lock().unwrap_or_else(|p| p.into_inner()) else { return };
     let deadline = (o.time > 0).then(|| start + Duration::from_secs(o.time + o.warmup_time));
     let mut s = Session::new(conn, &o.ignore_errors, &sh.stop, deadline);
-    let mut follow = match o.client_affinity {
-        ClientAffinity::Follow => socket_of(s.conn.as_mut()).and_then(Follower::new),
-        ClientAffinity::Off => None,
-    };
     let mut since_reconnect = 0u64;
     // In closed loop an event starts when the previous one ended: one clock read per event, which serves
     // as the previous event's end, this one's start and the time-limit check.
