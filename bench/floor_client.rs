@@ -357,8 +357,10 @@ fn run(args: &[String]) -> Result<(), String> {
                 (Ok(set), ClientAffinity::Follow) if !use_uring => {
                     let w = &mut set[0].0;
                     if unix {
+                        // SAFETY: the wire owns the socket and keeps it open during this call.
+                        let sock = unsafe { std::os::fd::BorrowedFd::borrow_raw(w.fd()) };
                         follow::server_thread(|q| w.query_rows(q).map(|r| r.first))
-                            .and_then(|tid| Follower::of_server_thread(w.fd(), tid))
+                            .and_then(|tid| Follower::of_server_thread(sock, tid))
                     } else {
                         Follower::new(w.fd())
                     }

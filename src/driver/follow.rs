@@ -15,14 +15,18 @@
 //!   PID is the socket's peer (`SO_PEERCRED`), and the server names the thread serving the connection
 //!   when asked once before the run ([`SERVER_THREAD_QUERIES`]: MariaDB from 10.3 and Percona Server
 //!   in their process list, MySQL from 5.7.9 in the performance schema). Under a thread pool the
-//!   thread named need not serve the next statement: following is then of no use, and does no harm.
+//!   thread named need not serve the next statement, and workers named the same pool thread would
+//!   crowd onto one CPU: there use `--client-affinity=off`.
 //!
 //! A remote server's CPUs are not this host's, so there it does nothing. The thread never leaves the
 //! CPUs it was allowed at the start (an experiment's `pin_cpus`, a `taskset`), and gets that mask back
-//! when the follower drops, or once the server thread it followed has ended (after a reconnect).
+//! when the follower drops, or once the connection was made again (a reconnect gets another server
+//! thread, which is not asked for on the measured path). The look-up falls inside the next event's
+//! latency: one or two system calls every [`CHECK_EVERY`] events.
 
 use std::fs::File;
-use std::os::fd::RawFd;
+use std::marker::PhantomData;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::fs::FileExt;
 
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
@@ -46,19 +50,22 @@ pub const SERVER_THREAD_QUERIES: &[&str] = &[
 enum Source {
     /// The TCP socket's `SO_INCOMING_CPU`.
     Incoming,
-    /// The server thread's `/proc/PID/task/TID/stat`, kept open and read again from its start.
-    Thread(File),
-    /// The thread is gone (the connection was made again, to another one): nothing to follow.
+    /// The server thread's `/proc/PID/task/TID/stat`, kept open and read again from its start, and the
+    /// inode of the socket whose server thread it is.
+    Thread { stat: File, socket: u64 },
+    /// The connection was made again, to a thread that was not asked for: nothing to follow.
     Gone,
 }
 
-/// The calling thread's follower of its connection's server thread.
+/// The calling thread's follower of its connection's server thread. It changes the mask of the thread
+/// that made it, so it stays on that thread (not `Send`).
 pub struct Follower {
     source: Source,
     allowed: CpuSet,
     on: Option<usize>,
     countdown: u32,
     moves: u64,
+    _this_thread: PhantomData<*const ()>,
 }
 
 impl Follower {
@@ -68,40 +75,42 @@ impl Follower {
         if !loopback_peer(fd) {
             return None;
         }
-        Follower::with(Source::Incoming)
+        Follower::with(Source::Incoming, movable()?)
     }
 
-    /// A follower for the calling thread, whose connection is the unix socket `fd`, served by the
-    /// server's thread `tid`; `None` when the socket's peer or that thread cannot be read.
-    pub fn of_server_thread(fd: RawFd, tid: u64) -> Option<Follower> {
-        // SAFETY: `fd` is the caller's open socket, borrowed for this one call.
-        let sock = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    /// A follower for the calling thread, whose connection is the unix socket `sock`, served by the
+    /// server's thread `tid`; `None` when the socket's peer or that thread cannot be read, or when the
+    /// thread may use one CPU only.
+    pub fn of_server_thread(sock: BorrowedFd<'_>, tid: u64) -> Option<Follower> {
+        let allowed = movable()?;
         let pid = getsockopt(&sock, sockopt::PeerCredentials).ok()?.pid();
         let stat = File::open(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
         thread_cpu(&stat)?;
-        Follower::with(Source::Thread(stat))
+        let socket = socket_inode(sock.as_raw_fd())?;
+        Follower::with(Source::Thread { stat, socket }, allowed)
     }
 
-    /// The follower for a worker's connection, by its kind (see the module's documentation); asks
-    /// the server once which thread serves it over a unix socket. `None` where there is nothing to
-    /// follow: the mysql crate's connections, remote servers, servers that do not say.
+    /// The follower for a worker's connection, by its kind (see the module's documentation); over a
+    /// unix socket it asks the server once which thread serves it. `None` where there is nothing to
+    /// follow: the mysql crate's connections, remote servers, servers that do not say, a thread that
+    /// may use one CPU only (then nothing is asked).
     pub fn for_connection(conn: &mut dyn Connection) -> Option<Follower> {
         let fd = conn.multiplexed()?.fd()?;
         if let Some(f) = Follower::new(fd) {
             return Some(f);
         }
         let local = getpeername::<SockaddrStorage>(fd).ok()?.family() == Some(AddressFamily::Unix);
-        if !local {
+        if !local || movable().is_none() {
             return None;
         }
         let tid = server_thread(|sql| conn.query_rows(sql).map(|r| r.first))?;
-        Follower::of_server_thread(fd, tid)
+        // SAFETY: `conn` owns the socket and keeps it open while it is borrowed here, for this call.
+        let sock = unsafe { BorrowedFd::borrow_raw(fd) };
+        Follower::of_server_thread(sock, tid)
     }
 
-    fn with(source: Source) -> Option<Follower> {
-        let allowed = sched_getaffinity(Pid::from_raw(0)).ok()?;
-        let n = (0..CpuSet::count()).filter(|&c| allowed.is_set(c).unwrap_or(false)).count();
-        (n >= 2).then_some(Follower { source, allowed, on: None, countdown: 1, moves: 0 })
+    fn with(source: Source, allowed: CpuSet) -> Option<Follower> {
+        Some(Follower { source, allowed, on: None, countdown: 1, moves: 0, _this_thread: PhantomData })
     }
 
     /// Counts one event; every [`CHECK_EVERY`] events, looks up where the server thread ran last (asking
@@ -120,26 +129,40 @@ impl Follower {
     fn check(&mut self, fd: impl FnOnce() -> Option<RawFd>) {
         let cpu = match &self.source {
             Source::Incoming => fd().and_then(incoming_cpu),
-            Source::Thread(stat) => thread_cpu(stat),
+            // After a reconnect the connection has another socket, and another server thread (the old
+            // one may live on in the server's thread cache, serving someone else).
+            Source::Thread { stat, socket } => match fd().and_then(socket_inode) {
+                Some(inode) if inode == *socket => thread_cpu(stat),
+                _ => None,
+            },
             Source::Gone => return,
         };
         let Some(cpu) = cpu else {
-            if matches!(self.source, Source::Thread(_)) {
-                // Back to where the scheduler may put it.
+            if matches!(self.source, Source::Thread { .. }) {
                 self.source = Source::Gone;
-                if self.on.take().is_some() {
-                    let _ = sched_setaffinity(Pid::from_raw(0), &self.allowed);
-                }
+                self.release();
             }
             return;
         };
-        if self.on == Some(cpu) || !self.allowed.is_set(cpu).unwrap_or(false) {
+        if !self.allowed.is_set(cpu).unwrap_or(false) {
+            // Not a CPU it may use (a `pin_cpus` split, a partial `taskset`): do not stay on the last one.
+            self.release();
+            return;
+        }
+        if self.on == Some(cpu) {
             return;
         }
         let mut one = CpuSet::new();
         if one.set(cpu).is_ok() && sched_setaffinity(Pid::from_raw(0), &one).is_ok() {
             self.on = Some(cpu);
             self.moves += 1;
+        }
+    }
+
+    /// Gives the thread its starting mask back, if it was held on one CPU.
+    fn release(&mut self) {
+        if self.on.take().is_some() {
+            let _ = sched_setaffinity(Pid::from_raw(0), &self.allowed);
         }
     }
 
@@ -172,10 +195,28 @@ fn thread_cpu(stat: &File) -> Option<usize> {
 
 impl Drop for Follower {
     fn drop(&mut self) {
-        if self.on.is_some() {
-            let _ = sched_setaffinity(Pid::from_raw(0), &self.allowed);
-        }
+        self.release();
     }
+}
+
+/// The calling thread's CPU mask, if it allows more than one CPU (else there is nowhere to move).
+fn movable() -> Option<CpuSet> {
+    let allowed = sched_getaffinity(Pid::from_raw(0)).ok()?;
+    let n = (0..CpuSet::count()).filter(|&c| allowed.is_set(c).unwrap_or(false)).count();
+    (n >= 2).then_some(allowed)
+}
+
+/// The inode of the socket `fd`, which tells one connection's socket from the next one's even when
+/// the descriptor number is reused.
+fn socket_inode(fd: RawFd) -> Option<u64> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat fills `st` when it returns 0 (only then is it read); a descriptor that is not open
+    // is an error return, not undefined behaviour.
+    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: initialised by the successful fstat above.
+    Some(unsafe { st.assume_init() }.st_ino)
 }
 
 /// The CPU that last processed a segment for the TCP socket `fd` (`SO_INCOMING_CPU`), if recorded.
@@ -205,7 +246,7 @@ fn loopback_peer(fd: RawFd) -> bool {
 mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
-    use std::os::fd::AsRawFd;
+    use std::os::fd::{AsFd, AsRawFd};
     use std::os::unix::net::UnixStream;
 
     #[test]
@@ -227,12 +268,22 @@ mod tests {
         let tid = nix::unistd::gettid().as_raw() as u64;
         let mask = sched_getaffinity(Pid::from_raw(0)).unwrap();
         let many_cpus = (0..CpuSet::count()).filter(|&c| mask.is_set(c).unwrap_or(false)).count() >= 2;
-        let f = Follower::of_server_thread(a.as_raw_fd(), tid);
+        let f = Follower::of_server_thread(a.as_fd(), tid);
         assert_eq!(f.is_some(), many_cpus);
         let stat = File::open(format!("/proc/self/task/{tid}/stat")).unwrap();
         let cpu = thread_cpu(&stat).expect("a CPU");
         assert!(mask.is_set(cpu).unwrap(), "CPU {cpu} is not one this thread may use");
-        assert!(Follower::of_server_thread(a.as_raw_fd(), u32::MAX as u64).is_none(), "no such thread");
+        assert!(Follower::of_server_thread(a.as_fd(), u32::MAX as u64).is_none(), "no such thread");
+        // A look-up through another socket (the connection made again) ends the following.
+        if let Some(mut f) = f {
+            f.tick(|| Some(a.as_raw_fd()));
+            assert!(matches!(f.source, Source::Thread { .. }), "the same socket: still following");
+            let (c, _d) = UnixStream::pair().unwrap();
+            for _ in 0..CHECK_EVERY {
+                f.tick(|| Some(c.as_raw_fd()));
+            }
+            assert!(matches!(f.source, Source::Gone) && f.cpu().is_none(), "another socket: following ends");
+        }
     }
 
     #[test]

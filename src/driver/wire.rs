@@ -580,8 +580,8 @@ impl Wire {
         Ok(true)
     }
 
-    /// [`Wire::read_result`] packet by packet: answers LOCAL INFILE requests, joins 16 MiB packets.
-    /// Reads a response packet by packet; counts its rows and keeps the first value into `rows` if given.
+    /// [`Wire::read_result`] packet by packet: answers LOCAL INFILE requests, joins 16 MiB packets; with
+    /// `rows`, also counts the rows and keeps the first one's first value there.
     fn read_packets(
         &mut self,
         mut local: Option<&mut super::LocalData>,

@@ -115,8 +115,8 @@ pub enum ClientPriority {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClientAffinity {
-    /// On a loopback TCP connection, each worker follows its server thread's CPU (the default: it wins,
-    /// see BENCHMARKS.md).
+    /// With the server on this host (loopback TCP, a unix socket), each worker follows its server
+    /// thread's CPU (the default: it wins, see BENCHMARKS.md).
     Follow,
     /// Wherever the scheduler puts them, as sysbench's threads.
     Off,

@@ -287,7 +287,7 @@ pub const SPECS: &[Spec] = &[
         "client_affinity",
         Str,
         Some("follow"),
-        "where the worker threads run {follow: on a loopback TCP connection each one moves to its server thread's CPU; off: where the scheduler puts them, as sysbench}",
+        "where the worker threads run {follow: with the server on this host (loopback TCP, a unix socket) each one moves to its server thread's CPU; off: where the scheduler puts them, as sysbench}",
         Versus,
         All,
     ),
