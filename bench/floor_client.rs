@@ -31,7 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{MsgFlags, recv, send};
-use versus::driver::follow::{self, Follower};
+use versus::driver::follow::Follower;
 use versus::driver::wire::{self, Wire};
 use versus::driver::{Connection, DbError, Endpoint, ErrorKind, Outcome, Param, PsMode, StmtId};
 use versus::workload::sysbench::oltp::{Abort, Exec, Workload};
@@ -356,14 +356,9 @@ fn run(args: &[String]) -> Result<(), String> {
             let follow = match (&mut set, o.client_affinity) {
                 (Ok(set), ClientAffinity::Follow) if !use_uring => {
                     let w = &mut set[0].0;
-                    if unix {
-                        // SAFETY: the wire owns the socket and keeps it open during this call.
-                        let sock = unsafe { std::os::fd::BorrowedFd::borrow_raw(w.fd()) };
-                        follow::server_thread(|q| w.query_rows(q).map(|r| r.first))
-                            .and_then(|tid| Follower::of_server_thread(sock, tid))
-                    } else {
-                        Follower::new(w.fd())
-                    }
+                    // SAFETY: the wire owns the socket and keeps it open during this call.
+                    let sock = unsafe { std::os::fd::BorrowedFd::borrow_raw(w.fd()) };
+                    Follower::for_socket(sock, |q| w.query_rows(q).map(|r| r.first))
                 }
                 _ => None,
             };

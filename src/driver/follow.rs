@@ -64,53 +64,37 @@ pub struct Follower {
     allowed: CpuSet,
     on: Option<usize>,
     countdown: u32,
-    moves: u64,
     _this_thread: PhantomData<*const ()>,
 }
 
 impl Follower {
-    /// A follower for the calling thread, whose connection is the socket `fd` to a loopback TCP
-    /// address; `None` for any other peer, or when the thread may use one CPU only.
-    pub fn new(fd: RawFd) -> Option<Follower> {
-        if !loopback_peer(fd) {
-            return None;
-        }
-        Follower::with(Source::Incoming, movable()?)
-    }
-
-    /// A follower for the calling thread, whose connection is the unix socket `sock`, served by the
-    /// server's thread `tid`; `None` when the socket's peer or that thread cannot be read, or when the
-    /// thread may use one CPU only.
-    pub fn of_server_thread(sock: BorrowedFd<'_>, tid: u64) -> Option<Follower> {
-        let allowed = movable()?;
-        let pid = getsockopt(&sock, sockopt::PeerCredentials).ok()?.pid();
-        let stat = File::open(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
-        thread_cpu(&stat)?;
-        let socket = socket_inode(sock.as_raw_fd())?;
-        Follower::with(Source::Thread { stat, socket }, allowed)
-    }
-
     /// The follower for a worker's connection, by its kind (see the module's documentation); over a
-    /// unix socket it asks the server once which thread serves it. `None` where there is nothing to
-    /// follow: the mysql crate's connections, remote servers, servers that do not say, a thread that
-    /// may use one CPU only (then nothing is asked).
-    pub fn for_connection(conn: &mut dyn Connection) -> Option<Follower> {
-        let fd = conn.multiplexed()?.fd()?;
-        if let Some(f) = Follower::new(fd) {
-            return Some(f);
-        }
-        let local = getpeername::<SockaddrStorage>(fd).ok()?.family() == Some(AddressFamily::Unix);
-        if !local || movable().is_none() {
+    /// unix socket it asks the server once which thread serves it, with `ask` (runs a statement and
+    /// returns its first value). `None` where there is nothing to follow: a remote server, a server that
+    /// does not say, a thread that may use one CPU only (then nothing is asked).
+    pub fn for_socket(
+        sock: BorrowedFd<'_>,
+        ask: impl FnMut(&str) -> Result<Option<String>, DbError>,
+    ) -> Option<Follower> {
+        let allowed = movable()?;
+        let fd = sock.as_raw_fd();
+        let source = if loopback_peer(fd) {
+            Source::Incoming
+        } else if getpeername::<SockaddrStorage>(fd).ok()?.family() == Some(AddressFamily::Unix) {
+            thread_source(sock, server_thread(ask)?)?
+        } else {
             return None;
-        }
-        let tid = server_thread(|sql| conn.query_rows(sql).map(|r| r.first))?;
+        };
+        Some(Follower { source, allowed, on: None, countdown: 1, _this_thread: PhantomData })
+    }
+
+    /// [`Follower::for_socket`] for a connection that has a socket of its own (the lean client's; the
+    /// mysql crate's connections have none, and get no follower).
+    pub fn for_connection(conn: &mut dyn Connection) -> Option<Follower> {
+        let fd = socket_of(conn)?;
         // SAFETY: `conn` owns the socket and keeps it open while it is borrowed here, for this call.
         let sock = unsafe { BorrowedFd::borrow_raw(fd) };
-        Follower::of_server_thread(sock, tid)
-    }
-
-    fn with(source: Source, allowed: CpuSet) -> Option<Follower> {
-        Some(Follower { source, allowed, on: None, countdown: 1, moves: 0, _this_thread: PhantomData })
+        Follower::for_socket(sock, |sql| conn.query_rows(sql).map(|r| r.first))
     }
 
     /// Counts one event; every [`CHECK_EVERY`] events, looks up where the server thread ran last (asking
@@ -155,7 +139,6 @@ impl Follower {
         let mut one = CpuSet::new();
         if one.set(cpu).is_ok() && sched_setaffinity(Pid::from_raw(0), &one).is_ok() {
             self.on = Some(cpu);
-            self.moves += 1;
         }
     }
 
@@ -170,11 +153,20 @@ impl Follower {
     pub fn cpu(&self) -> Option<usize> {
         self.on
     }
+}
 
-    /// How many times the thread has moved.
-    pub fn moves(&self) -> u64 {
-        self.moves
-    }
+/// The socket of a connection that has one of its own (the lean client's).
+pub fn socket_of(conn: &mut dyn Connection) -> Option<RawFd> {
+    conn.multiplexed().and_then(|m| m.fd())
+}
+
+/// Where to read the CPU of the server's thread `tid` that serves the unix socket `sock`; `None` when
+/// the socket's peer or that thread cannot be read.
+fn thread_source(sock: BorrowedFd<'_>, tid: u64) -> Option<Source> {
+    let pid = getsockopt(&sock, sockopt::PeerCredentials).ok()?.pid();
+    let stat = File::open(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    thread_cpu(&stat)?;
+    Some(Source::Thread { stat, socket: socket_inode(sock.as_raw_fd())? })
 }
 
 /// The OS thread id the server says serves the connection (the first of [`SERVER_THREAD_QUERIES`] that
@@ -250,14 +242,13 @@ mod tests {
     use std::os::unix::net::UnixStream;
 
     #[test]
-    fn loopback_tcp_is_followed_and_a_unix_socket_is_not() {
+    fn loopback_tcp_is_followed_without_asking_the_server() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let mask = sched_getaffinity(Pid::from_raw(0)).unwrap();
         let many_cpus = (0..CpuSet::count()).filter(|&c| mask.is_set(c).unwrap_or(false)).count() >= 2;
-        assert_eq!(Follower::new(c.as_raw_fd()).is_some(), many_cpus);
-        let (a, _b) = UnixStream::pair().unwrap();
-        assert!(Follower::new(a.as_raw_fd()).is_none());
+        let f = Follower::for_socket(c.as_fd(), |q| panic!("asked {q} over TCP"));
+        assert_eq!(f.is_some(), many_cpus);
         assert!(!loopback_peer(-1));
     }
 
@@ -268,12 +259,13 @@ mod tests {
         let tid = nix::unistd::gettid().as_raw() as u64;
         let mask = sched_getaffinity(Pid::from_raw(0)).unwrap();
         let many_cpus = (0..CpuSet::count()).filter(|&c| mask.is_set(c).unwrap_or(false)).count() >= 2;
-        let f = Follower::of_server_thread(a.as_fd(), tid);
+        let f = Follower::for_socket(a.as_fd(), |_| Ok(Some(tid.to_string())));
         assert_eq!(f.is_some(), many_cpus);
         let stat = File::open(format!("/proc/self/task/{tid}/stat")).unwrap();
         let cpu = thread_cpu(&stat).expect("a CPU");
         assert!(mask.is_set(cpu).unwrap(), "CPU {cpu} is not one this thread may use");
-        assert!(Follower::of_server_thread(a.as_fd(), u32::MAX as u64).is_none(), "no such thread");
+        assert!(Follower::for_socket(a.as_fd(), |_| Ok(Some(u32::MAX.to_string()))).is_none(), "no such thread");
+        assert!(Follower::for_socket(a.as_fd(), |_| Ok(None)).is_none(), "the server does not say");
         // A look-up through another socket (the connection made again) ends the following.
         if let Some(mut f) = f {
             f.tick(|| Some(a.as_raw_fd()));

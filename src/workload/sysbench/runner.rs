@@ -3,7 +3,6 @@
 //! open loop under `--rate` with queue time counted in latency.
 
 use std::collections::VecDeque;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex};
@@ -16,8 +15,8 @@ use super::options::{ClientAffinity, Options, Test};
 use super::rng::{Random, Unique, Xoroshiro};
 use super::session::{Counts, Session};
 use super::stats::{Interval, Latency, RunResult, ThreadFigures, new_histogram};
-use crate::driver::follow::Follower;
-use crate::driver::{Connection, Driver};
+use crate::driver::Driver;
+use crate::driver::follow::{Follower, socket_of};
 use crate::error::{Error, Result};
 
 pub use super::shared::QUEUE_SIZE;
@@ -298,11 +297,6 @@ fn worker(
         let c = s.take_counts();
         sh.accs[tid].lock().unwrap_or_else(|p| p.into_inner()).counts.add(&c);
     }
-}
-
-/// The socket of a connection that has one of its own (the lean client's).
-fn socket_of(conn: &mut dyn Connection) -> Option<RawFd> {
-    conn.multiplexed().and_then(|m| m.fd())
 }
 
 /// Sleeps until `t`, waking early when the run stops; false if it stopped.
