@@ -11,7 +11,7 @@ its hypervisor stole meanwhile (steal_pct, from /proc/stat). It prints each run,
 ranges per client.
 
 Usage: bench/clients_ab.py --client NAME=COMMAND [--client NAME=COMMAND ...] [--test oltp_point_select]
-       [--threads 64] [--via tcp|socket] [--rounds 6] [--time 5]
+       [--threads 64] [--via tcp|socket] [--rounds 6] [--time 5] [--setting NAME=VALUE ...]
 COMMAND is split on spaces and gets the test and its options appended, e.g.
   --client "before=/tmp/versus-before sysbench" --client "after=target/release/versus sysbench"
   --client "nohist=target/release/versus sysbench --percentile=0"
@@ -40,6 +40,9 @@ def main():
     ap.add_argument("--via", choices=["tcp", "socket"], default="tcp")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--time", type=int, default=5, help="seconds per run")
+    ap.add_argument("--setting", action="append", default=[],
+                    help="NAME=VALUE for the server's my.cnf besides the usual ones, e.g. "
+                         "thread_handling=pool-of-threads (repeat)")
     a = ap.parse_args()
     clients = {}
     for c in a.client:
@@ -50,7 +53,10 @@ def main():
             raise SystemExit(f"--client {c}: {name} is given twice")
         clients[name] = cmd.split()
 
-    srv = Server(a.versus, CLIENT_BENCH_SETTINGS)
+    for st in a.setting:
+        if "=" not in st:
+            raise SystemExit(f"--setting {st}: give NAME=VALUE")
+    srv = Server(a.versus, CLIENT_BENCH_SETTINGS + a.setting)
     runs = {c: [] for c in clients}
     try:
         via = srv.via()[a.via]

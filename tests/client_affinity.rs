@@ -8,7 +8,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{TestServer, start_server, sysbench_fails_with as fails_with, versus_sysbench as versus};
+use common::{TestServer, start_server, start_server_of, sysbench_fails_with as fails_with, versus_sysbench as versus};
 
 fn login(s: &TestServer, tcp: bool) -> Vec<String> {
     let mut a = vec![format!("--mysql-user={}", s.user), format!("--mysql-password={}", s.password)];
@@ -84,15 +84,26 @@ fn one_cpu(list: &str) -> bool {
     list.parse::<usize>().is_ok()
 }
 
-#[test]
-fn workers_follow_their_server_threads_unless_told_not_to() {
-    let s = start_server();
-    let prep = login(&s, true);
+/// `versus sysbench oltp_point_select ... prepare` of the table the runs read.
+fn prepare(s: &TestServer) {
+    let prep = login(s, true);
     let mut args: Vec<&str> = vec!["oltp_point_select", "--tables=1", "--table-size=1000"];
     args.extend(prep.iter().map(|x| x.as_str()));
     args.push("prepare");
     let o = versus(&args);
     assert!(o.status.success(), "prepare: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The first value of `sql`, run as root.
+fn root_value(s: &TestServer, sql: &str) -> Option<String> {
+    use mysql::prelude::Queryable;
+    s.root_conn().query_first::<Option<String>, _>(sql).unwrap_or_else(|e| panic!("{sql}: {e}")).flatten()
+}
+
+#[test]
+fn workers_follow_their_server_threads_unless_told_not_to() {
+    let s = start_server();
+    prepare(&s);
     let all = own_list();
     let many = !one_cpu(&all);
 
@@ -135,6 +146,54 @@ fn workers_follow_their_server_threads_unless_told_not_to() {
         let lists = worker_cpus(&mut c);
         stop(c);
         assert!(lists.iter().all(|l| l == &first), "under taskset -c {first}: workers on {lists:?}");
+    }
+}
+
+/// The CPU lists of the workers of a default run over the unix socket.
+fn socket_run_cpus(s: &TestServer) -> Vec<String> {
+    let mut c = start_run(s, false, &[]);
+    let lists = worker_cpus(&mut c);
+    stop(c);
+    lists
+}
+
+#[test]
+fn under_a_thread_pool_socket_workers_stay_where_the_scheduler_puts_them() {
+    let s = start_server_of(common::system_build(), &["innodb_log_file_size=64M", "thread_handling=pool-of-threads"]);
+    assert_eq!(root_value(&s, "SELECT @@thread_handling").as_deref(), Some("pool-of-threads"));
+    // MariaDB 10.11's pool names no thread (TID 0), so this run would stay put on the process list alone;
+    // that versus asks @@thread_handling first, for servers that name a pool thread, is checked by the
+    // follower's unit tests. Here: a pooled server runs, and nothing is moved.
+    let tid = root_value(&s, "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()");
+    assert!(tid.is_some_and(|t| t.parse::<u64>().is_ok()), "a TID column");
+    prepare(&s);
+    let all = own_list();
+    let lists = socket_run_cpus(&s);
+    assert!(lists.iter().all(|l| l == &all), "pool-of-threads: workers on {lists:?}, the process on {all}");
+}
+
+#[test]
+fn on_mysql_socket_workers_follow_the_thread_the_performance_schema_names_when_the_account_may_read_it() {
+    let s = start_server_of(common::fetched_build("mysql-9.7"), &[]);
+    assert_eq!(root_value(&s, "SELECT @@thread_handling").as_deref(), Some("one-thread-per-connection"));
+    // MySQL has no TID in its process list: the performance schema names the thread.
+    let os_id = "SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()";
+    assert!(root_value(&s, os_id).is_some_and(|t| t.parse::<u64>().is_ok()), "MySQL names its thread");
+    prepare(&s);
+    let all = own_list();
+    // The sandbox's benchmark account may not read performance_schema.threads: nothing is followed,
+    // and the run goes on.
+    let lists = socket_run_cpus(&s);
+    assert!(lists.iter().all(|l| l == &all), "no grant: workers on {lists:?}, the process on {all}");
+
+    s.root_exec(&["GRANT SELECT ON performance_schema.threads TO 'sbtest'@'localhost'"]);
+    let lists = socket_run_cpus(&s);
+    for l in &lists {
+        if one_cpu(&all) {
+            assert_eq!(l, &all, "with one CPU there is nowhere to move");
+        } else {
+            assert!(one_cpu(l), "MySQL over the socket: a following worker may use CPUs {l}, not one ({all})");
+        }
     }
 }
 

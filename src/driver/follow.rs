@@ -14,9 +14,13 @@
 //! - over a unix socket, where the kernel records nothing, from `/proc/PID/task/TID/stat`: the server's
 //!   PID is the socket's peer (`SO_PEERCRED`), and the server names the thread serving the connection
 //!   when asked once before the run ([`SERVER_THREAD_QUERIES`]: MariaDB from 10.3 and Percona Server
-//!   in their process list, MySQL from 5.7.9 in the performance schema). Under a thread pool the
-//!   thread named need not serve the next statement, and workers named the same pool thread would
-//!   crowd onto one CPU: there use `--client-affinity=off`.
+//!   in their process list, MySQL from 5.7.9 in the performance schema, when the account may read
+//!   `performance_schema.threads`, which versus's sandboxes do not grant). It first asks whether the
+//!   server gives each connection a thread of its own ([`THREAD_HANDLING_QUERY`]): under a thread pool
+//!   (MariaDB's and Percona Server's `pool-of-threads`, MySQL Enterprise's plugin) the thread named need
+//!   not serve the next statement, and workers named the same pool thread would crowd onto one CPU, so
+//!   there it does nothing. Over TCP a pool is no obstacle: the socket names whichever pool thread
+//!   answered last, and following measured 1.4x the throughput there (BENCHMARKS.md).
 //!
 //! A remote server's CPUs are not this host's, so there it does nothing. The thread never leaves the
 //! CPUs it was allowed at the start (an experiment's `pin_cpus`, a `taskset`), and gets that mask back
@@ -46,6 +50,14 @@ pub const SERVER_THREAD_QUERIES: &[&str] = &[
     "SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()",
 ];
 
+/// The statement that asks how the server gives connections their threads; only
+/// [`DEDICATED_THREADS`] is followed over a unix socket.
+pub const THREAD_HANDLING_QUERY: &str = "SELECT @@thread_handling";
+
+/// `thread_handling` of a server that gives each connection a thread of its own (MariaDB's, MySQL's and
+/// Percona Server's default; a thread pool reads `pool-of-threads`, or `loaded-dynamically` on MySQL).
+pub const DEDICATED_THREADS: &str = "one-thread-per-connection";
+
 /// Where the server thread's CPU is read.
 enum Source {
     /// The TCP socket's `SO_INCOMING_CPU`.
@@ -71,16 +83,20 @@ impl Follower {
     /// The follower for a worker's connection, by its kind (see the module's documentation); over a
     /// unix socket it asks the server once which thread serves it, with `ask` (runs a statement and
     /// returns its first value). `None` where there is nothing to follow: a remote server, a server that
-    /// does not say, a thread that may use one CPU only (then nothing is asked).
+    /// does not say, a server under a thread pool, a thread that may use one CPU only (then nothing is
+    /// asked).
     pub fn for_socket(
         sock: BorrowedFd<'_>,
-        ask: impl FnMut(&str) -> Result<Option<String>, DbError>,
+        mut ask: impl FnMut(&str) -> Result<Option<String>, DbError>,
     ) -> Option<Follower> {
         let allowed = movable()?;
         let fd = sock.as_raw_fd();
         let source = if loopback_peer(fd) {
             Source::Incoming
         } else if getpeername::<SockaddrStorage>(fd).ok()?.family() == Some(AddressFamily::Unix) {
+            if !dedicated_threads(&mut ask) {
+                return None;
+            }
             thread_source(sock, server_thread(ask)?)?
         } else {
             return None;
@@ -175,6 +191,12 @@ pub fn server_thread(mut ask: impl FnMut(&str) -> Result<Option<String>, DbError
     SERVER_THREAD_QUERIES.iter().find_map(|q| ask(q).ok().flatten()?.trim().parse().ok())
 }
 
+/// True when the server says it gives each connection a thread of its own ([`THREAD_HANDLING_QUERY`]
+/// answers [`DEDICATED_THREADS`]); a server that does not say is not followed.
+pub fn dedicated_threads(mut ask: impl FnMut(&str) -> Result<Option<String>, DbError>) -> bool {
+    matches!(ask(THREAD_HANDLING_QUERY), Ok(Some(v)) if v.trim().eq_ignore_ascii_case(DEDICATED_THREADS))
+}
+
 /// The CPU a thread last ran on: field 39 of its `stat`, read again from the start of the open file.
 fn thread_cpu(stat: &File) -> Option<usize> {
     let mut buf = [0u8; 512];
@@ -259,13 +281,20 @@ mod tests {
         let tid = nix::unistd::gettid().as_raw() as u64;
         let mask = sched_getaffinity(Pid::from_raw(0)).unwrap();
         let many_cpus = (0..CpuSet::count()).filter(|&c| mask.is_set(c).unwrap_or(false)).count() >= 2;
-        let f = Follower::for_socket(a.as_fd(), |_| Ok(Some(tid.to_string())));
+        let server = |handling: &'static str, thread: u64| {
+            move |q: &str| Ok(Some(if q == THREAD_HANDLING_QUERY { handling.to_string() } else { thread.to_string() }))
+        };
+        let f = Follower::for_socket(a.as_fd(), server(DEDICATED_THREADS, tid));
         assert_eq!(f.is_some(), many_cpus);
         let stat = File::open(format!("/proc/self/task/{tid}/stat")).unwrap();
         let cpu = thread_cpu(&stat).expect("a CPU");
         assert!(mask.is_set(cpu).unwrap(), "CPU {cpu} is not one this thread may use");
-        assert!(Follower::for_socket(a.as_fd(), |_| Ok(Some(u32::MAX.to_string()))).is_none(), "no such thread");
+        let no_thread = server(DEDICATED_THREADS, u32::MAX.into());
+        assert!(Follower::for_socket(a.as_fd(), no_thread).is_none(), "no such thread");
         assert!(Follower::for_socket(a.as_fd(), |_| Ok(None)).is_none(), "the server does not say");
+        for pool in ["pool-of-threads", "loaded-dynamically"] {
+            assert!(Follower::for_socket(a.as_fd(), server(pool, tid)).is_none(), "{pool}: not followed");
+        }
         // A look-up through another socket (the connection made again) ends the following.
         if let Some(mut f) = f {
             f.tick(|| Some(a.as_raw_fd()));
@@ -276,6 +305,17 @@ mod tests {
             }
             assert!(matches!(f.source, Source::Gone) && f.cpu().is_none(), "another socket: following ends");
         }
+    }
+
+    #[test]
+    fn only_a_thread_per_connection_is_followed() {
+        let answer = |v: Option<&'static str>| move |_: &str| Ok(v.map(str::to_string));
+        assert!(dedicated_threads(answer(Some("one-thread-per-connection"))));
+        assert!(dedicated_threads(answer(Some("One-Thread-Per-Connection\n"))));
+        for other in [Some("pool-of-threads"), Some("loaded-dynamically"), Some("no-threads"), None] {
+            assert!(!dedicated_threads(answer(other)), "{other:?}");
+        }
+        assert!(!dedicated_threads(|_| Err(DbError::server(1193, "Unknown system variable"))));
     }
 
     #[test]

@@ -76,15 +76,15 @@ pub struct TestServer {
 
 /// Starts a fresh [`TestServer`]; panics (test setup failure) when it cannot.
 pub fn start_server() -> TestServer {
-    let sandbox = start(
-        system_build(),
-        &[
-            "innodb_buffer_pool_size=128M",
-            "innodb_log_file_size=64M",
-            "innodb_flush_log_at_trx_commit=2",
-            "max_connections=500",
-        ],
-    );
+    start_server_of(system_build(), &["innodb_log_file_size=64M"])
+}
+
+/// A [`TestServer`] of `build`, with `extra` settings besides the small ones every server line knows
+/// (MySQL 8.0.30 and later has no `innodb_log_file_size`, so that one is the caller's).
+pub fn start_server_of(build: Build, extra: &[&str]) -> TestServer {
+    let mut overrides = vec!["innodb_buffer_pool_size=128M", "innodb_flush_log_at_trx_commit=2", "max_connections=500"];
+    overrides.extend_from_slice(extra);
+    let sandbox = start(build, &overrides);
     TestServer {
         host: "127.0.0.1".into(),
         port: sandbox.port(),
