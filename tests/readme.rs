@@ -254,6 +254,38 @@ const SMALLER_FILES: &[(&str, &str, &str)] = &[
     ("examples/durability.toml", "table-size = 100000", "table-size = 1000"),
 ];
 
+/// The port the README's lines give a sandbox and connect to.
+const README_PORT: &str = "3407";
+
+/// The port the test runs the README's lines on: [`README_PORT`] when it is free on 127.0.0.1, else a
+/// free one (said in the test's output), so that another program holding the port cannot fail the test.
+fn port_to_run_on() -> String {
+    let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    if free(README_PORT.parse().unwrap()) {
+        return README_PORT.to_string();
+    }
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    eprintln!("README: port {README_PORT} is taken on this machine; its lines run with port {other} instead");
+    other.to_string()
+}
+
+/// `argv` with the README's port replaced by `port` (as a word of its own or after `=`).
+fn on_port(argv: Vec<String>, port: &str) -> Vec<String> {
+    argv.into_iter()
+        .map(|w| match w.strip_suffix(README_PORT) {
+            Some(head) if head.is_empty() || head.ends_with('=') => format!("{head}{port}"),
+            _ => w,
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_port_is_replaced_as_a_word_or_a_value_only() {
+    let argv = words("versus server start system --port 3407 --mysql-port=3407 --x=13407 34070");
+    let got = on_port(argv, "4000");
+    assert_eq!(got[4..], ["--port", "4000", "--mysql-port=4000", "--x=13407", "34070"]);
+}
+
 /// `line` as the test runs it (after [`SMALLER`] and [`APPENDED`]), and the table entries it used.
 fn as_run(line: &str) -> (Vec<String>, Vec<String>) {
     let (mut argv, mut used) = (words(line), Vec::new());
@@ -337,6 +369,7 @@ fn readme_command_lines_run_in_order() {
     for name in PREREGISTERED {
         home.register(&common::fetched_build(name)).unwrap();
     }
+    let port = port_to_run_on();
     let (mut used, mut skipped, started) = (Vec::new(), Vec::new(), std::time::Instant::now());
     for (n, line) in block_lines(&readme) {
         if let Some(why) = not_executed(&line) {
@@ -346,6 +379,7 @@ fn readme_command_lines_run_in_order() {
         }
         assert!(line.starts_with("versus "), "README.md:{n} is neither a versus line nor in NOT_EXECUTED: {line}");
         let (argv, entries) = as_run(&line);
+        let argv = on_port(argv, &port);
         used.extend(entries);
         let t = std::time::Instant::now();
         let out = world.versus(&argv);
