@@ -4,6 +4,11 @@ use std::process::ExitCode;
 use versus::cli::output;
 
 fn main() -> ExitCode {
+    // A trace on stderr for whoever asks for one (RUST_LOG=versus=debug: downloads, package-tool calls,
+    // server command lines); nothing otherwise.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    }
     versus::interrupt::install();
     output::install_hook();
     let result = std::panic::catch_unwind(|| versus::cli::run(std::env::args().collect()));

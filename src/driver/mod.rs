@@ -3,13 +3,16 @@
 //! A workload talks to a [`Connection`] through statement handles ([`StmtId`]) and borrowed parameters
 //! ([`Param`]), and learns from every execution only what sysbench counts: whether the statement returned a
 //! result set ([`Outcome::Read`]), changed rows ([`Outcome::Write`]) or neither ([`Outcome::Other`]).
-//! [`mysql::MysqlDriver`] talks to MySQL/MariaDB; [`mock::MockDriver`] is a deterministic stand-in for
-//! scheduler and report tests.
+//! [`mysql::MysqlDriver`] and [`lean::LeanDriver`] talk to MySQL/MariaDB; [`dry_run::DryRunDriver`] serves
+//! `--mysql-dry-run`; `mock::MockDriver` (with the `test-support` feature, for the tests only) is a
+//! deterministic stand-in for scheduler and report tests.
 
 mod auth;
+pub mod dry_run;
 mod encode;
 pub mod follow;
 pub mod lean;
+#[cfg(any(test, feature = "test-support"))]
 pub mod mock;
 pub mod mysql;
 mod packet;

@@ -162,6 +162,7 @@ impl PrivateApt {
     }
 
     fn command(&self, program: &str) -> Command {
+        tracing::debug!("{program} with APT_CONFIG={}", self.conf.display());
         let mut c = Command::new(program);
         c.env("APT_CONFIG", &self.conf).env("LC_ALL", "C").arg("-q");
         c

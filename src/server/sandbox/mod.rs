@@ -450,6 +450,7 @@ impl Sandbox {
             .spawn()
             .map_err(|e| Error::server(&self.info.name, format!("cannot run {}: {e}", line.program.display())))?;
         self.info.pid = child.id();
+        tracing::debug!("sandbox {}: started {:?} as PID {}", self.info.name, cmd, self.info.pid);
         interrupt::guard_pid(self.info.pid, stop_guarded);
         self.child = Some(child);
         self.running = true;

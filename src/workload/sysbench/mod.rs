@@ -131,11 +131,11 @@ pub fn test_help(test: Test) -> String {
     format!("{}\n{} options:\n{}\n", report::version_line(), test.name(), spec::help_lines(&specs, false))
 }
 
-/// The driver the options ask for: the mock under `--mysql-dry-run`, else the `--client` choice.
+/// The driver the options ask for: no server under `--mysql-dry-run`, else the `--client` choice.
 pub fn driver_for(o: &Options) -> Arc<dyn Driver> {
     use crate::driver::lean::LeanDriver;
     if o.dry_run {
-        return Arc::new(crate::driver::mock::MockDriver::new().all_other());
+        return Arc::new(crate::driver::dry_run::DryRunDriver);
     }
     match o.client {
         options::Client::Auto => Arc::new(LeanDriver::new(o.connect.clone(), false)),

@@ -188,6 +188,7 @@ impl Http {
 
     /// GETs a text resource (a sum file, a page, an API answer).
     pub fn get_text(&self, url: &str) -> Result<String, HttpError> {
+        tracing::debug!("GET {url}");
         let mut resp = self.agent.get(url).call().map_err(|e| classify(url, e))?;
         resp.body_mut()
             .with_config()
@@ -198,6 +199,7 @@ impl Http {
 
     /// Asks whether `url` exists (HEAD).
     pub fn head(&self, url: &str) -> Result<Option<u64>, HttpError> {
+        tracing::debug!("HEAD {url}");
         let resp = self.agent.head(url).call().map_err(|e| classify(url, e))?;
         Ok(resp.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()))
     }
@@ -217,6 +219,7 @@ impl Http {
         let mut began = false;
         loop {
             let have = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+            tracing::debug!("GET {url} into {} from byte {have}", part.display());
             let mut req = self.agent.get(url);
             if have > 0 {
                 req = req.header("Range", format!("bytes={have}-"));
