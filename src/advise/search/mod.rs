@@ -590,25 +590,19 @@ pub(super) fn no_difference(o: &SearchOutcome) -> bool {
     matches!(o.conclusion, BisectConclusion::NoGap | BisectConclusion::NotConfig)
 }
 
-#[path = "search_result.rs"]
 mod result;
 pub use result::{Conclusion, ConfirmRow, Confirmation, Contribution, Fate, Screened, SearchResult, StepRecord};
 
-#[path = "search_steps.rs"]
 mod steps;
 
-#[path = "search_trial.rs"]
 mod trial;
 
-#[path = "search_groups.rs"]
 mod groups;
 
-#[path = "search_stand_ins.rs"]
 mod stand_ins;
 use steps::Pooled;
 pub use steps::{confirmation, step_cost};
 use trial::Trial;
 
 #[cfg(test)]
-#[path = "search_tests.rs"]
 mod tests;

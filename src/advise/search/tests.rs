@@ -589,8 +589,8 @@ fn a_screening_that_does_not_fit_is_fitted_before_the_budget_is_called_too_small
     assert!(mock.measured.is_empty());
 }
 
-#[path = "search_trial_tests.rs"]
+#[path = "trial_tests.rs"]
 mod trial;
 
-#[path = "search_groups_tests.rs"]
+#[path = "groups_tests.rs"]
 mod groups;
