@@ -26,6 +26,7 @@ pub mod experiment;
 pub mod explain;
 pub mod fleet;
 pub mod interrupt;
+pub mod lockfile;
 pub mod metric;
 pub mod owned;
 pub mod report;

@@ -76,3 +76,30 @@ fn bad_input_gets_one_line_errors() {
     let out = versus(home.path()).args(["server", "start", "system", "--port", &port]).output().unwrap();
     assert!(one_line_error(&out).contains("is in use"));
 }
+
+#[test]
+fn a_sandbox_another_command_is_working_on_is_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    versus(home.path()).args(["server", "fetch", "system"]).assert().success();
+    // Another versus is in the middle of starting, stopping, saving or restoring `system`: it holds the
+    // sandbox's lock (taken here the way versus takes it).
+    let sandboxes = home.path().join("sandboxes");
+    std::fs::create_dir_all(&sandboxes).unwrap();
+    let file = std::fs::File::create(sandboxes.join("system.lock")).unwrap();
+    let held = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap();
+    let out = versus(home.path()).args(["server", "start", "system"]).output().unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("another command is working on this sandbox"), "{err}");
+    assert!(!sandboxes.join("system").join("data").exists(), "the refused start initialised a datadir");
+    drop(held);
+    versus(home.path()).args(["server", "start", "system"]).assert().success();
+    let file = std::fs::File::open(sandboxes.join("system.lock")).unwrap();
+    let held = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).unwrap();
+    for args in [&["server", "stop", "system"][..], &["server", "snapshot", "system"], &["server", "restore", "system"]]
+    {
+        let err = one_line_error(&versus(home.path()).args(args).output().unwrap());
+        assert!(err.contains("another command is working on this sandbox"), "{args:?}: {err}");
+    }
+    drop(held);
+    versus(home.path()).args(["server", "stop", "system"]).assert().success();
+}

@@ -201,6 +201,7 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
         ServerCommand::Vars { name, like, json } => vars(home, &name, like.as_deref(), json)?,
         ServerCommand::Snapshot { name, snapshot } => {
             let mut sb = open(home, &name)?;
+            let _lock = lock_sandbox(home, &name)?;
             if let Some(s) = &snapshot {
                 crate::owned::check_name("--as", s)?;
             }
@@ -210,6 +211,7 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
         }
         ServerCommand::Restore { name, snapshot, no_start } => {
             let mut sb = open(home, &name)?;
+            let _lock = lock_sandbox(home, &name)?;
             if let Some(s) = &snapshot {
                 crate::owned::check_name("--from", s)?;
             }
@@ -330,6 +332,7 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     }
     let build = home.build(&a.build)?;
     let name = a.name.unwrap_or_else(|| build.name.clone());
+    let _lock = lock_sandbox(home, &name)?;
     let dir = home.sandboxes_dir().join(&name);
     if let Ok(info) = sandbox::read_info(&dir)
         && sandbox::is_our_server(&info)
@@ -368,6 +371,19 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     println!("stop with: versus server stop {}", crate::shell::quote(&name));
     sb.detach();
     Ok(())
+}
+
+/// Takes sandbox `name`'s lock (`sandboxes/NAME.lock`): one command at a time starts, stops, snapshots
+/// or restores a sandbox, so that two never initialise or replace one datadir together.
+fn lock_sandbox(home: &Home, name: &str) -> Result<crate::lockfile::Held> {
+    let dir = home.sandboxes_dir();
+    crate::owned::create_dir_all(&dir)?;
+    crate::lockfile::take(&dir.join(format!("{name}.lock")), |holder| {
+        Error::server(
+            name,
+            format!("another command is working on this sandbox ({holder}); run this one when it is done"),
+        )
+    })
 }
 
 fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
@@ -417,6 +433,7 @@ fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> 
             .collect::<Result<_>>()?
     };
     for info in targets {
+        let _lock = lock_sandbox(home, &info.name)?;
         if !sandbox::is_our_server(&info) {
             println!("{}: not running", info.name);
             continue;

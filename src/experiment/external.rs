@@ -121,35 +121,13 @@ fn list(db: &str, names: &[String]) -> String {
 /// Takes the lock of experiment `name` (`experiments/NAME.lock` in the versus home, beside its work
 /// directory, never removed): one run of an experiment at a time. A second gets an error naming the
 /// process that holds it.
-pub fn lock_experiment(home: &crate::server::Home, name: &str) -> Result<nix::fcntl::Flock<std::fs::File>> {
-    use std::io::{Read, Seek, Write};
+pub fn lock_experiment(home: &crate::server::Home, name: &str) -> Result<crate::lockfile::Held> {
     let dir = home.root().join("experiments");
     crate::owned::create_dir_all(&dir)?;
-    let path = dir.join(format!("{}.lock", crate::owned::slug(name)));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Error::file(&path, e))?;
-    let mut lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-        Ok(l) => l,
-        Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => {
-            let mut holder = String::new();
-            let _ = f.read_to_string(&mut holder);
-            let holder = holder.trim();
-            return Err(Error::Other(format!(
-                "experiment '{name}' is already running ({}); wait for it to finish or stop it, or give this one \
-                 another name",
-                if holder.is_empty() { "by another versus".to_string() } else { holder.to_string() }
-            )));
-        }
-        Err((_, e)) => return Err(Error::file(&path, format!("cannot lock: {e}"))),
-    };
-    let me = format!("pid {}: {}", std::process::id(), std::env::args().collect::<Vec<_>>().join(" "));
-    let _ = lock.set_len(0);
-    let _ = lock.rewind();
-    let _ = lock.write_all(me.as_bytes());
-    Ok(lock)
+    crate::lockfile::take(&dir.join(format!("{}.lock", crate::owned::slug(name))), |holder| {
+        Error::Other(format!(
+            "experiment '{name}' is already running ({holder}); wait for it to finish or stop it, or give this one \
+             another name"
+        ))
+    })
 }
