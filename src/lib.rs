@@ -25,6 +25,7 @@ pub mod error;
 pub mod experiment;
 pub mod explain;
 pub mod fleet;
+pub mod input;
 pub mod interrupt;
 pub mod lockfile;
 pub mod metric;

@@ -381,7 +381,7 @@ fn compare(c: CompareArgs) -> Result<i32> {
     let mut sides = Vec::new();
     let mut results = Vec::new();
     for path in &c.files {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        let text = crate::input::read_text(path)?;
         let r: IbenchResult = serde_json::from_str(&text).map_err(|e| {
             Error::file(
                 path,
