@@ -103,3 +103,35 @@ fn a_sandbox_another_command_is_working_on_is_left_alone() {
     drop(held);
     versus(home.path()).args(["server", "stop", "system"]).assert().success();
 }
+
+#[test]
+fn a_start_killed_while_initialising_is_recovered_by_the_next_start() {
+    let home = tempfile::tempdir().unwrap();
+    versus(home.path()).args(["server", "fetch", "system"]).assert().success();
+    let bin = assert_cmd::cargo::cargo_bin("versus");
+    let mut first = std::process::Command::new(&bin)
+        .args(["server", "start", "system", "--name", "k"])
+        .env("VERSUS_HOME", home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the install script runs (the record of the initialisation names its process group).
+    let record = home.path().join("sandboxes/k/initialising");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&record).is_ok_and(|t| t.lines().next().is_some_and(|l| !l.is_empty())) {
+        assert!(std::time::Instant::now() < deadline, "the initialisation never began");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    versus(home.path()).args(["server", "start", "system", "--name", "k"]).assert().success();
+    assert!(!record.exists(), "the record of a finished initialisation is removed");
+    let cnf = format!("--defaults-file={}", home.path().join("sandboxes/k/my.cnf").display());
+    let status = versus(home.path()).args(["server", "status", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let server = v[0]["pid"].as_u64().unwrap() as u32;
+    let others: Vec<u32> = versus::server::process::with_argument(&cnf).into_iter().filter(|&p| p != server).collect();
+    assert!(others.is_empty(), "processes of the killed initialisation are left: {others:?}");
+    versus(home.path()).args(["server", "stop", "k"]).assert().success();
+}

@@ -26,9 +26,78 @@ pub(super) fn socket_path(dir: &Path) -> PathBuf {
     std::env::temp_dir().join(format!("versus-{hash:016x}")).join("mysqld.sock")
 }
 
+/// The record, in the sandbox directory, of an initialisation under way: it names the datadir, which was
+/// empty when the initialisation began, and is removed when the initialisation succeeds.
+pub(super) fn init_record(dir: &Path) -> PathBuf {
+    dir.join("initialising")
+}
+
+/// Writes the record of an initialisation of `datadir` begun by the process group `pgid` (once known).
+pub(super) fn write_init_record(record: &Path, datadir: &Path, pgid: Option<u32>) -> Result<()> {
+    let mut text = pgid.map_or_else(String::new, |p| p.to_string()).into_bytes();
+    text.push(b'\n');
+    text.extend_from_slice(datadir.as_os_str().as_encoded_bytes());
+    std::fs::write(record, text).map_err(|e| Error::file(record, e))
+}
+
+/// The process group (when recorded) and the datadir of the initialisation `record` names.
+fn read_init_record(record: &Path) -> Option<(Option<i32>, PathBuf)> {
+    use std::os::unix::ffi::OsStringExt;
+    let bytes = std::fs::read(record).ok()?;
+    let nl = bytes.iter().position(|b| *b == b'\n')?;
+    let pgid = std::str::from_utf8(&bytes[..nl]).ok().and_then(|p| p.parse().ok());
+    Some((pgid, PathBuf::from(std::ffi::OsString::from_vec(bytes[nl + 1..].to_vec()))))
+}
+
+/// The process group of `pid` (field 5 of its stat).
+fn group_of(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Ends what outlived an interrupted initialisation: the processes of its group that run with this
+/// sandbox's option file (the install script's subshells and its bootstrap server outlive versus,
+/// which only ties the script itself to its own life).
+fn end_leftovers(pgid: i32, cnf: &Path) {
+    use nix::sys::signal::{Signal, kill};
+    let arg = format!("--defaults-file={}", cnf.display());
+    for _ in 0..50 {
+        let left: Vec<u32> =
+            crate::server::process::with_argument(&arg).into_iter().filter(|&p| group_of(p) == Some(pgid)).collect();
+        if left.is_empty() {
+            return;
+        }
+        for p in left {
+            let _ = kill(nix::unistd::Pid::from_raw(p as i32), Signal::SIGKILL);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// Decides whether the datadir must be initialised: true for a missing or empty one. A non-empty
-/// datadir is reused only when versus initialised it for the same build.
-pub(super) fn prepare_datadir(fresh: bool, build: &str, datadir: &Path) -> Result<bool> {
+/// datadir is reused only when versus initialised it for the same build; one whose initialisation was
+/// interrupted ([`init_record`]) is emptied and initialised again, when versus made the directory (what
+/// is left of that initialisation's processes is ended first). `cnf` is the sandbox's option file.
+pub(super) fn prepare_datadir(fresh: bool, build: &str, datadir: &Path, record: &Path, cnf: &Path) -> Result<bool> {
+    if let Some((pgid, begun)) = read_init_record(record)
+        && begun == datadir
+        && !datadir.join("versus.json").exists()
+    {
+        if let Some(pgid) = pgid {
+            end_leftovers(pgid, cnf);
+        }
+        if !is_empty_dir(datadir) {
+            if owned::check(datadir).is_err() {
+                return Err(Error::file(
+                    datadir,
+                    "an earlier start was interrupted while initialising this datadir, and versus did not create \
+                     the directory: empty it yourself and start again",
+                ));
+            }
+            owned::remove_contents(datadir)?;
+        }
+        return Ok(true);
+    }
     if fresh && !is_empty_dir(datadir) {
         // Only a datadir versus made (or initialised) is emptied; anything else is refused before a file goes.
         owned::remove_contents(datadir).map_err(|_| {

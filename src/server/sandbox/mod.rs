@@ -26,7 +26,9 @@ mod files;
 mod record;
 mod spec;
 
-use files::{absolute, log_len, prepare_datadir, socket_path, spaceless_paths, summarize_output};
+use files::{
+    absolute, init_record, log_len, prepare_datadir, socket_path, spaceless_paths, summarize_output, write_init_record,
+};
 pub use record::{SandboxInfo, is_our_server, read_info, stop_leftover};
 pub use spec::{DEFAULT_DATABASE, DEFAULT_PASSWORD, DEFAULT_USER, SandboxSpec};
 
@@ -98,7 +100,8 @@ impl Sandbox {
             }
             None => free_port()?,
         };
-        let fresh_datadir = prepare_datadir(spec.fresh, &spec.build.name, &paths.datadir)?;
+        let fresh_datadir =
+            prepare_datadir(spec.fresh, &spec.build.name, &paths.datadir, &init_record(&dir), &paths.cnf)?;
         let root_password = lockdown::generate_password()?;
         lockdown::write_private(&lockdown::root_password_file(&dir), &(root_password.clone() + "\n"))?;
         let info = SandboxInfo {
@@ -393,7 +396,17 @@ impl Sandbox {
         let mut cmd = flavor::init_command(&self.build, &self.paths, self.account.option());
         let offset = log_len(&self.paths.error_log);
         let links = spaceless_paths(&mut cmd)?;
-        let out = cmd.to_command().stdin(Stdio::null()).output();
+        let record = init_record(&self.info.dir);
+        write_init_record(&record, &self.paths.datadir, None)?;
+        let mut command = cmd.to_command();
+        // The install script dies with versus, in a process group of its own: what it leaves running
+        // when versus is killed is found by that group at the next start (files::prepare_datadir).
+        process::isolate(&mut command, true);
+        let out =
+            command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().and_then(|child| {
+                let _ = write_init_record(&record, &self.paths.datadir, Some(child.id()));
+                child.wait_with_output()
+            });
         if let Some(dir) = links {
             owned::remove(&dir)?;
         }
@@ -410,7 +423,8 @@ impl Sandbox {
         let marker = serde_json::json!({ "build": self.build.name, "version": self.build.version_string });
         let path = self.paths.datadir.join("versus.json");
         std::fs::write(&path, marker.to_string() + "\n").map_err(|e| Error::file(&path, e))?;
-        owned::mark(&self.paths.datadir)
+        owned::mark(&self.paths.datadir)?;
+        owned::remove_file(&record)
     }
 
     fn launch(&mut self, detached: bool) -> Result<()> {
