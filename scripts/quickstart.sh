@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cargo build --release --quiet
+echo "quickstart: building versus (a release build: a few minutes the first time, seconds after)" >&2
+cargo build --release
 exec target/release/versus quickstart "$@"

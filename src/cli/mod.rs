@@ -9,6 +9,7 @@ mod explain;
 mod fleet;
 mod ibench;
 pub mod output;
+mod path_hint;
 mod server;
 mod store;
 

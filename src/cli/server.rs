@@ -246,6 +246,11 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     std::fs::write(&file, &text).map_err(|e| Error::file(&file, e))?;
     let (spec, text) = crate::experiment::ExperimentFile::load(&file)?;
     let plan = crate::experiment::Plan::new(&spec, &dir).map_err(|m| Error::file(&file, m))?;
+    eprintln!("{}: {}", spec.name, spec.description.as_deref().unwrap_or_default());
+    for c in &spec.configs {
+        let set: Vec<String> = c.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        eprintln!("  {}: {}", c.name, set.join(" "));
+    }
     let mut store = args.db.open(home)?;
     let mut executor = crate::experiment::sandbox_executor::SandboxExecutor::locked(home, &spec.name)?;
     let mut progress = crate::experiment::Progress::stderr();
@@ -274,6 +279,9 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
         outcome.experiment_id,
         outcome.experiment_id
     );
+    if let Some(line) = super::path_hint::line() {
+        println!("{line}");
+    }
     Ok(if outcome.failed > 0 { 1 } else { 0 })
 }
 
