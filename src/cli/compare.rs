@@ -24,9 +24,8 @@ pub struct SelectArgs {
     /// The side the others are compared with [default: the first target of the experiment].
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
-    /// tps, qps, avg-latency, p50, p90, p95, p99, p99.9, max-latency, cpu-per-txn, client-cpu-per-txn,
-    /// csw-per-txn, read-kb-per-txn, write-kb-per-txn, fsyncs-per-txn or redo-kb-per-txn.
-    #[arg(long, value_name = "METRIC", default_value = "tps", value_parser = parse_metric)]
+    #[arg(long, value_name = "METRIC", default_value = "tps", value_parser = parse_metric,
+          help = format!("{}.", Metric::names_for_help()))]
     pub metric: Metric,
     /// Only runs of this target (repeatable).
     #[arg(long = "target", value_name = "LABEL")]

@@ -95,6 +95,15 @@ impl Metric {
         Metric::RedoKbPerTxn,
     ];
 
+    /// The names of [`Metric::ALL`] as `--metric`'s help lists them ("tps, qps, … or redo-kb-per-txn").
+    pub fn names_for_help() -> String {
+        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(", "),
+        }
+    }
+
     /// The metrics of the efficiency table, throughput first (as in Small Datum's `sum_met` blocks).
     pub const EFFICIENCY: [Metric; 7] = [
         Metric::Tps,
@@ -341,6 +350,17 @@ impl FromStr for Metric {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_lists_every_metric_once_by_a_name_that_parses() {
+        let help = Metric::names_for_help();
+        let listed: Vec<&str> = help.split([',', ' ']).filter(|w| !w.is_empty() && *w != "or").collect();
+        assert_eq!(listed.len(), Metric::ALL.len(), "{help}");
+        for m in Metric::ALL {
+            assert_eq!(listed.iter().filter(|w| **w == m.name()).count(), 1, "{} in {help}", m.name());
+            assert_eq!(m.name().parse::<Metric>(), Ok(m));
+        }
+    }
 
     #[test]
     fn names_round_trip_and_aliases() {
