@@ -25,7 +25,10 @@ const LEGACY_DATADIR_MARKER: &str = "versus.json";
 
 /// Creates `path` and its missing parents, marking every directory it creates (not the ones that
 /// already existed).
+/// A symbolic link inside a directory versus made must lead to a directory versus made (see
+/// [`check_links`]); a link above them all (the user's own) is followed.
 pub fn create_dir_all(path: &Path) -> Result<()> {
+    check_links(path)?;
     let path = std::path::absolute(path).map_err(|e| Error::file(path, e))?;
     let mut missing = Vec::new();
     let mut p = path.as_path();
@@ -86,6 +89,117 @@ fn legacy_datadir(dir: &Path) -> bool {
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .is_some_and(|v| v["build"].is_string())
         && dir.join("mysql").is_dir()
+}
+
+/// True when the canonical path `real` is a directory versus made, or lies inside one.
+fn in_territory(real: &Path) -> bool {
+    real.ancestors().any(|d| d != Path::new("/") && is_marked(d))
+}
+
+/// Where `path` really is: every symbolic link on it resolved, the part that does not exist yet
+/// appended as given. On the way, a link that lies inside a directory versus made (and with `last`, a
+/// link as the final component wherever it lies) must lead to a directory versus made or into one;
+/// any other is refused, naming the link and its target.
+fn resolve(path: &Path, last: bool) -> Result<PathBuf> {
+    let abs = std::path::absolute(path).map_err(|e| Error::file(path, e))?;
+    let comps: Vec<Component> = abs.components().collect();
+    let final_index = comps.iter().rposition(|c| matches!(c, Component::Normal(_)));
+    let mut real = PathBuf::from("/");
+    let mut missing = false;
+    for (i, c) in comps.iter().enumerate() {
+        let name = match c {
+            Component::Normal(name) => name,
+            Component::ParentDir => {
+                real.pop();
+                continue;
+            }
+            _ => continue,
+        };
+        let next = real.join(name);
+        if missing {
+            real = next;
+            continue;
+        }
+        let meta = match std::fs::symlink_metadata(&next) {
+            Ok(m) => m,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                missing = true;
+                real = next;
+                continue;
+            }
+            Err(e) => return Err(Error::file(&next, e)),
+        };
+        if !meta.file_type().is_symlink() {
+            real = next;
+            continue;
+        }
+        let guarded = (last && Some(i) == final_index) || in_territory(&real);
+        match std::fs::canonicalize(&next) {
+            Ok(target) if !guarded || in_territory(&target) => real = target,
+            Ok(target) => return Err(link_refused(&next, &target)),
+            Err(_) if guarded => {
+                let target = std::fs::read_link(&next).unwrap_or_default();
+                return Err(link_refused(&next, &target));
+            }
+            Err(e) => return Err(Error::file(&next, e)),
+        }
+    }
+    Ok(real)
+}
+
+fn link_refused(link: &Path, target: &Path) -> Error {
+    Error::file(
+        link,
+        format!(
+            "is a symbolic link to {}, which versus did not make: versus writes, empties and deletes only in \
+             directories it made; remove the link and versus makes its own there (`versus server start NAME` \
+             creates its own datadir), or to keep versus's data elsewhere set VERSUS_HOME to that place",
+            target.display()
+        ),
+    )
+}
+
+/// Checks the symbolic links on `path` (a link inside a directory versus made must lead to a
+/// directory versus made, or into one; links above, the user's own, are followed) and returns where
+/// `path` really is. For paths the user gave (a `--datadir`), and inside [`create_dir_all`].
+pub fn check_links(path: &Path) -> Result<PathBuf> {
+    resolve(path, false)
+}
+
+/// Checks that versus may write into, empty or give away the directory `dir` it keeps its own things
+/// in (a sandbox, a snapshot, an experiment's work): as [`check_links`], and when `dir` itself is a
+/// symbolic link, wherever it lies, it must lead to a directory versus made or into one. Returns where
+/// `dir` really is.
+pub fn check_dir(dir: &Path) -> Result<PathBuf> {
+    resolve(dir, true)
+}
+
+/// Opens the file `path` for writing, created with `mode` if missing, emptied with `truncate`; a
+/// symbolic link there is refused, not followed (versus's own files are never links).
+pub fn open_write(path: &Path, mode: u32, truncate: bool) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(truncate)
+        .mode(mode)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                let target = std::fs::read_link(path).unwrap_or_default();
+                Error::file(
+                    path,
+                    format!(
+                        "is a symbolic link to {}: versus writes only its own files there; remove the link",
+                        target.display()
+                    ),
+                )
+            } else {
+                Error::file(path, e)
+            }
+        })
 }
 
 /// The canonical form of `path` with its last component not followed (a symbolic link stays the
@@ -162,8 +276,21 @@ pub fn discard_created(path: &Path, file: &std::fs::File) -> Result<()> {
 
 /// Empties the directory `dir` (keeping it) if versus made it or filled it (a datadir versus
 /// initialised in a directory the user gave); a missing directory is fine.
+/// A `dir` that is a symbolic link is followed only to a directory versus made.
 pub fn remove_contents(dir: &Path) -> Result<()> {
-    let Some(full) = check(dir)? else { return Ok(()) };
+    let full = check_dir(dir)?;
+    if std::fs::symlink_metadata(&full).is_err() {
+        return Ok(());
+    }
+    if !in_territory(&full) {
+        return Err(Error::file(
+            &full,
+            format!(
+                "not emptied: versus did not create it (no {MARKER} marker in it or in a directory above it); \
+                 empty it yourself if it should be"
+            ),
+        ));
+    }
     for entry in std::fs::read_dir(&full).map_err(|e| Error::file(&full, e))? {
         let entry = entry.map_err(|e| Error::file(&full, e))?;
         let p = entry.path();
@@ -259,6 +386,66 @@ mod tests {
         std::os::unix::fs::symlink(&victim, home.join("l2")).unwrap();
         assert!(remove(&home.join("l2/keep.txt")).is_err());
         assert!(victim.join("keep.txt").is_file());
+    }
+
+    #[test]
+    fn links_inside_versus_directories_lead_only_to_versus_directories() {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        create_dir_all(&home.join("sandboxes/s")).unwrap();
+        let victim = t.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("keep.txt"), b"mine").unwrap();
+        let data = home.join("sandboxes/s/data");
+        symlink(&victim, &data).unwrap();
+        for e in [check_dir(&data), check_links(&data)] {
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains("is a symbolic link to") && e.contains(&*victim.to_string_lossy()), "{e}");
+        }
+        assert!(create_dir_all(&data.join("mysql")).is_err() && remove_contents(&data).is_err());
+        assert!(victim.join("keep.txt").is_file() && !victim.join("mysql").exists());
+        // Through `..` after the link: still where the link leads.
+        assert!(check_links(&data.join("../data/x")).is_err());
+
+        // A link the user put above versus's directories is followed by check_links, not by check_dir
+        // when it is the directory itself.
+        let theirs = t.path().join("theirs");
+        symlink(t.path(), &theirs).unwrap();
+        assert_eq!(
+            check_links(&theirs.join("home/sandboxes")).unwrap(),
+            home.join("sandboxes").canonicalize().unwrap()
+        );
+        assert!(check_dir(&theirs).is_err() && check_links(&theirs).is_ok());
+
+        // A link to a directory versus made is followed, and emptied through.
+        std::fs::remove_file(&data).unwrap();
+        let other = home.join("sandboxes/other");
+        create_dir_all(&other).unwrap();
+        std::fs::write(other.join("f"), b"x").unwrap();
+        symlink(&other, &data).unwrap();
+        assert_eq!(check_dir(&data).unwrap(), other.canonicalize().unwrap());
+        remove_contents(&data).unwrap();
+        assert!(!other.join("f").exists() && other.is_dir());
+        // A dangling link inside is refused too.
+        let dangling = home.join("sandboxes/dangling");
+        symlink(t.path().join("nowhere"), &dangling).unwrap();
+        assert!(check_links(&dangling.join("x")).is_err());
+    }
+
+    #[test]
+    fn files_are_not_written_through_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let theirs = t.path().join("theirs.txt");
+        std::fs::write(&theirs, b"mine").unwrap();
+        let link = t.path().join("my.cnf");
+        std::os::unix::fs::symlink(&theirs, &link).unwrap();
+        let e = open_write(&link, 0o600, true).unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link to") && e.contains("theirs.txt"), "{e}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"mine");
+        let own = t.path().join("own");
+        std::io::Write::write_all(&mut open_write(&own, 0o600, true).unwrap(), b"x").unwrap();
+        assert_eq!(std::fs::read(&own).unwrap(), b"x");
     }
 
     #[test]

@@ -330,7 +330,7 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     }
     let build = home.build(&a.build)?;
     let name = a.name.unwrap_or_else(|| build.name.clone());
-    let dir = home.sandboxes_dir().join(&name);
+    let dir = sandbox_dir(home, &name)?;
     if let Ok(info) = sandbox::read_info(&dir)
         && sandbox::is_our_server(&info)
     {
@@ -375,7 +375,10 @@ fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir(&dir) {
         for e in rd.flatten() {
-            if let Ok(info) = sandbox::read_info(&e.path()) {
+            // A link to a place versus did not make is no sandbox of versus's.
+            if crate::owned::check_dir(&e.path()).is_ok()
+                && let Ok(info) = sandbox::read_info(&e.path())
+            {
                 out.push(info);
             }
         }
@@ -384,9 +387,16 @@ fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
     Ok(out)
 }
 
-fn open(home: &Home, name: &str) -> Result<Sandbox> {
+/// The directory of sandbox `name`: a valid name, and not a link to a place versus did not make.
+fn sandbox_dir(home: &Home, name: &str) -> Result<PathBuf> {
     crate::owned::check_name("NAME", name)?;
     let dir = home.sandboxes_dir().join(name);
+    crate::owned::check_dir(&dir)?;
+    Ok(dir)
+}
+
+fn open(home: &Home, name: &str) -> Result<Sandbox> {
+    let dir = sandbox_dir(home, name)?;
     let info = sandbox::read_info(&dir).map_err(|_| unknown_sandbox(home, name))?;
     Sandbox::open(&dir, home.build(&info.build)?)
 }
@@ -410,9 +420,7 @@ fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> 
         names
             .iter()
             .map(|n| {
-                crate::owned::check_name("NAME", n).and_then(|_| {
-                    sandbox::read_info(&home.sandboxes_dir().join(n)).map_err(|_| unknown_sandbox(home, n))
-                })
+                sandbox_dir(home, n).and_then(|dir| sandbox::read_info(&dir).map_err(|_| unknown_sandbox(home, n)))
             })
             .collect::<Result<_>>()?
     };

@@ -124,15 +124,10 @@ fn list(db: &str, names: &[String]) -> String {
 pub fn lock_experiment(home: &crate::server::Home, name: &str) -> Result<nix::fcntl::Flock<std::fs::File>> {
     use std::io::{Read, Seek, Write};
     let dir = home.root().join("experiments");
+    crate::owned::check_dir(&dir)?;
     crate::owned::create_dir_all(&dir)?;
     let path = dir.join(format!("{}.lock", crate::owned::slug(name)));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Error::file(&path, e))?;
+    let file = crate::owned::open_write(&path, 0o644, false)?;
     let mut lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,
         Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => {

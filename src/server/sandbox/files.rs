@@ -29,6 +29,7 @@ pub(super) fn socket_path(dir: &Path) -> PathBuf {
 /// Decides whether the datadir must be initialised: true for a missing or empty one. A non-empty
 /// datadir is reused only when versus initialised it for the same build.
 pub(super) fn prepare_datadir(fresh: bool, build: &str, datadir: &Path) -> Result<bool> {
+    owned::check_links(datadir)?;
     if fresh && !is_empty_dir(datadir) {
         // Only a datadir versus made (or initialised) is emptied; anything else is refused before a file goes.
         owned::remove_contents(datadir).map_err(|_| {
