@@ -202,6 +202,24 @@ pub fn open_write(path: &Path, mode: u32, truncate: bool) -> Result<std::fs::Fil
         })
 }
 
+/// Writes `bytes` to the file `path` (created with `mode`, or emptied first), never through a link.
+pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    std::io::Write::write_all(&mut open_write(path, mode, true)?, bytes).map_err(|e| Error::file(path, e))
+}
+
+/// Checks every entry of the directory `dir` that is a symbolic link as [`check_dir`] does (a link
+/// leads only into a directory versus made): for directories whose files versus or its servers write
+/// (a sandbox's `error.log`, `mysqld.pid` …, an experiment's `run/`, `prepare-N/`). A missing `dir` is
+/// fine.
+pub fn check_entries(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            check_dir(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// The canonical form of `path` with its last component not followed (a symbolic link stays the
 /// link), or `None` when nothing is there.
 fn locate(path: &Path) -> Result<Option<PathBuf>> {

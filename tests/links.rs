@@ -137,7 +137,7 @@ fn a_file_of_a_sandbox_that_is_a_link_is_not_written_through() {
     let t = tempfile::tempdir().unwrap();
     let home = Home::made_by_versus(&t.path().join("home"));
     let target = victim(&t.path().join("victim"));
-    for name in ["root.password", "my.cnf"] {
+    for name in ["root.password", "my.cnf", "error.log", "mysqld.pid", "sandbox.json"] {
         let sandbox = home.path.join("sandboxes/s");
         let _ = versus::owned::remove(&sandbox);
         versus::owned::create_dir_all(&sandbox).unwrap();
@@ -147,6 +147,20 @@ fn a_file_of_a_sandbox_that_is_a_link_is_not_written_through() {
         assert_refused(&out, &target.join("precious.txt"), name);
         assert_eq!(state(&target), before, "{name}");
     }
+}
+
+#[test]
+fn a_build_manifest_that_is_a_link_is_not_written_through() {
+    let t = tempfile::tempdir().unwrap();
+    let home = Home::made_by_versus(&t.path().join("home"));
+    let target = victim(&t.path().join("victim"));
+    let manifest = home.path.join("builds/system/build.json");
+    std::fs::remove_file(&manifest).unwrap();
+    symlink(target.join("precious.txt"), &manifest).unwrap();
+    let before = state(&target);
+    // Replaced as versus's own file or refused: either way the user's file is as it was.
+    let _ = versus(&home.path, &["server", "fetch", "system", "--force"]);
+    assert_eq!(state(&target), before);
 }
 
 #[test]

@@ -241,7 +241,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     crate::owned::create_dir_all(&dir)?;
     let file = dir.join("quickstart.toml");
     let text = EXPERIMENT.replace("builds = [\"system\"]", &format!("builds = [\"{}\"]", args.build));
-    std::fs::write(&file, &text).map_err(|e| Error::file(&file, e))?;
+    crate::owned::write_file(&file, text.as_bytes(), 0o644)?;
     let (spec, text) = crate::experiment::ExperimentFile::load(&file)?;
     let plan = crate::experiment::Plan::new(&spec, &dir).map_err(|m| Error::file(&file, m))?;
     let mut store = args.db.open(home)?;
@@ -264,7 +264,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     );
     let html = dir.join("report.html");
     let page = crate::report::render(&report, crate::report::Format::Html)?;
-    std::fs::write(&html, page).map_err(|e| Error::file(&html, e))?;
+    crate::owned::write_file(&html, page.as_bytes(), 0o644)?;
     println!("HTML report: {}", html.display());
     println!(
         "results: {} (experiment {}); `versus compare {}` shows the full tables",

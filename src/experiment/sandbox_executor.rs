@@ -123,11 +123,7 @@ impl SandboxExecutor {
         // Its work directory and what is in it (run/, prepare-N/, snapshot-N/) are versus's: a link to
         // a place versus did not make is refused before any server starts.
         crate::owned::check_dir(&ex.work)?;
-        for entry in std::fs::read_dir(&ex.work).into_iter().flatten().flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_symlink()) {
-                crate::owned::check_dir(&entry.path())?;
-            }
-        }
+        crate::owned::check_entries(&ex.work)?;
         Ok(ex)
     }
 

@@ -156,7 +156,7 @@ impl Home {
         crate::owned::create_dir_all(&dir)?;
         let path = dir.join("build.json");
         let text = serde_json::to_string_pretty(build).expect("a build serialises");
-        std::fs::write(&path, text + "\n").map_err(|e| Error::file(&path, e))
+        crate::owned::write_file(&path, (text + "\n").as_bytes(), 0o644)
     }
 }
 

@@ -64,6 +64,8 @@ impl Sandbox {
         // reached through links of theirs above it).
         owned::check_dir(&dir)?;
         owned::create_dir_all(&dir)?;
+        // Its files (error.log, mysqld.pid …) are written by versus and by the server, as root maybe.
+        owned::check_entries(&dir)?;
         let datadir = match &spec.datadir {
             Some(d) => absolute(d)?,
             None => dir.join("data"),
@@ -331,6 +333,7 @@ impl Sandbox {
         if self.is_running() {
             return Err(Error::server(&self.info.name, "already running; stop it first"));
         }
+        owned::check_entries(&self.info.dir)?;
         self.own_datadir()?;
         self.launch(!self.owned)?;
         if !self.owned {
