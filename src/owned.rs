@@ -67,12 +67,17 @@ pub fn create_dir(path: &Path) -> Result<()> {
 pub fn mark(dir: &Path) -> Result<()> {
     let canonical = std::fs::canonicalize(dir).map_err(|e| Error::file(dir, e))?;
     let text = serde_json::json!({ "created_by": "versus", "path": canonical }).to_string() + "\n";
-    let marker = canonical.join(MARKER);
-    std::fs::write(&marker, text).map_err(|e| Error::file(&marker, e))
+    write_file(&canonical.join(MARKER), text.as_bytes(), 0o644)
 }
 
 /// True when `dir` carries a valid marker: one recording `dir`'s own canonical path.
+/// A datadir versus initialised before markers existed counts too (its `versus.json` record).
 pub fn is_marked(dir: &Path) -> bool {
+    marked(dir, true)
+}
+
+/// [`is_marked`], with `legacy` whether the datadir record of earlier versions counts.
+fn marked(dir: &Path, legacy: bool) -> bool {
     let Ok(canonical) = std::fs::canonicalize(dir) else { return false };
     if let Ok(text) = std::fs::read_to_string(canonical.join(MARKER)) {
         return serde_json::from_str::<serde_json::Value>(&text)
@@ -80,7 +85,14 @@ pub fn is_marked(dir: &Path) -> bool {
             .and_then(|v| v["path"].as_str().map(PathBuf::from))
             .is_some_and(|p| p == canonical);
     }
-    legacy_datadir(&canonical)
+    legacy && legacy_datadir(&canonical)
+}
+
+/// True when `dir` carries versus's own marker recording its canonical path (the datadir record of
+/// earlier versions does not count: a copy of a datadir the user made has one too). What a symbolic
+/// link must lead to.
+pub fn has_own_marker(dir: &Path) -> bool {
+    marked(dir, false)
 }
 
 fn legacy_datadir(dir: &Path) -> bool {
@@ -94,6 +106,11 @@ fn legacy_datadir(dir: &Path) -> bool {
 /// True when the canonical path `real` is a directory versus made, or lies inside one.
 fn in_territory(real: &Path) -> bool {
     real.ancestors().any(|d| d != Path::new("/") && is_marked(d))
+}
+
+/// [`in_territory`] by versus's own markers only: where a symbolic link may lead.
+fn link_may_lead_to(real: &Path) -> bool {
+    real.ancestors().any(|d| d != Path::new("/") && has_own_marker(d))
 }
 
 /// Where `path` really is: every symbolic link on it resolved, the part that does not exist yet
@@ -135,7 +152,7 @@ fn resolve(path: &Path, last: bool) -> Result<PathBuf> {
         }
         let guarded = (last && Some(i) == final_index) || in_territory(&real);
         match std::fs::canonicalize(&next) {
-            Ok(target) if !guarded || in_territory(&target) => real = target,
+            Ok(target) if !guarded || link_may_lead_to(&target) => real = target,
             Ok(target) => return Err(link_refused(&next, &target)),
             Err(_) if guarded => {
                 let target = std::fs::read_link(&next).unwrap_or_default();

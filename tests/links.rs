@@ -150,6 +150,25 @@ fn a_file_of_a_sandbox_that_is_a_link_is_not_written_through() {
 }
 
 #[test]
+fn a_link_to_a_copy_of_a_datadir_the_user_made_is_refused() {
+    // `cp -r data/* backup/`: the datadir record of earlier versions comes along, the marker does not.
+    let t = tempfile::tempdir().unwrap();
+    let home = Home::made_by_versus(&t.path().join("home"));
+    let copy = victim(&t.path().join("backup"));
+    std::fs::create_dir(copy.join("mysql")).unwrap();
+    std::fs::write(copy.join("versus.json"), r#"{"build":"system","version":"10.11"}"#).unwrap();
+    link_at("sandboxes/s/data")(&home.path, &copy);
+    let before = state(&copy);
+    for args in
+        [&["server", "start", "system", "--name", "s", "--fresh"][..], &["server", "start", "system", "--name", "s"]]
+    {
+        let out = versus(&home.path, args);
+        assert_refused(&out, &copy, &format!("{args:?}"));
+    }
+    assert_eq!(state(&copy), before);
+}
+
+#[test]
 fn a_build_manifest_that_is_a_link_is_not_written_through() {
     let t = tempfile::tempdir().unwrap();
     let home = Home::made_by_versus(&t.path().join("home"));

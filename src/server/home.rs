@@ -62,7 +62,7 @@ impl Home {
             && m.file_type().is_symlink()
         {
             let target = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
-            if !crate::owned::is_marked(&target) {
+            if !crate::owned::has_own_marker(&target) {
                 return Err(Error::option(
                     what,
                     format!(
