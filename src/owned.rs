@@ -282,12 +282,52 @@ pub fn check(path: &Path) -> Result<Option<PathBuf>> {
 /// Removes the directory tree (or file) at `path` if versus made it; a missing path is fine.
 pub fn remove(path: &Path) -> Result<()> {
     let Some(full) = check(path)? else { return Ok(()) };
-    let meta = std::fs::symlink_metadata(&full).map_err(|e| Error::file(&full, e))?;
-    let r = if meta.is_dir() { std::fs::remove_dir_all(&full) } else { std::fs::remove_file(&full) };
+    let (_held, target) = match (full.parent(), full.file_name()) {
+        (Some(parent), Some(name)) => {
+            let (held, via) = pin(parent)?;
+            (Some(held), via.join(name))
+        }
+        _ => (None, full.clone()),
+    };
+    remove_entry(&target, &full)
+}
+
+/// Removes the entry at `target` (a directory tree, a file or a link, not followed), shown as `shown`.
+fn remove_entry(target: &Path, shown: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::file(shown, e)),
+    };
+    let r = if meta.is_dir() { std::fs::remove_dir_all(target) } else { std::fs::remove_file(target) };
     match r {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::file(&full, e)),
+        Err(e) => Err(Error::file(shown, e)),
+    }
+}
+
+/// Holds the checked directory `dir` (a canonical path) open and returns a path that reaches it
+/// through the open descriptor (`/proc/self/fd/N`): what is removed below it stays in that very
+/// directory even if `dir` or a directory above it is swapped for a link after the check. Refused
+/// when what was opened is no longer `dir`.
+fn pin(dir: &Path) -> Result<(std::fs::File, PathBuf)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_PATH | nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
+        .open(dir)
+        .map_err(|e| Error::file(dir, format!("not removed: {e}")))?;
+    let via = PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()));
+    match std::fs::read_link(&via) {
+        Ok(real) if real == dir => Ok((f, via)),
+        Ok(real) => Err(Error::file(
+            dir,
+            format!("not removed: it changed while versus checked it (it leads to {} now)", real.display()),
+        )),
+        // Without /proc the checked path is all there is.
+        Err(_) => Ok((f, dir.to_path_buf())),
     }
 }
 
@@ -326,16 +366,10 @@ pub fn remove_contents(dir: &Path) -> Result<()> {
             ),
         ));
     }
-    for entry in std::fs::read_dir(&full).map_err(|e| Error::file(&full, e))? {
+    let (_held, via) = pin(&full)?;
+    for entry in std::fs::read_dir(&via).map_err(|e| Error::file(&full, e))? {
         let entry = entry.map_err(|e| Error::file(&full, e))?;
-        let p = entry.path();
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        let r = if is_dir { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
-        match r {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::file(&p, e)),
-        }
+        remove_entry(&via.join(entry.file_name()), &full.join(entry.file_name()))?;
     }
     Ok(())
 }
@@ -466,6 +500,24 @@ mod tests {
         let dangling = home.join("sandboxes/dangling");
         symlink(t.path().join("nowhere"), &dangling).unwrap();
         assert!(check_links(&dangling.join("x")).is_err());
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_after_the_check_is_not_removed_from() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().canonicalize().unwrap().join("real");
+        create_dir_all(&real.join("d")).unwrap();
+        let (_held, via) = pin(&real.join("d")).unwrap();
+        assert!(via.join(MARKER).is_file(), "the held directory is reached through its descriptor");
+        // What was checked as `alias/d` is, once opened, another directory: refused.
+        std::os::unix::fs::symlink(&real, t.path().join("alias")).unwrap();
+        let alias = t.path().canonicalize().unwrap().join("alias/d");
+        let e = pin(&alias).unwrap_err().to_string();
+        assert!(e.contains("changed while versus checked it"), "{e}");
+        // The last component itself a link: not opened at all.
+        std::os::unix::fs::symlink(real.join("d"), real.join("l")).unwrap();
+        assert!(pin(&real.join("l")).is_err());
+        assert!(real.join("d").join(MARKER).is_file());
     }
 
     #[test]
