@@ -25,7 +25,10 @@ const LEGACY_DATADIR_MARKER: &str = "versus.json";
 
 /// Creates `path` and its missing parents, marking every directory it creates (not the ones that
 /// already existed).
+/// A symbolic link inside a directory versus made must lead to a directory versus made (see
+/// [`check_links`]); a link above them all (the user's own) is followed.
 pub fn create_dir_all(path: &Path) -> Result<()> {
+    check_links(path)?;
     let path = std::path::absolute(path).map_err(|e| Error::file(path, e))?;
     let mut missing = Vec::new();
     let mut p = path.as_path();
@@ -64,12 +67,17 @@ pub fn create_dir(path: &Path) -> Result<()> {
 pub fn mark(dir: &Path) -> Result<()> {
     let canonical = std::fs::canonicalize(dir).map_err(|e| Error::file(dir, e))?;
     let text = serde_json::json!({ "created_by": "versus", "path": canonical }).to_string() + "\n";
-    let marker = canonical.join(MARKER);
-    std::fs::write(&marker, text).map_err(|e| Error::file(&marker, e))
+    write_file(&canonical.join(MARKER), text.as_bytes(), 0o644)
 }
 
 /// True when `dir` carries a valid marker: one recording `dir`'s own canonical path.
+/// A datadir versus initialised before markers existed counts too (its `versus.json` record).
 pub fn is_marked(dir: &Path) -> bool {
+    marked(dir, true)
+}
+
+/// [`is_marked`], with `legacy` whether the datadir record of earlier versions counts.
+fn marked(dir: &Path, legacy: bool) -> bool {
     let Ok(canonical) = std::fs::canonicalize(dir) else { return false };
     if let Ok(text) = std::fs::read_to_string(canonical.join(MARKER)) {
         return serde_json::from_str::<serde_json::Value>(&text)
@@ -77,7 +85,14 @@ pub fn is_marked(dir: &Path) -> bool {
             .and_then(|v| v["path"].as_str().map(PathBuf::from))
             .is_some_and(|p| p == canonical);
     }
-    legacy_datadir(&canonical)
+    legacy && legacy_datadir(&canonical)
+}
+
+/// True when `dir` carries versus's own marker recording its canonical path (the datadir record of
+/// earlier versions does not count: a copy of a datadir the user made has one too). What a symbolic
+/// link must lead to.
+pub fn has_own_marker(dir: &Path) -> bool {
+    marked(dir, false)
 }
 
 fn legacy_datadir(dir: &Path) -> bool {
@@ -86,6 +101,140 @@ fn legacy_datadir(dir: &Path) -> bool {
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .is_some_and(|v| v["build"].is_string())
         && dir.join("mysql").is_dir()
+}
+
+/// True when the canonical path `real` is a directory versus made, or lies inside one.
+fn in_territory(real: &Path) -> bool {
+    real.ancestors().any(|d| d != Path::new("/") && is_marked(d))
+}
+
+/// [`in_territory`] by versus's own markers only: where a symbolic link may lead.
+fn link_may_lead_to(real: &Path) -> bool {
+    real.ancestors().any(|d| d != Path::new("/") && has_own_marker(d))
+}
+
+/// Where `path` really is: every symbolic link on it resolved, the part that does not exist yet
+/// appended as given. On the way, a link that lies inside a directory versus made (and with `last`, a
+/// link as the final component wherever it lies) must lead to a directory versus made or into one;
+/// any other is refused, naming the link and its target.
+fn resolve(path: &Path, last: bool) -> Result<PathBuf> {
+    let abs = std::path::absolute(path).map_err(|e| Error::file(path, e))?;
+    let comps: Vec<Component> = abs.components().collect();
+    let final_index = comps.iter().rposition(|c| matches!(c, Component::Normal(_)));
+    let mut real = PathBuf::from("/");
+    let mut missing = false;
+    for (i, c) in comps.iter().enumerate() {
+        let name = match c {
+            Component::Normal(name) => name,
+            Component::ParentDir => {
+                real.pop();
+                continue;
+            }
+            _ => continue,
+        };
+        let next = real.join(name);
+        if missing {
+            real = next;
+            continue;
+        }
+        let meta = match std::fs::symlink_metadata(&next) {
+            Ok(m) => m,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                missing = true;
+                real = next;
+                continue;
+            }
+            Err(e) => return Err(Error::file(&next, e)),
+        };
+        if !meta.file_type().is_symlink() {
+            real = next;
+            continue;
+        }
+        let guarded = (last && Some(i) == final_index) || in_territory(&real);
+        match std::fs::canonicalize(&next) {
+            Ok(target) if !guarded || link_may_lead_to(&target) => real = target,
+            Ok(target) => return Err(link_refused(&next, &target)),
+            Err(_) if guarded => {
+                let target = std::fs::read_link(&next).unwrap_or_default();
+                return Err(link_refused(&next, &target));
+            }
+            Err(e) => return Err(Error::file(&next, e)),
+        }
+    }
+    Ok(real)
+}
+
+fn link_refused(link: &Path, target: &Path) -> Error {
+    Error::file(
+        link,
+        format!(
+            "is a symbolic link to {}, which versus did not make: versus writes, empties and deletes only in \
+             directories it made; remove the link and versus makes its own there (`versus server start NAME` \
+             creates its own datadir), or to keep versus's data elsewhere set VERSUS_HOME to that place",
+            target.display()
+        ),
+    )
+}
+
+/// Checks the symbolic links on `path` (a link inside a directory versus made must lead to a
+/// directory versus made, or into one; links above, the user's own, are followed) and returns where
+/// `path` really is. For paths the user gave (a `--datadir`), and inside [`create_dir_all`].
+pub fn check_links(path: &Path) -> Result<PathBuf> {
+    resolve(path, false)
+}
+
+/// Checks that versus may write into, empty or give away the directory `dir` it keeps its own things
+/// in (a sandbox, a snapshot, an experiment's work): as [`check_links`], and when `dir` itself is a
+/// symbolic link, wherever it lies, it must lead to a directory versus made or into one. Returns where
+/// `dir` really is.
+pub fn check_dir(dir: &Path) -> Result<PathBuf> {
+    resolve(dir, true)
+}
+
+/// Opens the file `path` for writing, created with `mode` if missing, emptied with `truncate`; a
+/// symbolic link there is refused, not followed (versus's own files are never links).
+pub fn open_write(path: &Path, mode: u32, truncate: bool) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(truncate)
+        .mode(mode)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                let target = std::fs::read_link(path).unwrap_or_default();
+                Error::file(
+                    path,
+                    format!(
+                        "is a symbolic link to {}: versus writes only its own files there; remove the link",
+                        target.display()
+                    ),
+                )
+            } else {
+                Error::file(path, e)
+            }
+        })
+}
+
+/// Writes `bytes` to the file `path` (created with `mode`, or emptied first), never through a link.
+pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    std::io::Write::write_all(&mut open_write(path, mode, true)?, bytes).map_err(|e| Error::file(path, e))
+}
+
+/// Checks every entry of the directory `dir` that is a symbolic link as [`check_dir`] does (a link
+/// leads only into a directory versus made): for directories whose files versus or its servers write
+/// (a sandbox's `error.log`, `mysqld.pid` …, an experiment's `run/`, `prepare-N/`). A missing `dir` is
+/// fine.
+pub fn check_entries(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            check_dir(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// The canonical form of `path` with its last component not followed (a symbolic link stays the
@@ -133,12 +282,52 @@ pub fn check(path: &Path) -> Result<Option<PathBuf>> {
 /// Removes the directory tree (or file) at `path` if versus made it; a missing path is fine.
 pub fn remove(path: &Path) -> Result<()> {
     let Some(full) = check(path)? else { return Ok(()) };
-    let meta = std::fs::symlink_metadata(&full).map_err(|e| Error::file(&full, e))?;
-    let r = if meta.is_dir() { std::fs::remove_dir_all(&full) } else { std::fs::remove_file(&full) };
+    let (_held, target) = match (full.parent(), full.file_name()) {
+        (Some(parent), Some(name)) => {
+            let (held, via) = pin(parent)?;
+            (Some(held), via.join(name))
+        }
+        _ => (None, full.clone()),
+    };
+    remove_entry(&target, &full)
+}
+
+/// Removes the entry at `target` (a directory tree, a file or a link, not followed), shown as `shown`.
+fn remove_entry(target: &Path, shown: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::file(shown, e)),
+    };
+    let r = if meta.is_dir() { std::fs::remove_dir_all(target) } else { std::fs::remove_file(target) };
     match r {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::file(&full, e)),
+        Err(e) => Err(Error::file(shown, e)),
+    }
+}
+
+/// Holds the checked directory `dir` (a canonical path) open and returns a path that reaches it
+/// through the open descriptor (`/proc/self/fd/N`): what is removed below it stays in that very
+/// directory even if `dir` or a directory above it is swapped for a link after the check. Refused
+/// when what was opened is no longer `dir`.
+fn pin(dir: &Path) -> Result<(std::fs::File, PathBuf)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_PATH | nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
+        .open(dir)
+        .map_err(|e| Error::file(dir, format!("not removed: {e}")))?;
+    let via = PathBuf::from(format!("/proc/self/fd/{}", f.as_raw_fd()));
+    match std::fs::read_link(&via) {
+        Ok(real) if real == dir => Ok((f, via)),
+        Ok(real) => Err(Error::file(
+            dir,
+            format!("not removed: it changed while versus checked it (it leads to {} now)", real.display()),
+        )),
+        // Without /proc the checked path is all there is.
+        Err(_) => Ok((f, dir.to_path_buf())),
     }
 }
 
@@ -162,18 +351,25 @@ pub fn discard_created(path: &Path, file: &std::fs::File) -> Result<()> {
 
 /// Empties the directory `dir` (keeping it) if versus made it or filled it (a datadir versus
 /// initialised in a directory the user gave); a missing directory is fine.
+/// A `dir` that is a symbolic link is followed only to a directory versus made.
 pub fn remove_contents(dir: &Path) -> Result<()> {
-    let Some(full) = check(dir)? else { return Ok(()) };
-    for entry in std::fs::read_dir(&full).map_err(|e| Error::file(&full, e))? {
+    let full = check_dir(dir)?;
+    if std::fs::symlink_metadata(&full).is_err() {
+        return Ok(());
+    }
+    if !in_territory(&full) {
+        return Err(Error::file(
+            &full,
+            format!(
+                "not emptied: versus did not create it (no {MARKER} marker in it or in a directory above it); \
+                 empty it yourself if it should be"
+            ),
+        ));
+    }
+    let (_held, via) = pin(&full)?;
+    for entry in std::fs::read_dir(&via).map_err(|e| Error::file(&full, e))? {
         let entry = entry.map_err(|e| Error::file(&full, e))?;
-        let p = entry.path();
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        let r = if is_dir { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
-        match r {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::file(&p, e)),
-        }
+        remove_entry(&via.join(entry.file_name()), &full.join(entry.file_name()))?;
     }
     Ok(())
 }
@@ -259,6 +455,84 @@ mod tests {
         std::os::unix::fs::symlink(&victim, home.join("l2")).unwrap();
         assert!(remove(&home.join("l2/keep.txt")).is_err());
         assert!(victim.join("keep.txt").is_file());
+    }
+
+    #[test]
+    fn links_inside_versus_directories_lead_only_to_versus_directories() {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        create_dir_all(&home.join("sandboxes/s")).unwrap();
+        let victim = t.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("keep.txt"), b"mine").unwrap();
+        let data = home.join("sandboxes/s/data");
+        symlink(&victim, &data).unwrap();
+        for e in [check_dir(&data), check_links(&data)] {
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains("is a symbolic link to") && e.contains(&*victim.to_string_lossy()), "{e}");
+        }
+        assert!(create_dir_all(&data.join("mysql")).is_err() && remove_contents(&data).is_err());
+        assert!(victim.join("keep.txt").is_file() && !victim.join("mysql").exists());
+        // Through `..` after the link: still where the link leads.
+        assert!(check_links(&data.join("../data/x")).is_err());
+
+        // A link the user put above versus's directories is followed by check_links, not by check_dir
+        // when it is the directory itself.
+        let theirs = t.path().join("theirs");
+        symlink(t.path(), &theirs).unwrap();
+        assert_eq!(
+            check_links(&theirs.join("home/sandboxes")).unwrap(),
+            home.join("sandboxes").canonicalize().unwrap()
+        );
+        assert!(check_dir(&theirs).is_err() && check_links(&theirs).is_ok());
+
+        // A link to a directory versus made is followed, and emptied through.
+        std::fs::remove_file(&data).unwrap();
+        let other = home.join("sandboxes/other");
+        create_dir_all(&other).unwrap();
+        std::fs::write(other.join("f"), b"x").unwrap();
+        symlink(&other, &data).unwrap();
+        assert_eq!(check_dir(&data).unwrap(), other.canonicalize().unwrap());
+        remove_contents(&data).unwrap();
+        assert!(!other.join("f").exists() && other.is_dir());
+        // A dangling link inside is refused too.
+        let dangling = home.join("sandboxes/dangling");
+        symlink(t.path().join("nowhere"), &dangling).unwrap();
+        assert!(check_links(&dangling.join("x")).is_err());
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_after_the_check_is_not_removed_from() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().canonicalize().unwrap().join("real");
+        create_dir_all(&real.join("d")).unwrap();
+        let (_held, via) = pin(&real.join("d")).unwrap();
+        assert!(via.join(MARKER).is_file(), "the held directory is reached through its descriptor");
+        // What was checked as `alias/d` is, once opened, another directory: refused.
+        std::os::unix::fs::symlink(&real, t.path().join("alias")).unwrap();
+        let alias = t.path().canonicalize().unwrap().join("alias/d");
+        let e = pin(&alias).unwrap_err().to_string();
+        assert!(e.contains("changed while versus checked it"), "{e}");
+        // The last component itself a link: not opened at all.
+        std::os::unix::fs::symlink(real.join("d"), real.join("l")).unwrap();
+        assert!(pin(&real.join("l")).is_err());
+        assert!(real.join("d").join(MARKER).is_file());
+    }
+
+    #[test]
+    fn files_are_not_written_through_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let theirs = t.path().join("theirs.txt");
+        std::fs::write(&theirs, b"mine").unwrap();
+        let link = t.path().join("my.cnf");
+        std::os::unix::fs::symlink(&theirs, &link).unwrap();
+        let e = open_write(&link, 0o600, true).unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link to") && e.contains("theirs.txt"), "{e}");
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"mine");
+        let own = t.path().join("own");
+        std::io::Write::write_all(&mut open_write(&own, 0o600, true).unwrap(), b"x").unwrap();
+        assert_eq!(std::fs::read(&own).unwrap(), b"x");
     }
 
     #[test]

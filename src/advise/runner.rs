@@ -326,6 +326,9 @@ pub fn advise(
     let started = Instant::now();
     let build = home.build(&current.build)?;
     let work: PathBuf = home.root().join("advise").join(crate::owned::slug(&opts.name));
+    // The work directory and its entries are versus's: a link to a place versus did not make is refused.
+    crate::owned::check_dir(&work)?;
+    crate::owned::check_entries(&work)?;
     // The time per run, from a plan of the probe's shape: one and two repetitions of every thread count.
     let plan_of = |reps| -> Result<Duration> {
         let f =

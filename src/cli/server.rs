@@ -243,7 +243,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     crate::owned::create_dir_all(&dir)?;
     let file = dir.join("quickstart.toml");
     let text = EXPERIMENT.replace("builds = [\"system\"]", &format!("builds = [\"{}\"]", args.build));
-    std::fs::write(&file, &text).map_err(|e| Error::file(&file, e))?;
+    crate::owned::write_file(&file, text.as_bytes(), 0o644)?;
     let (spec, text) = crate::experiment::ExperimentFile::load(&file)?;
     let plan = crate::experiment::Plan::new(&spec, &dir).map_err(|m| Error::file(&file, m))?;
     eprintln!("{}: {}", spec.name, spec.description.as_deref().unwrap_or_default());
@@ -271,7 +271,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     );
     let html = dir.join("report.html");
     let page = crate::report::render(&report, crate::report::Format::Html)?;
-    std::fs::write(&html, page).map_err(|e| Error::file(&html, e))?;
+    crate::owned::write_file(&html, page.as_bytes(), 0o644)?;
     println!("HTML report: {}", html.display());
     println!(
         "results: {} (experiment {}); `versus compare {}` shows the full tables",
@@ -340,8 +340,8 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     }
     let build = home.build(&a.build)?;
     let name = a.name.unwrap_or_else(|| build.name.clone());
+    let dir = sandbox_dir(home, &name)?;
     let _lock = lock_sandbox(home, &name)?;
-    let dir = home.sandboxes_dir().join(&name);
     if let Ok(info) = sandbox::read_info(&dir)
         && sandbox::is_our_server(&info)
     {
@@ -399,7 +399,10 @@ fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir(&dir) {
         for e in rd.flatten() {
-            if let Ok(info) = sandbox::read_info(&e.path()) {
+            // A link to a place versus did not make is no sandbox of versus's.
+            if crate::owned::check_dir(&e.path()).is_ok()
+                && let Ok(info) = sandbox::read_info(&e.path())
+            {
                 out.push(info);
             }
         }
@@ -408,9 +411,16 @@ fn sandboxes(home: &Home) -> Result<Vec<SandboxInfo>> {
     Ok(out)
 }
 
-fn open(home: &Home, name: &str) -> Result<Sandbox> {
+/// The directory of sandbox `name`: a valid name, and not a link to a place versus did not make.
+fn sandbox_dir(home: &Home, name: &str) -> Result<PathBuf> {
     crate::owned::check_name("NAME", name)?;
     let dir = home.sandboxes_dir().join(name);
+    crate::owned::check_dir(&dir)?;
+    Ok(dir)
+}
+
+fn open(home: &Home, name: &str) -> Result<Sandbox> {
+    let dir = sandbox_dir(home, name)?;
     let info = sandbox::read_info(&dir).map_err(|_| unknown_sandbox(home, name))?;
     Sandbox::open(&dir, home.build(&info.build)?)
 }
@@ -434,9 +444,7 @@ fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> 
         names
             .iter()
             .map(|n| {
-                crate::owned::check_name("NAME", n).and_then(|_| {
-                    sandbox::read_info(&home.sandboxes_dir().join(n)).map_err(|_| unknown_sandbox(home, n))
-                })
+                sandbox_dir(home, n).and_then(|dir| sandbox::read_info(&dir).map_err(|_| unknown_sandbox(home, n)))
             })
             .collect::<Result<_>>()?
     };

@@ -123,6 +123,7 @@ fn list(db: &str, names: &[String]) -> String {
 /// process that holds it.
 pub fn lock_experiment(home: &crate::server::Home, name: &str) -> Result<crate::lockfile::Held> {
     let dir = home.root().join("experiments");
+    crate::owned::check_dir(&dir)?;
     crate::owned::create_dir_all(&dir)?;
     crate::lockfile::take(&dir.join(format!("{}.lock", crate::owned::slug(name))), |holder| {
         Error::Other(format!(

@@ -120,6 +120,10 @@ impl SandboxExecutor {
     pub fn locked(home: &Home, experiment: &str) -> Result<Self> {
         let mut ex = SandboxExecutor::new(home, experiment);
         ex._lock = Some(super::external::lock_experiment(home, experiment)?);
+        // Its work directory and what is in it (run/, prepare-N/, snapshot-N/) are versus's: a link to
+        // a place versus did not make is refused before any server starts.
+        crate::owned::check_dir(&ex.work)?;
+        crate::owned::check_entries(&ex.work)?;
         Ok(ex)
     }
 
@@ -220,6 +224,7 @@ impl SandboxExecutor {
                 });
                 // The experiment's lock is ours, so a server still running here was left by a versus
                 // that was killed outright: stop it before its directory goes.
+                crate::owned::check_dir(&dir)?;
                 if crate::server::sandbox::stop_leftover(&dir) > 0 {
                     progress.step("stopped the server a killed run left behind");
                 }
@@ -372,6 +377,7 @@ impl Executor for SandboxExecutor {
                 // A server left running by a chain must not hold the port or the files.
                 self.stop(progress)?;
                 let dir = self.work.join(format!("prepare-{index}"));
+                crate::owned::check_dir(&dir)?;
                 crate::owned::remove(&dir)?;
                 let mut spec = self.sandbox_spec(plan, p.target, &dir)?;
                 spec.base_config = None;

@@ -460,6 +460,9 @@ pub fn explain(
             .map_err(|e| Error::option("--max-repetitions", e.to_string()))?;
     }
     let work: PathBuf = home.root().join("explain").join(crate::owned::slug(&opts.name));
+    // The work directory and its entries are versus's: a link to a place versus did not make is refused.
+    crate::owned::check_dir(&work)?;
+    crate::owned::check_entries(&work)?;
     let result = (|| {
         let prepared = prepare(home, a, b, &work, log)?;
         let mut report = frame(home, a, b, &prepared, opts)?;

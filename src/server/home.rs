@@ -8,6 +8,10 @@ use crate::server::build::Build;
 /// Environment variable that overrides the home directory.
 pub const HOME_ENV: &str = "VERSUS_HOME";
 
+/// The directories versus keeps in the home.
+const ENTRIES: [&str; 9] =
+    ["builds", "sandboxes", "snapshots", "experiments", "cache", "explain", "advise", "calibrate", "quickstart"];
+
 /// The directory tree versus keeps its state in (default `~/.local/share/versus`).
 #[derive(Debug, Clone)]
 pub struct Home {
@@ -46,8 +50,38 @@ impl Home {
                     p.display()
                 ),
             )),
-            _ => Ok(()),
+            _ => self.check_links(what),
         }
+    }
+
+    /// The home itself may be a symbolic link only to a directory versus made (one carrying its
+    /// marker); its own entries (`sandboxes/`, `snapshots/`, `experiments/` …) may be links only into
+    /// directories versus made. Anything else is refused before a command writes or deletes there.
+    fn check_links(&self, what: &str) -> Result<()> {
+        if let Ok(m) = std::fs::symlink_metadata(&self.root)
+            && m.file_type().is_symlink()
+        {
+            let target = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+            if !crate::owned::has_own_marker(&target) {
+                return Err(Error::option(
+                    what,
+                    format!(
+                        "{} is a symbolic link to {}, which versus did not make; set {what} to {} itself to keep \
+                         versus's data there, or leave it unset for the default",
+                        self.root.display(),
+                        target.display(),
+                        target.display()
+                    ),
+                ));
+            }
+        }
+        for entry in ENTRIES {
+            let p = self.root.join(entry);
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+                crate::owned::check_dir(&p)?;
+            }
+        }
+        Ok(())
     }
 
     /// The root directory.
@@ -122,7 +156,7 @@ impl Home {
         crate::owned::create_dir_all(&dir)?;
         let path = dir.join("build.json");
         let text = serde_json::to_string_pretty(build).expect("a build serialises");
-        std::fs::write(&path, text + "\n").map_err(|e| Error::file(&path, e))
+        crate::owned::write_file(&path, (text + "\n").as_bytes(), 0o644)
     }
 }
 

@@ -10,7 +10,7 @@
 //! OPTION. When versus does not run as root the server runs as the same user as versus.
 
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -138,13 +138,7 @@ pub fn private_dir(dir: &Path) -> Result<()> {
 
 /// Writes `text` to `path` readable by its owner only (0600), replacing what was there.
 pub fn write_private(path: &Path, text: &str) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Error::file(path, e))?;
+    let mut f = crate::owned::open_write(path, 0o600, true)?;
     // An existing file keeps its mode on open: set it.
     f.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(|e| Error::file(path, e))?;
     f.write_all(text.as_bytes()).map_err(|e| Error::file(path, e))

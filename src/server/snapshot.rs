@@ -54,6 +54,8 @@ pub fn save(datadir: &Path, dest: &Path) -> Result<u64> {
     check_space(dest, need, free_space(dest)?)?;
     let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dest.with_file_name(format!("{name}.partial"));
+    owned::check_dir(dest)?;
+    owned::check_dir(&tmp)?;
     owned::remove(&tmp)?;
     if let Some(parent) = dest.parent() {
         owned::create_dir_all(parent)?;
@@ -68,6 +70,9 @@ pub fn save(datadir: &Path, dest: &Path) -> Result<u64> {
 
 /// Replaces `datadir` with a copy of the snapshot at `snapshot`.
 pub fn restore(snapshot: &Path, datadir: &Path) -> Result<()> {
+    // Read only from a snapshot versus made, written only into a datadir versus made or filled.
+    owned::check_dir(snapshot)?;
+    owned::check_links(datadir)?;
     if !snapshot.is_dir() {
         return Err(Error::file(snapshot, "no such snapshot; make one with `versus server snapshot`"));
     }

@@ -3,7 +3,8 @@
 //! FILE` stores it later. Nothing measured is lost.
 //!
 //! The file is JSON (0600), written next to the store when that directory takes it, else in the
-//! system's temporary directory. It names the store, the experiment (by uid, so that it cannot be
+//! system's temporary directory, under a name of its own ([`unique_name`]: stores of the same file name
+//! fail over to the same temporary directory), created exclusively. It names the store, the experiment (by uid, so that it cannot be
 //! imported into another store's run with the same id) and the run.
 //!
 //! Every command that opens the store to write imports the recovery files waiting for it
@@ -57,6 +58,26 @@ fn stem(location: &Location) -> String {
     }
 }
 
+/// The name (without [`SUFFIX`]) of a recovery file for run `run_id` of experiment `experiment_id`:
+/// the store's file name and the ids, then a hash of the store's identity (its canonical path or URL),
+/// the process and the time, so that two stores with the same file name (every default store is
+/// `results.db`) failing over to the same temporary directory never share a name.
+fn unique_name(location: &Location, experiment_id: i64, run_id: i64) -> String {
+    let identity = match location {
+        Location::Sqlite(p) => p.canonicalize().unwrap_or_else(|_| p.clone()).display().to_string(),
+        Location::Postgres(_) => location.to_string(),
+    };
+    let store = identity.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!(
+        "{}.experiment-{experiment_id}.run-{run_id}.{store:016x}-{}-{}{:09}",
+        stem(location),
+        std::process::id(),
+        now.as_secs(),
+        now.subsec_nanos()
+    )
+}
+
 /// The directories recovery files of `location` are written to, in order.
 fn recovery_dirs(location: &Location) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -98,13 +119,25 @@ impl Store {
             result: result.clone(),
         };
         let text = serde_json::to_vec_pretty(&record).map_err(|e| Error::Other(format!("recovery file: {e}")))?;
-        let name = format!("{}.experiment-{experiment_id}.run-{run_id}{SUFFIX}", stem(self.location()));
+        let name = unique_name(self.location(), experiment_id, run_id);
         let mut tried = Vec::new();
         for dir in recovery_dirs(self.location()) {
-            let path = dir.join(&name);
-            match write_new(&path, &text) {
-                Ok(()) => return Ok(path),
-                Err(e) => tried.push(format!("{}: {e}", path.display())),
+            // The name is unique to this store, process and moment; a file there all the same is
+            // someone else's: never replaced, another name is taken.
+            for attempt in 0..8 {
+                let path = dir.join(if attempt == 0 {
+                    format!("{name}{SUFFIX}")
+                } else {
+                    format!("{name}-{attempt}{SUFFIX}")
+                });
+                match write_new(&path, &text) {
+                    Ok(()) => return Ok(path),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => {
+                        tried.push(format!("{}: {e}", path.display()));
+                        break;
+                    }
+                }
             }
         }
         Err(Error::Other(format!("cannot write a recovery file ({})", tried.join("; "))))

@@ -37,7 +37,7 @@ pub(super) fn write_init_record(record: &Path, datadir: &Path, pgid: Option<u32>
     let mut text = pgid.map_or_else(String::new, |p| p.to_string()).into_bytes();
     text.push(b'\n');
     text.extend_from_slice(datadir.as_os_str().as_encoded_bytes());
-    std::fs::write(record, text).map_err(|e| Error::file(record, e))
+    owned::write_file(record, &text, 0o600)
 }
 
 /// The process group (when recorded) and the datadir of the initialisation `record` names.
@@ -79,6 +79,7 @@ fn end_leftovers(pgid: i32, cnf: &Path) {
 /// interrupted ([`init_record`]) is emptied and initialised again, when versus made the directory (what
 /// is left of that initialisation's processes is ended first). `cnf` is the sandbox's option file.
 pub(super) fn prepare_datadir(fresh: bool, build: &str, datadir: &Path, record: &Path, cnf: &Path) -> Result<bool> {
+    owned::check_links(datadir)?;
     if let Some((pgid, begun)) = read_init_record(record)
         && begun == datadir
         && !datadir.join("versus.json").exists()

@@ -62,11 +62,21 @@ impl Sandbox {
             return Err(Error::server(&spec.name, "the benchmark account cannot be root or empty"));
         }
         let dir = absolute(&spec.dir)?;
+        // Nothing goes through a link to a place versus did not make (a datadir the user gave may be
+        // reached through links of theirs above it).
+        owned::check_dir(&dir)?;
         owned::create_dir_all(&dir)?;
+        // Its files (error.log, mysqld.pid …) are written by versus and by the server, as root maybe.
+        owned::check_entries(&dir)?;
         let datadir = match &spec.datadir {
             Some(d) => absolute(d)?,
             None => dir.join("data"),
         };
+        if spec.datadir.is_some() {
+            owned::check_links(&datadir)?;
+        } else {
+            owned::check_dir(&datadir)?;
+        }
         let paths = InstancePaths {
             cnf: dir.join("my.cnf"),
             socket: socket_path(&dir),
@@ -84,6 +94,7 @@ impl Sandbox {
             Account::choose(&l.server, &[&l.plugin_dir, &l.messages_dir, &l.basedir, &parent, &datadir_parent]);
         let socket_dir = paths.socket.parent().unwrap_or(&dir).to_path_buf();
         for d in [&dir, &paths.tmpdir, &paths.files_dir, &socket_dir] {
+            owned::check_dir(d)?;
             owned::create_dir_all(d)?;
             lockdown::private_dir(d)?;
             account.own(d)?;
@@ -162,7 +173,9 @@ impl Sandbox {
     }
 
     /// Reopens the sandbox recorded in `dir`, running or not. It is not stopped when dropped.
+    /// A `dir` that is a symbolic link to a place versus did not make is refused.
     pub fn open(dir: &Path, build: Build) -> Result<Sandbox> {
+        owned::check_dir(dir)?;
         let info = read_info(dir)?;
         let account = Account::from_option(info.server_user.as_deref());
         let paths = InstancePaths {
@@ -323,6 +336,7 @@ impl Sandbox {
         if self.is_running() {
             return Err(Error::server(&self.info.name, "already running; stop it first"));
         }
+        owned::check_entries(&self.info.dir)?;
         self.own_datadir()?;
         self.launch(!self.owned)?;
         if !self.owned {
@@ -385,6 +399,7 @@ impl Sandbox {
 
     /// The datadir: 0700, and the server's account's (a datadir restored by versus is root's).
     fn own_datadir(&self) -> Result<()> {
+        owned::check_links(&self.paths.datadir)?;
         if self.paths.datadir.is_dir() {
             lockdown::private_dir(&self.paths.datadir)?;
             self.account.own_tree(&self.paths.datadir)?;
@@ -446,7 +461,7 @@ impl Sandbox {
         let _ = owned::remove_file(&self.paths.socket);
         let offset = log_len(&self.paths.error_log);
         let out_path = self.info.dir.join("server.out");
-        let out = std::fs::File::create(&out_path).map_err(|e| Error::file(&out_path, e))?;
+        let out = owned::open_write(&out_path, 0o644, true)?;
         let err = out.try_clone().map_err(|e| Error::file(&out_path, e))?;
         let line = flavor::start_command(&self.build, &self.paths);
         let mut cmd = line.to_command();
