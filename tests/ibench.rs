@@ -202,6 +202,10 @@ fn out_of_range_options_are_one_line_errors() {
         ),
         (&["--rows", "-1"][..], "--rows: -1 is out of range; a row count cannot be negative"),
         (&["--steps", "qr700"][..], "--steps: step qr700 needs rate 700 in --rates"),
+        (
+            &["--steps", "l.i1,l.i0"][..],
+            "--steps: l.i0 runs before l.i1, not after; list the steps in the order they run: l.i0,l.i1",
+        ),
     ] {
         let out = versus().arg("ibench").args(args).arg("--port").arg("1").output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
