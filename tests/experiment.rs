@@ -471,3 +471,41 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
     }
     assert!(env.store_is_absent(), "neither a dry run nor a refused flag stores anything");
 }
+
+/// `run --dry-run --db FILE` checks the store as the real run opens it, without creating or changing
+/// it: a directory, another program's SQLite file and a store of a newer versus are refused in one
+/// line naming the file; a store that does not exist yet passes and is still absent afterwards.
+#[test]
+fn a_dry_run_refuses_the_store_the_real_run_would_refuse() {
+    let env = Env::new("versus-exp-");
+    let file = env.file(MATRIX);
+    let dry = |db: &Path| {
+        env.versus(&["run", file.to_str().unwrap(), "--dry-run", "--db", db.to_str().unwrap()]).output().unwrap()
+    };
+    let foreign = env.home.path().join("other.db");
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    conn.execute_batch("CREATE TABLE customers (id INTEGER)").unwrap();
+    drop(conn);
+    let newer = env.home.path().join("newer.db");
+    let conn = rusqlite::Connection::open(&newer).unwrap();
+    conn.execute_batch("CREATE TABLE t (id INTEGER); PRAGMA user_version = 100000").unwrap();
+    drop(conn);
+    let before = std::fs::read(&foreign).unwrap();
+    for (db, want) in [
+        (env.home.path().to_path_buf(), "it is a directory"),
+        (foreign.clone(), "not a versus results store"),
+        (newer.clone(), "has schema version 100000 but this versus knows only up to"),
+    ] {
+        let out = dry(&db);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {err}", db.display());
+        assert!(err.starts_with(&format!("versus: error: {}: ", db.display())) && err.contains(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty(), "no plan printed for a refused store");
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "the foreign file is unchanged");
+    let fresh = env.home.path().join("new").join("results.db");
+    let out = dry(&fresh);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!fresh.exists() && !fresh.parent().unwrap().exists(), "a dry run creates no store");
+}
