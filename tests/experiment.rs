@@ -509,3 +509,27 @@ fn a_dry_run_refuses_the_store_the_real_run_would_refuse() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!fresh.exists() && !fresh.parent().unwrap().exists(), "a dry run creates no store");
 }
+
+/// Names that would print alike (another Unicode encoding of the same text, a trailing space) are
+/// refused in one line before anything runs, as an exact duplicate is.
+#[test]
+fn names_that_print_alike_are_refused() {
+    let env = Env::new("versus-exp-");
+    for (a, b, want) in [
+        ("caf\u{e9}", "cafe\u{301}", "differ only in how their characters are encoded"),
+        ("sync", "sync ", "\"sync \" has leading or trailing whitespace"),
+    ] {
+        let text = MATRIX.replacen("name = \"sync\"", &format!("name = \"{a}\""), 1).replacen(
+            "name = \"nosync\"",
+            &format!("name = \"{b}\""),
+            1,
+        );
+        let file = env.file(&text);
+        let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.starts_with("versus: error: ") && err.contains(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(env.store_is_absent());
+}

@@ -403,6 +403,11 @@ impl ExperimentFile {
                 return Err(format!("workload '{}' is listed twice; give one of them a `name`", w.label()));
             }
         }
+        use super::names;
+        names::check("config", self.configs.iter().map(|c| c.name.as_str()))?;
+        names::check("target", self.targets.iter().filter_map(|t| t.name.as_deref()))?;
+        let labels: Vec<String> = self.workloads.iter().map(|w| w.label()).collect();
+        names::check("workload", labels.iter().map(String::as_str))?;
         Ok(())
     }
 }
