@@ -313,7 +313,10 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         };
         let n: u64 =
             num.parse().map_err(|_| format!("'{text}' is not a duration; write e.g. \"90s\", \"2m\" or 90"))?;
-        total += n * unit;
+        total = n
+            .checked_mul(unit)
+            .and_then(|x| total.checked_add(x))
+            .ok_or_else(|| format!("'{text}' is too long a duration; write at most a few days, e.g. \"72h\""))?;
         num.clear();
     }
     if !num.is_empty() {
