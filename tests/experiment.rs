@@ -533,3 +533,24 @@ fn names_that_print_alike_are_refused() {
     }
     assert!(env.store_is_absent());
 }
+
+/// A `set` option written bare (`= true`) that the build's server needs a value for is refused by
+/// the dry run, naming the target; a real switch written bare passes.
+#[test]
+fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
+    let env = Env::new("versus-exp-");
+    let text =
+        MATRIX.replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { innodb_buffer_pool_size = true }");
+    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("target system/nosync: set: 'innodb_buffer_pool_size' has no value, and system takes one"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let text = MATRIX
+        .replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { skip-name-resolve = true, log-bin = true }");
+    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -77,6 +77,12 @@ fn target_problems(home: &Home, t: &Target) -> Vec<String> {
                     {
                         out.push(at(m));
                     }
+                    // A bare option the server needs a value for would stop its start.
+                    if let Some(b) = &b
+                        && let Err(m) = crate::server::bare::check(b, overrides)
+                    {
+                        out.push(at(format!("set: {m}")));
+                    }
                 }
             }
         }

@@ -59,6 +59,8 @@ impl Sandbox {
         if spec.user == "root" || spec.user.is_empty() {
             return Err(Error::server(&spec.name, "the benchmark account cannot be root or empty"));
         }
+        // Before anything is created: a bare option the server needs a value for would stop its start.
+        crate::server::bare::check(&spec.build, &spec.overrides).map_err(|m| Error::option("--set", m))?;
         let dir = absolute(&spec.dir)?;
         owned::create_dir_all(&dir)?;
         let datadir = match &spec.datadir {
