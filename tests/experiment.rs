@@ -554,3 +554,23 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
     let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Thread counts above a sandbox's max_connections (151 by default, or its `set`) are refused by the
+/// dry run, naming the target, instead of failing every run at its start.
+#[test]
+fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() {
+    let env = Env::new("versus-exp-");
+    let text = MATRIX.replace("threads = [1, 2]", "threads = [1, 200]");
+    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("target system/sync: 200 threads open 200 connections, more than its max_connections (151, the server's default)"),
+        "{err}"
+    );
+    let raised = text
+        .replace("innodb_flush_log_at_trx_commit = 1 }", "innodb_flush_log_at_trx_commit = 1, max_connections = 300 }");
+    let out = env.versus(&["run", env.file(&raised).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("system/sync:") && err.contains("target system/nosync: 200 threads"), "{err}");
+}
