@@ -208,3 +208,22 @@ fn a_duration_too_long_is_an_error_not_an_overflow() {
     assert!(e.contains("too long a duration"), "{e}");
     assert_eq!(parse_duration("1h1m1s").unwrap().as_secs(), 3661);
 }
+
+/// Deeply nested TOML (arrays, inline tables) in an experiment file is one line, not a stack overflow.
+#[test]
+fn deeply_nested_experiment_files_are_one_line() {
+    let n = 100_000;
+    for text in [
+        format!("name = {}1{}\n", "[".repeat(n), "]".repeat(n)),
+        format!("name = {}1{}\n", "{a = ".repeat(n), "}".repeat(n)),
+    ] {
+        let e = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || ExperimentFile::parse(&text).map(|_| ()))
+            .unwrap()
+            .join()
+            .expect("no stack overflow")
+            .unwrap_err();
+        assert!(one_line(&e) && e.starts_with("line 1"), "{e}");
+    }
+}
