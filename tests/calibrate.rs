@@ -35,6 +35,18 @@ impl Env {
 
 const WORKLOAD: &[&str] = &["--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"];
 
+/// An unknown build fails `--dry-run` as it fails the real run: one line, exit 1, nothing printed.
+#[test]
+fn a_dry_run_of_an_unknown_build_is_refused() {
+    let env = Env { home: tempfile::tempdir().unwrap() };
+    let out = env.versus(&["calibrate", "nosuchbuild", "--workload", "oltp_point_select", "--dry-run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("versus: error: ") && err.contains("unknown build 'nosuchbuild'"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "no experiment printed");
+}
+
 #[test]
 fn a_calibrated_band_is_stored_and_used_by_compare_and_run() {
     let env = Env { home: tempfile::Builder::new().prefix("versus-calibrate-").tempdir().unwrap() };

@@ -471,3 +471,106 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
     }
     assert!(env.store_is_absent(), "neither a dry run nor a refused flag stores anything");
 }
+
+/// `run --dry-run --db FILE` checks the store as the real run opens it, without creating or changing
+/// it: a directory, another program's SQLite file and a store of a newer versus are refused in one
+/// line naming the file; a store that does not exist yet passes and is still absent afterwards.
+#[test]
+fn a_dry_run_refuses_the_store_the_real_run_would_refuse() {
+    let env = Env::new("versus-exp-");
+    let file = env.file(MATRIX);
+    let dry = |db: &Path| {
+        env.versus(&["run", file.to_str().unwrap(), "--dry-run", "--db", db.to_str().unwrap()]).output().unwrap()
+    };
+    let foreign = env.home.path().join("other.db");
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    conn.execute_batch("CREATE TABLE customers (id INTEGER)").unwrap();
+    drop(conn);
+    let newer = env.home.path().join("newer.db");
+    let conn = rusqlite::Connection::open(&newer).unwrap();
+    conn.execute_batch("CREATE TABLE t (id INTEGER); PRAGMA user_version = 100000").unwrap();
+    drop(conn);
+    let before = std::fs::read(&foreign).unwrap();
+    for (db, want) in [
+        (env.home.path().to_path_buf(), "it is a directory"),
+        (foreign.clone(), "not a versus results store"),
+        (newer.clone(), "has schema version 100000 but this versus knows only up to"),
+    ] {
+        let out = dry(&db);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {err}", db.display());
+        assert!(err.starts_with(&format!("versus: error: {}: ", db.display())) && err.contains(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty(), "no plan printed for a refused store");
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "the foreign file is unchanged");
+    let fresh = env.home.path().join("new").join("results.db");
+    let out = dry(&fresh);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!fresh.exists() && !fresh.parent().unwrap().exists(), "a dry run creates no store");
+}
+
+/// Names that would print alike (another Unicode encoding of the same text, a trailing space) are
+/// refused in one line before anything runs, as an exact duplicate is.
+#[test]
+fn names_that_print_alike_are_refused() {
+    let env = Env::new("versus-exp-");
+    for (a, b, want) in [
+        ("caf\u{e9}", "cafe\u{301}", "differ only in how their characters are encoded"),
+        ("sync", "sync ", "\"sync \" has leading or trailing whitespace"),
+    ] {
+        let text = MATRIX.replacen("name = \"sync\"", &format!("name = \"{a}\""), 1).replacen(
+            "name = \"nosync\"",
+            &format!("name = \"{b}\""),
+            1,
+        );
+        let file = env.file(&text);
+        let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.starts_with("versus: error: ") && err.contains(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(env.store_is_absent());
+}
+
+/// A `set` option written bare (`= true`) that the build's server needs a value for is refused by
+/// the dry run, naming the target; a real switch written bare passes.
+#[test]
+fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
+    let env = Env::new("versus-exp-");
+    let text =
+        MATRIX.replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { innodb_buffer_pool_size = true }");
+    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("target system/nosync: set: 'innodb_buffer_pool_size' has no value, and system takes one"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let text = MATRIX
+        .replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { skip-name-resolve = true, log-bin = true }");
+    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Thread counts above a sandbox's max_connections (151 by default, or its `set`) are refused by the
+/// dry run, naming the target, instead of failing every run at its start.
+#[test]
+fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() {
+    let env = Env::new("versus-exp-");
+    let text = MATRIX.replace("threads = [1, 2]", "threads = [1, 200]");
+    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("target system/sync: 200 threads open 200 connections, more than its max_connections (151, the server's default)"),
+        "{err}"
+    );
+    let raised = text
+        .replace("innodb_flush_log_at_trx_commit = 1 }", "innodb_flush_log_at_trx_commit = 1, max_connections = 300 }");
+    let out = env.versus(&["run", env.file(&raised).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("system/sync:") && err.contains("target system/nosync: 200 threads"), "{err}");
+}

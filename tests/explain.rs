@@ -154,6 +154,47 @@ fn explain_dry_run_sorts_out_what_b_accepts() {
 /// retyped optimizer_adjust_secondary_key_costs is not given (unused from 11.0), the character set and
 /// collation move together and shape the data, and the connections' session collation (which 11.8
 /// maps from the same handshake to utf8mb4_uca1400_ai_ci) is a client-side candidate B accepts.
+/// `--resume --dry-run` with nothing stored fails as the real run would, in one line naming --resume.
+#[test]
+fn explain_resume_dry_run_with_nothing_stored_is_refused() {
+    let system = common::system_build();
+    let (_dir, home) = home_with(std::slice::from_ref(&system));
+    let mut store = Store::open(home.root().join("results.db")).unwrap();
+    let a = TargetSpec::parse(&format!("{}:sync_binlog=0", system.name), "A").unwrap();
+    let b = TargetSpec::parse(&format!("{}:sync_binlog=1", system.name), "B").unwrap();
+    let opts = ExplainOptions { resume: true, ..options("nothing", 60) };
+    let run = |store: &mut Store| {
+        versus::explain::runner::explain(
+            &home,
+            store,
+            &a,
+            &b,
+            &opts,
+            true,
+            versus::experiment::Progress::quiet(),
+            &mut |_| {},
+        )
+    };
+    let err = run(&mut store).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "--resume: no stored experiment is named 'nothing-gap': nothing to resume; start it with the same arguments, or without --resume"
+    );
+    // With the first step stored, the dry run goes through.
+    store
+        .create_experiment(&NewExperiment {
+            name: "nothing-gap".into(),
+            file: None,
+            definition: String::new(),
+            seed: 1,
+            host: HostFacts::default(),
+            cells: vec![],
+            runs: vec![],
+        })
+        .unwrap();
+    assert!(run(&mut store).is_ok());
+}
+
 #[test]
 fn optimizer_switch_of_10_11_is_given_to_11_8_flag_by_flag() {
     let system = common::system_build();

@@ -149,6 +149,24 @@ fn every_step_on_two_versions_gives_the_small_datum_tables() {
     assert_eq!((t.cells[1][j].colour, t.cells[1][j].achieved_colour), (Colour::Gray, Colour::Red));
 }
 
+/// More connections than the server's max_connections are refused before any step runs: 20 clients
+/// open 60 connections in a query step, 20 in the load.
+#[test]
+fn clients_above_max_connections_are_refused_before_any_step() {
+    let _turn = turn();
+    let sb = common::start(common::system_build(), &[OVERRIDES, &["max_connections=50"]].concat());
+    let stop = Arc::new(AtomicBool::new(false));
+    let o = Options { clients: 20, steps: vec![Step::Load, Step::Query { point: false, rate: 100 }], ..small() };
+    let e = ibench::run(&o, driver(&sb), &mut NoProbe, &mut Quiet, stop.clone(), None).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "--clients: 20 clients open 60 connections at once in these steps, more than the server allows (max_connections = 50); use at most 16 clients, or raise max_connections"
+    );
+    let o = Options { clients: 20, steps: vec![Step::Load], rows_load: 2_000, ..small() };
+    let r = ibench::run(&o, driver(&sb), &mut NoProbe, &mut Quiet, stop, None).unwrap();
+    assert_eq!(r.steps[0].status, StepStatus::Done, "20 connections fit under 50");
+}
+
 #[test]
 fn ctrl_c_and_a_dying_server_keep_what_was_measured() {
     let _turn = turn();
@@ -202,6 +220,10 @@ fn out_of_range_options_are_one_line_errors() {
         ),
         (&["--rows", "-1"][..], "--rows: -1 is out of range; a row count cannot be negative"),
         (&["--steps", "qr700"][..], "--steps: step qr700 needs rate 700 in --rates"),
+        (
+            &["--steps", "l.i1,l.i0"][..],
+            "--steps: l.i0 runs before l.i1, not after; list the steps in the order they run: l.i0,l.i1",
+        ),
     ] {
         let out = versus().arg("ibench").args(args).arg("--port").arg("1").output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -267,6 +267,18 @@ fn bad_input_is_one_line_naming_the_file_and_line() {
     fails("unknown.sql", "SELECT 1;\nSELECT :nope;\n", &["run"], "unknown.sql:2:8: unknown variable :nope");
     fails("empty.sql", "", &["run"], "empty.sql:1:1: the script is empty");
     fails("refused.sql", "SELECT 1;\nSELECT nosuchcolumn FROM mysql.user;\n", &["--time=2", "run"], "refused.sql:2:1:");
+    let deep = format!("SELECT 1;\n\\set x {}1{}\nSELECT :x;\n", "(".repeat(3000), ")".repeat(3000));
+    fails("deep.sql", &deep, &["run"], "deep.sql:2:");
+    fails("deep2.sql", &deep, &["run"], "nests deeper than 64 levels");
+    // FILE@0 would never run the file: refused like a file whose weights are all 0.
+    let zero = write(dir.path(), "zero.sql", "SELECT 1;\n");
+    let mut args = vec!["script".to_string(), format!("{zero}@0")];
+    args.extend(connect_args(&server));
+    args.push("run".into());
+    let out = versus(&args);
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("zero.sql@0: the weight after @ must be at least 1") && err.lines().count() == 1, "{err}");
     server.root_exec(&["CREATE TABLE sbtest.one (id INT PRIMARY KEY)", "INSERT INTO sbtest.one VALUES (1)"]);
     // Without --ignore-errors the duplicate key stops the run; with it, it is counted and retried.
     let file = write(dir.path(), "dup2.sql", "INSERT INTO one VALUES (1);\n");

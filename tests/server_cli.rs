@@ -67,6 +67,19 @@ fn bad_input_gets_one_line_errors() {
     assert!(one_line_error(&out).contains("--set: '=1' has no option name"));
     let out = versus(home.path()).args(["server", "start", "system", "--set", "bogus_variable_q=1"]).output().unwrap();
     assert!(one_line_error(&out).contains("unknown variable 'bogus_variable_q=1'"));
+    // A value left out is refused before the server starts, as its own --help says it needs one.
+    let out = versus(home.path())
+        .args(["server", "start", "system", "--name", "bare", "--set", "innodb_buffer_pool_size"])
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(
+        err.contains(
+            "--set: 'innodb_buffer_pool_size' has no value, and system takes one (--innodb-buffer-pool-size=#)"
+        ),
+        "{err}"
+    );
+    assert!(!home.path().join("sandboxes").join("bare").exists(), "nothing was created");
     let out = versus(home.path()).args(["server", "start", "system", "--config", "/nonexistent.cnf"]).output().unwrap();
     assert!(one_line_error(&out).contains("--config: /nonexistent.cnf is not a file"));
     let out = versus(home.path()).args(["server", "vars", "ghost"]).output().unwrap();

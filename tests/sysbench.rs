@@ -87,6 +87,35 @@ fn compare(what: &str, a: &BTreeMap<String, i64>, b: &BTreeMap<String, i64>, per
     eprintln!("{what}: largest difference {:.3} % ({})", worst.0 * 100.0, worst.1);
 }
 
+/// More threads than the server's max_connections (500 on test servers) are refused in one line
+/// before any worker connects, with either client; the server saw only the one connection that asked.
+#[test]
+fn threads_above_max_connections_are_refused_before_any_worker_starts() {
+    let s = start_server();
+    let mut root = s.root_conn();
+    let mut connections = || -> i64 {
+        let row: Option<(String, i64)> = root.query_first("SHOW GLOBAL STATUS LIKE 'Connections'").unwrap();
+        row.unwrap().1
+    };
+    let before = connections();
+    for client in ["--client=lean", "--client=crate"] {
+        let mut args = conn_args(&s);
+        args.extend(["--threads=501", "--time=30", client, "run"].map(String::from));
+        let o = versus(&["oltp_point_select"].into_iter().chain(args.iter().map(String::as_str)).collect::<Vec<_>>());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{client}: {}", text(&o));
+        assert!(
+            err.starts_with(
+                "versus: error: --threads: 501 connections are more than the server allows (max_connections = 500)"
+            ),
+            "{client}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let opened = connections() - before;
+    assert!(opened <= 4, "only the asking connections, not 501 workers: {opened}");
+}
+
 #[test]
 fn same_work_as_sysbench_per_transaction() {
     let s = start_server();

@@ -41,6 +41,30 @@ fn bad_input_is_a_one_line_error() {
     fails_with(&["oltp_read_write", "--mysql-port=99999", "run"], "--mysql-port");
 }
 
+/// More worker threads than the machine lets a user start are refused before anything connects:
+/// here the soft RLIMIT_NPROC is lowered to 2000 for the command; --client-threads fits under it.
+#[test]
+fn threads_above_the_machine_limit_are_refused() {
+    let run = |threads: &str, extra: &[&str]| {
+        let mut c = std::process::Command::new("prlimit");
+        c.args(["--nproc=2000:", "--", env!("CARGO_BIN_EXE_versus"), "sysbench", "oltp_read_only"]);
+        c.args([threads, "--mysql-port=1", "--time=1"]).args(extra).arg("run");
+        c.output().expect("prlimit runs")
+    };
+    let o = run("--threads=5000", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        err.starts_with("versus: error: --threads: invalid value '5000': 5000 worker threads are more than this machine lets a user start (2000:"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // Multiplexed on 4 threads, the same connections pass the check and get as far as connecting.
+    let o = run("--threads=5000", &["--client-threads=4", "--mysql-host=127.0.0.1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("unable to connect") && !err.contains("worker threads"), "{}", text(&o));
+}
+
 #[test]
 fn warnings_go_to_stdout_like_sysbench() {
     // Printed before connecting, so an unreachable port is enough.

@@ -136,11 +136,12 @@ pub(super) fn calibrate_cmd(home: &Home, a: CalibrateArgs) -> Result<i32> {
     if let Some(problem) = crate::experiment::setup::problems(&file).into_iter().next() {
         return Err(Error::Other(problem));
     }
+    // An unknown build fails the dry run as it would fail the real one.
+    home.build(&opts.build)?;
     if a.dry_run {
         print!("{text}");
         return Ok(0);
     }
-    home.build(&opts.build)?;
     let dir = home.root().join("calibrate");
     crate::owned::create_dir_all(&dir)?;
     let plan = crate::experiment::Plan::new(&file, &dir).map_err(Error::Other)?;

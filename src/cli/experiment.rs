@@ -179,6 +179,8 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     }
     let plan = Plan::new(&file, &base).map_err(|m| Error::file(&path, m))?;
     if a.dry_run {
+        // The store the real run would refuse is refused here too; nothing is created or migrated.
+        Store::check_writable(&a.db.location(home))?;
         print!("{}", plan.describe_at(a.confidence.unwrap_or(crate::stats::DEFAULT_CONFIDENCE)));
         print!("\nwhat it changes on each server:\n{}", crate::experiment::external::describe_changes(&plan));
         return Ok(0);

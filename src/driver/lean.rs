@@ -73,6 +73,10 @@ impl Driver for LeanDriver {
     fn name(&self) -> &'static str {
         "lean"
     }
+
+    fn max_connections(&self) -> Option<usize> {
+        super::ask_max_connections(self)
+    }
 }
 
 struct Stmt {

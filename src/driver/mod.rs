@@ -270,6 +270,17 @@ pub trait Driver: Send + Sync {
     fn connect_first(&self) -> Result<Box<dyn Connection>, DbError>;
     /// A short name (`mysql`, `mock`).
     fn name(&self) -> &'static str;
+    /// The server's `max_connections`, asked over one connection to the first endpoint; `None` when
+    /// the driver has no server (the mock) or the server cannot be asked.
+    fn max_connections(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// [`Driver::max_connections`] of a driver with a server: one query over a connection of its own.
+pub fn ask_max_connections(driver: &dyn Driver) -> Option<usize> {
+    let mut conn = driver.connect_first().ok()?;
+    conn.query_rows("SELECT @@max_connections").ok()?.first?.trim().parse().ok()
 }
 
 /// Writes `sql` with every `?` replaced by the literal text of the next parameter, as sysbench's

@@ -88,6 +88,10 @@ impl Driver for MysqlDriver {
     fn name(&self) -> &'static str {
         "mysql"
     }
+
+    fn max_connections(&self) -> Option<usize> {
+        super::ask_max_connections(self)
+    }
 }
 
 fn connect_error(endpoint: &Endpoint, e: mysql::Error) -> DbError {

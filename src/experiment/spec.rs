@@ -313,7 +313,10 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         };
         let n: u64 =
             num.parse().map_err(|_| format!("'{text}' is not a duration; write e.g. \"90s\", \"2m\" or 90"))?;
-        total += n * unit;
+        total = n
+            .checked_mul(unit)
+            .and_then(|x| total.checked_add(x))
+            .ok_or_else(|| format!("'{text}' is too long a duration; write at most a few days, e.g. \"72h\""))?;
         num.clear();
     }
     if !num.is_empty() {
@@ -403,6 +406,11 @@ impl ExperimentFile {
                 return Err(format!("workload '{}' is listed twice; give one of them a `name`", w.label()));
             }
         }
+        use super::names;
+        names::check("config", self.configs.iter().map(|c| c.name.as_str()))?;
+        names::check("target", self.targets.iter().filter_map(|t| t.name.as_deref()))?;
+        let labels: Vec<String> = self.workloads.iter().map(|w| w.label()).collect();
+        names::check("workload", labels.iter().map(String::as_str))?;
         Ok(())
     }
 }

@@ -27,8 +27,49 @@ pub fn problems(home: &Home, file: &ExperimentFile, base_dir: &Path) -> Vec<Stri
         out.extend(target_problems(home, &t));
     }
     out.extend(super::setup::problems(file));
+    if let Ok(plan) = &plan {
+        out.extend(connection_problems(plan));
+    }
     if let (Ok(plan), true) = (&plan, out.is_empty()) {
         out.extend(space_problem(home, plan));
+    }
+    out
+}
+
+/// `max_connections` of MariaDB and MySQL when nothing sets it.
+const DEFAULT_MAX_CONNECTIONS: u64 = 151;
+
+/// Sandbox targets measured at more threads (one connection each) than their server's
+/// `max_connections`, from their config and `set`: every such run would fail at its start.
+fn connection_problems(plan: &Plan) -> Vec<String> {
+    const GROUPS: &[&str] = &["mysqld", "server", "mariadb", "mariadbd", "client-server"];
+    let mut out = Vec::new();
+    for (i, t) in plan.targets.iter().enumerate() {
+        let TargetKind::Sandbox { build, base_file, overrides, .. } = &t.kind else { continue };
+        let Some(threads) = plan.cells.iter().filter(|c| c.target == i).map(|c| u64::from(c.threads)).max() else {
+            continue;
+        };
+        let Ok(text) = crate::server::config::render(&t.label, build, base_file.as_deref(), &[], overrides) else {
+            continue;
+        };
+        let file = Path::new("/versus-check.cnf");
+        let Ok(options) = crate::server::mycnf::MyCnf::parse(&text, file).and_then(|c| c.resolve(file, GROUPS)) else {
+            continue;
+        };
+        let (max, whose) = match options.value("max_connections") {
+            None => (DEFAULT_MAX_CONNECTIONS, ", the server's default"),
+            Some(Some(v)) => match v.trim().parse::<u64>() {
+                Ok(n) => (n, ""),
+                Err(_) => continue,
+            },
+            Some(None) => continue,
+        };
+        if threads > max {
+            out.push(format!(
+                "target {}: {threads} threads open {threads} connections, more than its max_connections ({max}{whose}); add max_connections = {threads} or more to its `set`, or use fewer threads",
+                t.label
+            ));
+        }
     }
     out
 }
@@ -76,6 +117,12 @@ fn target_problems(home: &Home, t: &Target) -> Vec<String> {
                         && let Err(m) = crate::server::flavor::options::adapt(b, &text, Path::new(&t.label))
                     {
                         out.push(at(m));
+                    }
+                    // A bare option the server needs a value for would stop its start.
+                    if let Some(b) = &b
+                        && let Err(m) = crate::server::bare::check(b, overrides)
+                    {
+                        out.push(at(format!("set: {m}")));
                     }
                 }
             }

@@ -467,6 +467,13 @@ pub fn explain(
         let prepared = prepare(home, a, b, &work, log)?;
         let mut report = frame(home, a, b, &prepared, opts)?;
         if dry_run {
+            if opts.resume {
+                // Nothing stored to resume fails the dry run as it fails the real one's first step.
+                let step =
+                    Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A], repetitions: None };
+                let first = step_experiment(a, b, &prepared.candidates, &step, opts, "")?;
+                super::steps::check_resumable(store, &first.name)?;
+            }
             return Ok(report);
         }
         let unexplainable: Vec<String> =

@@ -64,6 +64,20 @@ impl Resume {
     }
 }
 
+/// `--resume --dry-run`: an error, as the real run's first step gives, when no experiment named
+/// `first_step` (the name of the search's first step) is stored.
+pub fn check_resumable(store: &Store, first_step: &str) -> Result<()> {
+    if store.latest_experiment_named(first_step)?.is_none() {
+        return Err(Error::option(
+            "--resume",
+            format!(
+                "no stored experiment is named '{first_step}': nothing to resume; start it with the same arguments, or without --resume"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The stored experiment of a step with the same definition: `Ok(Some(id))`, or why there is none.
 fn stored_step(store: &Store, file: &ExperimentFile) -> Result<std::result::Result<i64, String>> {
     let Some(e) = store.latest_experiment_named(&file.name)? else {

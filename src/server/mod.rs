@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod affinity;
+pub mod bare;
 pub mod build;
 pub mod config;
 pub mod effective;

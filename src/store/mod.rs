@@ -114,6 +114,49 @@ impl Store {
         Store::setup(Box::new(db), Location::Sqlite(path.to_path_buf()), migrate::MIGRATIONS)
     }
 
+    /// What opening the store at `location` to write would refuse, found without writing anything (a
+    /// dry run's check): a SQLite path that is a directory, a file that cannot be written, another
+    /// program's database, a store of a newer versus. A file that does not exist yet passes (the real
+    /// run creates it), and so does a PostgreSQL URL (connecting is left to the real run).
+    pub fn check_writable(location: &Location) -> Result<()> {
+        let Location::Sqlite(path) = location else { return Ok(()) };
+        let cannot = |why: &dyn fmt::Display| {
+            Error::file(path, format!("cannot open the results store: {why}; pass --db with a writable path"))
+        };
+        if !path.exists() {
+            let ancestor = path.ancestors().skip(1).find(|a| a.exists());
+            return match ancestor {
+                Some(a) if !a.as_os_str().is_empty() && !a.is_dir() => {
+                    Err(cannot(&format!("{} is not a directory", a.display())))
+                }
+                _ => Ok(()),
+            };
+        }
+        if path.is_dir() {
+            return Err(cannot(&"it is a directory"));
+        }
+        std::fs::OpenOptions::new().read(true).write(true).open(path).map_err(|e| cannot(&e))?;
+        let mut db = sqlite::Sqlite::open_read_only(path)?;
+        if db.is_foreign().map_err(|e| cannot(&e))? {
+            return Err(Error::file(
+                path,
+                "not a versus results store (an SQLite file with other tables); pass --db with another path",
+            ));
+        }
+        let found = db.schema_version().map_err(|e| cannot(&e))?;
+        let known = migrate::MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(Error::file(
+                path,
+                format!(
+                    "the results store has schema version {found} but this versus knows only up to {known}; \
+                     upgrade versus or pass --db with another path"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Opens the store at `location` to read it (`runs`, `show`, `compare`, `report`): as
     /// [`Store::connect`] when it can be written, else a SQLite file that is write-protected (or on a
     /// read-only disk) read as it is, which must then have the current schema.

@@ -78,11 +78,9 @@ pub(super) fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, V
             }
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for t in &out {
-        if !seen.insert(t.label.clone()) {
-            problems.push(format!("two targets are labelled '{}'; give them distinct `name`s", t.label));
-        }
+    // Labels that differ only by Unicode normalisation or spacing would print as one target.
+    if let Err(m) = crate::experiment::names::check("target", out.iter().map(|t| t.label.as_str())) {
+        problems.push(m.replace("distinct names", "distinct `name`s"));
     }
     (out, problems)
 }

@@ -206,7 +206,14 @@ build = "a"
 test = "oltp_read_only"
 "#;
     let e = Plan::new(&ExperimentFile::parse(t).unwrap(), Path::new("/")).unwrap_err();
-    assert!(e.contains("two targets are labelled 'a'"), "{e}");
+    assert!(e.contains("two targets are named 'a'; give them distinct `name`s"), "{e}");
+    for (x, y) in [("caf\u{e9}", "cafe\u{301}"), ("a", "a ")] {
+        let t = format!(
+            "name = \"x\"\n[[targets]]\nname = \"{x}\"\nbuild = \"a\"\n[[targets]]\nname = \"{y}\"\nbuild = \"a\"\n[[workloads]]\ntest = \"oltp_read_only\"\n"
+        );
+        let e = ExperimentFile::parse(&t).unwrap_err();
+        assert!(e.contains("differ only in how") || e.contains("\"a \" has leading or trailing whitespace"), "{e}");
+    }
 }
 
 mod example_tests {

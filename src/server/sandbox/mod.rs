@@ -61,6 +61,8 @@ impl Sandbox {
         if spec.user == "root" || spec.user.is_empty() {
             return Err(Error::server(&spec.name, "the benchmark account cannot be root or empty"));
         }
+        // Before anything is created: a bare option the server needs a value for would stop its start.
+        crate::server::bare::check(&spec.build, &spec.overrides).map_err(|m| Error::option("--set", m))?;
         let dir = absolute(&spec.dir)?;
         // Nothing goes through a link to a place versus did not make (a datadir the user gave may be
         // reached through links of theirs above it).

@@ -186,6 +186,34 @@ pub fn run(
     stop: Arc<AtomicBool>,
     label: Option<&str>,
 ) -> Result<IbenchResult> {
+    // Connections at once per client: the inserter, then a deleter, then a query connection.
+    let per_client = opts
+        .selected_steps()
+        .iter()
+        .map(|s| {
+            if s.is_query() {
+                3
+            } else if s.deletes() {
+                2
+            } else {
+                1
+            }
+        })
+        .max()
+        .unwrap_or(1);
+    let needed = opts.clients as usize * per_client;
+    if let Some(max) = driver.max_connections()
+        && needed > max
+    {
+        return Err(Error::option(
+            "--clients",
+            format!(
+                "{} clients open {needed} connections at once in these steps, more than the server allows (max_connections = {max}); use at most {} clients, or raise max_connections",
+                opts.clients,
+                max / per_client
+            ),
+        ));
+    }
     let mut runner = Runner::new(opts, driver, stop, label)?;
     for step in opts.selected_steps() {
         runner.step(step, probe, obs);

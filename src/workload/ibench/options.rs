@@ -471,7 +471,27 @@ pub fn parse_steps(list: &str, rates: &[i64]) -> Result<Vec<Step>> {
     if out.is_empty() {
         return Err(Error::option("--steps", "no steps given; write e.g. all, or l.i0,l.x,qr100"));
     }
-    out.sort_by_key(|s| s.rank());
+    // The order they run in: the reference's, query steps by the order of --rates.
+    let key = |s: &Step| match *s {
+        Step::Query { point, rate } => {
+            (5, rates.iter().position(|&r| r == i64::from(rate)).unwrap_or(usize::MAX), rate, point)
+        }
+        s => (s.rank().0, 0, 0, false),
+    };
+    if let Some(w) = out.windows(2).find(|w| key(&w[0]) > key(&w[1])) {
+        let mut sorted = out.clone();
+        sorted.sort_by_key(key);
+        let list: Vec<String> = sorted.into_iter().map(Step::name).collect();
+        return Err(Error::option(
+            "--steps",
+            format!(
+                "{} runs before {}, not after; list the steps in the order they run: {} (l.i0, l.x, l.i1, l.i2, cleanup, then qrN and qpN for each rate in the order of --rates)",
+                w[1],
+                w[0],
+                list.join(",")
+            ),
+        ));
+    }
     Ok(out)
 }
 
@@ -509,10 +529,19 @@ mod tests {
     }
 
     #[test]
-    fn steps_run_in_the_reference_order_whatever_the_list_order() {
-        let s = parse_steps("qp100, l.x, qr100 ,l.i0", &[100]).unwrap();
+    fn steps_out_of_their_running_order_are_refused() {
+        let s = parse_steps("l.i0, l.x ,qr100, qp100", &[100]).unwrap();
         let names: Vec<String> = s.iter().map(|s| s.name()).collect();
         assert_eq!(names, ["l.i0", "l.x", "qr100", "qp100"]);
+        let e = parse_steps("l.i1,l.i0", &[100]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--steps: l.i0 runs before l.i1, not after; list the steps in the order they run: l.i0,l.i1 (l.i0, l.x, l.i1, l.i2, cleanup, then qrN and qpN for each rate in the order of --rates)"
+        );
+        assert!(parse_steps("qp100,qr100", &[100]).unwrap_err().to_string().contains(": qr100,qp100 ("));
+        assert!(parse_steps("qr100,qr500", &[500, 100]).unwrap_err().to_string().contains(": qr500,qr100 ("));
+        assert!(parse_steps("l.i1,load", &[100]).is_err(), "a group after its own step");
+        assert_eq!(parse_steps("qr500,qr100", &[500, 100]).unwrap().len(), 2, "the order of --rates");
         let s = parse_steps("load,queries", &[7]).unwrap();
         assert_eq!(s.len(), 6);
         assert!(parse_steps(" , ", &[1]).is_err());

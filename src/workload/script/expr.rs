@@ -199,10 +199,18 @@ pub struct ParseError {
     pub message: String,
 }
 
+/// How deep parentheses, function calls and unary operators may nest: the parser recurses once per
+/// level, so a hostile `((((…))))` must end in an error, not a stack overflow.
+pub const MAX_NESTING: usize = 64;
+
+/// How tall the parsed tree may be (a chain `1+1+…` is one level per operator): evaluating and
+/// dropping the tree recurse once per level.
+pub const MAX_HEIGHT: usize = 256;
+
 /// Parses `text`; `var` resolves a variable name to its slot (or says why it cannot).
 pub fn parse(text: &str, var: &mut dyn FnMut(&str) -> Result<usize, String>) -> Result<Expr, ParseError> {
     let chars: Vec<char> = text.chars().collect();
-    let mut p = Parser { s: &chars, i: 0, var };
+    let mut p = Parser { s: &chars, i: 0, var, nesting: 0, height: 0 };
     let e = p.or()?;
     p.ws();
     if p.i < chars.len() {
@@ -215,11 +223,48 @@ struct Parser<'a, 'v> {
     s: &'a [char],
     i: usize,
     var: &'v mut dyn FnMut(&str) -> Result<usize, String>,
+    /// Parentheses, calls and unary operators open around the current position.
+    nesting: usize,
+    /// The height of the expression the last parsing method returned.
+    height: usize,
 }
 
 impl Parser<'_, '_> {
     fn err(&self, message: impl Into<String>) -> ParseError {
         ParseError { col: self.i, message: message.into() }
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(self.err(format!(
+                "the expression nests deeper than {MAX_NESTING} levels of parentheses, calls or unary operators; compute parts of it in earlier \\set lines"
+            )));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.nesting -= 1;
+    }
+
+    /// Records `height` as the height of the expression being returned, if it is allowed.
+    fn set_height(&mut self, height: usize) -> Result<(), ParseError> {
+        if height > MAX_HEIGHT {
+            return Err(self.err(format!(
+                "the expression is more than {MAX_HEIGHT} operators deep; compute parts of it in earlier \\set lines"
+            )));
+        }
+        self.height = height;
+        Ok(())
+    }
+
+    /// `Bin(op, left, right)` where `left_height` is the left side's height and the right side was
+    /// parsed last.
+    fn bin(&mut self, op: Op, left: Expr, left_height: usize, right: Expr) -> Result<(Expr, usize), ParseError> {
+        let h = left_height.max(self.height) + 1;
+        self.set_height(h)?;
+        Ok((Expr::Bin(op, Box::new(left), Box::new(right)), h))
     }
 
     fn ws(&mut self) {
@@ -259,31 +304,40 @@ impl Parser<'_, '_> {
 
     fn or(&mut self) -> Result<Expr, ParseError> {
         let mut left = self.and()?;
+        let mut h = self.height;
         while self.keyword("or") {
             let right = self.and()?;
-            left = Expr::Bin(Op::Or, Box::new(left), Box::new(right));
+            (left, h) = self.bin(Op::Or, left, h, right)?;
         }
+        self.height = h;
         Ok(left)
     }
 
     fn and(&mut self) -> Result<Expr, ParseError> {
         let mut left = self.not()?;
+        let mut h = self.height;
         while self.keyword("and") {
             let right = self.not()?;
-            left = Expr::Bin(Op::And, Box::new(left), Box::new(right));
+            (left, h) = self.bin(Op::And, left, h, right)?;
         }
+        self.height = h;
         Ok(left)
     }
 
     fn not(&mut self) -> Result<Expr, ParseError> {
         if self.keyword("not") {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            self.enter()?;
+            let x = self.not()?;
+            self.leave();
+            self.set_height(self.height + 1)?;
+            return Ok(Expr::Not(Box::new(x)));
         }
         self.comparison()
     }
 
     fn comparison(&mut self) -> Result<Expr, ParseError> {
         let left = self.bitwise()?;
+        let h = self.height;
         let ops = [("<>", Op::Ne), ("!=", Op::Ne), ("<=", Op::Le), (">=", Op::Ge), ("=", Op::Eq)];
         let op = ops.iter().find(|(t, _)| self.symbol(t, &[])).map(|(_, o)| *o).or_else(|| {
             if self.symbol("<", &["<<"]) {
@@ -299,11 +353,12 @@ impl Parser<'_, '_> {
         if self.peek().is_some_and(|c| matches!(c, '<' | '>' | '=' | '!')) {
             return Err(self.err("comparisons do not chain; use and, e.g. :a < :b and :b < :c"));
         }
-        Ok(Expr::Bin(op, Box::new(left), Box::new(right)))
+        Ok(self.bin(op, left, h, right)?.0)
     }
 
     fn bitwise(&mut self) -> Result<Expr, ParseError> {
         let mut left = self.sum()?;
+        let mut h = self.height;
         loop {
             let op = if self.symbol("<<", &[]) {
                 Op::Shl
@@ -316,25 +371,29 @@ impl Parser<'_, '_> {
             } else if self.symbol("#", &[]) {
                 Op::BitXor
             } else {
+                self.height = h;
                 return Ok(left);
             };
             let right = self.sum()?;
-            left = Expr::Bin(op, Box::new(left), Box::new(right));
+            (left, h) = self.bin(op, left, h, right)?;
         }
     }
 
     fn sum(&mut self) -> Result<Expr, ParseError> {
         let mut left = self.product()?;
+        let mut h = self.height;
         while let Some(c @ ('+' | '-')) = self.peek() {
             self.i += 1;
             let right = self.product()?;
-            left = Expr::Bin(if c == '+' { Op::Add } else { Op::Sub }, Box::new(left), Box::new(right));
+            (left, h) = self.bin(if c == '+' { Op::Add } else { Op::Sub }, left, h, right)?;
         }
+        self.height = h;
         Ok(left)
     }
 
     fn product(&mut self) -> Result<Expr, ParseError> {
         let mut left = self.unary()?;
+        let mut h = self.height;
         while let Some(c @ ('*' | '/' | '%')) = self.peek() {
             self.i += 1;
             let op = match c {
@@ -343,30 +402,26 @@ impl Parser<'_, '_> {
                 _ => Op::Mod,
             };
             let right = self.unary()?;
-            left = Expr::Bin(op, Box::new(left), Box::new(right));
+            (left, h) = self.bin(op, left, h, right)?;
         }
+        self.height = h;
         Ok(left)
     }
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
-        match self.peek() {
-            Some('-') => {
-                self.i += 1;
-                Ok(match self.unary()? {
-                    Expr::Const(Value::Int(i)) => Expr::Const(Value::Int(-i)),
-                    Expr::Const(Value::Double(d)) => Expr::Const(Value::Double(-d)),
-                    e => Expr::Neg(Box::new(e)),
-                })
+        let Some(c @ ('-' | '+' | '~')) = self.peek() else { return self.atom() };
+        self.i += 1;
+        self.enter()?;
+        let x = self.unary()?;
+        self.leave();
+        match (c, x) {
+            ('-', Expr::Const(Value::Int(i))) => Ok(Expr::Const(Value::Int(-i))),
+            ('-', Expr::Const(Value::Double(d))) => Ok(Expr::Const(Value::Double(-d))),
+            ('+', x) => Ok(x),
+            (c, x) => {
+                self.set_height(self.height + 1)?;
+                Ok(if c == '-' { Expr::Neg(Box::new(x)) } else { Expr::BitNot(Box::new(x)) })
             }
-            Some('+') => {
-                self.i += 1;
-                self.unary()
-            }
-            Some('~') => {
-                self.i += 1;
-                Ok(Expr::BitNot(Box::new(self.unary()?)))
-            }
-            _ => self.atom(),
         }
     }
 
@@ -383,7 +438,9 @@ impl Parser<'_, '_> {
             None => Err(self.err("the expression ends too early")),
             Some('(') => {
                 self.i += 1;
+                self.enter()?;
                 let e = self.or()?;
+                self.leave();
                 if self.peek() != Some(')') {
                     return Err(self.err("expected ')'"));
                 }
@@ -397,6 +454,7 @@ impl Parser<'_, '_> {
                 if name.is_empty() {
                     return Err(ParseError { col: at, message: "expected a variable name after ':'".into() });
                 }
+                self.height = 1;
                 (self.var)(&name).map(Expr::Var).map_err(|m| ParseError { col: at, message: m })
             }
             Some(c) if c.is_ascii_digit() || c == '.' => self.number(),
@@ -404,6 +462,7 @@ impl Parser<'_, '_> {
                 let at = self.i;
                 let name = self.name();
                 if name.eq_ignore_ascii_case("true") || name.eq_ignore_ascii_case("false") {
+                    self.height = 1;
                     return Ok(Expr::Const(Value::Int(i64::from(name.eq_ignore_ascii_case("true")))));
                 }
                 let Some((f, min, max)) = Func::of(&name) else {
@@ -419,11 +478,14 @@ impl Parser<'_, '_> {
                 }
                 self.i += 1;
                 let mut args = Vec::new();
+                let mut h = 1;
                 if self.peek() == Some(')') {
                     self.i += 1;
                 } else {
+                    self.enter()?;
                     loop {
                         args.push(self.or()?);
+                        h = h.max(self.height + 1);
                         match self.peek() {
                             Some(',') => self.i += 1,
                             Some(')') => {
@@ -433,6 +495,7 @@ impl Parser<'_, '_> {
                             _ => return Err(self.err("expected ',' or ')' in the argument list")),
                         }
                     }
+                    self.leave();
                 }
                 if args.len() < min || args.len() > max {
                     let want = match (min, max) {
@@ -451,6 +514,7 @@ impl Parser<'_, '_> {
                     let slot = (self.var)(DEFAULT_SEED).map_err(|m| ParseError { col: at, message: m })?;
                     args.push(Expr::Var(slot));
                 }
+                self.set_height(h)?;
                 Ok(Expr::Call(f, args))
             }
             Some(c) => Err(self.err(format!("unexpected '{c}'"))),
@@ -467,6 +531,7 @@ impl Parser<'_, '_> {
             self.i += 1;
         }
         let text: String = self.s[start..self.i].iter().collect();
+        self.height = 1;
         if let Ok(i) = text.parse::<i64>() {
             return Ok(Expr::Const(Value::Int(i)));
         }

@@ -484,6 +484,19 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
     } else {
         Vec::new()
     };
+    let client_threads = int(values, "client_threads")?.min(threads);
+    let os_threads = if client_threads == 0 { threads } else { client_threads };
+    if let Some(limit) = super::runner::machine_thread_limit()
+        && os_threads as u64 > limit
+    {
+        return Err(bad(
+            "threads",
+            raw(values, "threads"),
+            &format!(
+                "{os_threads} worker threads are more than this machine lets a user start ({limit}: the lowest of RLIMIT_NPROC, kernel.threads-max and kernel.pid_max); use fewer threads, or --client-threads N to run the connections on N threads"
+            ),
+        ));
+    }
     Ok(Options {
         threads: threads as u32,
         events,
@@ -518,7 +531,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         format,
         prepare_method,
         client,
-        client_threads: int(values, "client_threads")?.min(threads) as u32,
+        client_threads: client_threads as u32,
         client_priority,
         client_affinity,
     })

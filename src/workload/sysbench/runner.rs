@@ -43,6 +43,39 @@ fn clock_seed() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
+/// The most threads this machine lets a user start: the lowest of the soft `RLIMIT_NPROC`, the
+/// kernel's `threads-max` and `pid_max` (`None` when none of them can be read).
+pub fn machine_thread_limit() -> Option<u64> {
+    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
+    let mut limits = Vec::new();
+    if let Ok((soft, _)) = getrlimit(Resource::RLIMIT_NPROC)
+        && soft != RLIM_INFINITY
+    {
+        limits.push(soft);
+    }
+    for f in ["/proc/sys/kernel/threads-max", "/proc/sys/kernel/pid_max"] {
+        if let Some(n) = std::fs::read_to_string(f).ok().and_then(|t| t.trim().parse().ok()) {
+            limits.push(n);
+        }
+    }
+    limits.into_iter().min()
+}
+
+/// Refuses more connections than the server's `max_connections` before any worker starts (a driver
+/// that cannot tell, such as `--mysql-dry-run`'s, is not checked; a server that cannot be reached is
+/// left to the workers to report).
+fn check_server_connections(driver: &dyn Driver, threads: usize) -> Result<()> {
+    match driver.max_connections() {
+        Some(max) if threads > max => Err(Error::option(
+            "--threads",
+            format!(
+                "{threads} connections are more than the server allows (max_connections = {max}); use at most {max} threads, or raise max_connections (e.g. --set max_connections={threads} for a sandbox)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `test` with `opts` against `driver` until the event or time limit, Ctrl-C (`stop`), or a fatal
 /// error (returned as `Err`, like sysbench which prints no report then).
 pub fn run(
@@ -67,6 +100,7 @@ pub fn run_source(
         return Err(Error::option("--client-threads", "applies to sysbench's tests only; leave it at 0"));
     }
     let threads = opts.threads as usize;
+    check_server_connections(driver.as_ref(), threads)?;
     let seed = if opts.rand.seed != 0 { opts.rand.seed } else { clock_seed() };
     let mut seeder = Xoroshiro::seeded(seed);
     let unique = Arc::new(Unique::new(seeder.next_u64() as u32, seeder.next_u64() as u32));

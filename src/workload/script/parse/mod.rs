@@ -241,11 +241,16 @@ pub fn load(path: &Path, weight: u32, defines: &[(String, Value)]) -> Result<(Sc
     Ok((s, text))
 }
 
-/// Splits `FILE@W` into the file and its weight (1 without `@`).
+/// Splits `FILE@W` into the file and its weight (1 without `@`; 0 is refused).
 pub fn file_and_weight(arg: &str) -> Result<(PathBuf, u32), String> {
     match arg.rsplit_once('@') {
         Some((f, w)) if !f.is_empty() && w.chars().all(|c| c.is_ascii_digit()) && !w.is_empty() => {
             let n: u32 = w.parse().map_err(|_| format!("{arg}: the weight after @ is too large"))?;
+            if n == 0 {
+                return Err(format!(
+                    "{arg}: the weight after @ must be at least 1 (at 0 the file would never run); leave the file out instead"
+                ));
+            }
             if n > MAX_WEIGHT {
                 return Err(format!("{arg}: the weight after @ must be at most {MAX_WEIGHT}"));
             }
@@ -574,3 +579,5 @@ impl Reader {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod total;

@@ -84,6 +84,9 @@ fn file_weights() {
     assert_eq!(file_and_weight("a.sql").unwrap(), (PathBuf::from("a.sql"), 1));
     assert_eq!(file_and_weight("we@ird/a.sql").unwrap(), (PathBuf::from("we@ird/a.sql"), 1));
     assert!(file_and_weight("a.sql@9999999").is_err());
+    let zero = file_and_weight("a.sql@0").unwrap_err();
+    assert!(zero.starts_with("a.sql@0: the weight after @ must be at least 1"), "{zero}");
+    assert!(file_and_weight("a.sql@00").is_err(), "any spelling of zero");
 }
 
 #[test]
