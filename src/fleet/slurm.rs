@@ -10,6 +10,17 @@ use super::{FleetJob, slurm_time};
 /// The text as a single-quoted shell word.
 pub use crate::shell::quote as shell_quote;
 
+/// The Slurm id of the task this process runs in, from the environment `var` reads: `JOB_TASK` for a
+/// job array's task (`SLURM_JOB_ID` of the array's last task is the array's own id, and `scontrol
+/// requeue` of that id would requeue every task, finished ones included), `SLURM_JOB_ID` otherwise.
+pub fn own_task(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let digits = |v: &String| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    match (var("SLURM_ARRAY_JOB_ID").filter(digits), var("SLURM_ARRAY_TASK_ID").filter(digits)) {
+        (Some(job), Some(task)) => Some(format!("{job}_{task}")),
+        _ => var("SLURM_JOB_ID").filter(digits),
+    }
+}
+
 /// Where each task's output goes: next to the experiment file, `NAME-JOB_TASK.out`.
 pub fn output_pattern(job: &FleetJob) -> String {
     let dir = job.file.parent().map(|d| d.display().to_string()).unwrap_or_else(|| ".".into());
@@ -61,6 +72,21 @@ pub fn sbatch(job: &FleetJob) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_array_task_is_named_by_its_array_and_index_not_by_its_job_id() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        // The last task of array 40: its SLURM_JOB_ID is the array's id.
+        let last = env(&[("SLURM_JOB_ID", "40"), ("SLURM_ARRAY_JOB_ID", "40"), ("SLURM_ARRAY_TASK_ID", "2")]);
+        assert_eq!(own_task(last).as_deref(), Some("40_2"));
+        let first = env(&[("SLURM_JOB_ID", "41"), ("SLURM_ARRAY_JOB_ID", "40"), ("SLURM_ARRAY_TASK_ID", "0")]);
+        assert_eq!(own_task(first).as_deref(), Some("40_0"));
+        assert_eq!(own_task(env(&[("SLURM_JOB_ID", "7")])).as_deref(), Some("7"));
+        assert_eq!(own_task(env(&[("SLURM_JOB_ID", "7; reboot")])), None);
+        assert_eq!(own_task(env(&[])), None);
+    }
 
     #[test]
     fn quoting() {
