@@ -178,7 +178,7 @@ fn submit(
             let waiting = |k: &u32| {
                 !queue.contains_key(k)
                     && !settled.contains_key(k)
-                    && !returning.get(k).is_some_and(|t| t.elapsed() < Duration::from_secs(60))
+                    && returning.get(k).is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
             };
             let attempts =
                 if (0..blocks).any(|k| waiting(&k)) { attempts(&mut store, reopen, &job.plan_id)? } else { Vec::new() };
