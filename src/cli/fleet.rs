@@ -77,7 +77,7 @@ pub(super) fn run(home: &Home, cmd: FleetCommand) -> Result<i32> {
         FleetCommand::Slurm(a) => {
             let mut job = job(home, &a.common)?;
             job.partition = a.partition.clone();
-            let path = write(&a.common, "sbatch", &slurm::sbatch(&job))?;
+            let path = write(&a.common, "sbatch", &slurm::sbatch(&job)?)?;
             if a.submit {
                 let Some(path) = path else {
                     return Err(Error::option("--submit", "needs the script in a file; leave out `-o -`"));

@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::{FleetJob, slurm_time};
+use super::{FleetJob, slurm_time, values};
+use crate::error::{Error, Result};
 
 /// The text as a single-quoted shell word.
 pub use crate::shell::quote as shell_quote;
@@ -28,14 +29,35 @@ pub fn output_pattern(job: &FleetJob) -> String {
 }
 
 /// The sbatch script of `job`.
-pub fn sbatch(job: &FleetJob) -> String {
+///
+/// Errors: a partition or constraint outside Slurm's grammar (see [`values`]), an experiment file in a
+/// directory that `#SBATCH --output` cannot name (sbatch reads those lines without shell quoting).
+pub fn sbatch(job: &FleetJob) -> Result<String> {
+    job.check_values()?;
+    if let Some(p) = &job.partition {
+        values::slurm_name("--partition", p)?;
+    }
+    if let Some(c) = &job.constraint {
+        values::slurm_constraint("--constraint", c)?;
+    }
+    let output = output_pattern(job);
+    if let Some(c) = output.chars().find(|c| c.is_control() || c.is_whitespace() || "'\"\\$`".contains(*c)) {
+        return Err(Error::file(
+            &job.file,
+            format!(
+                "its directory has a character ({}) that an #SBATCH --output line cannot hold; move the experiment \
+                 to a directory whose path has no whitespace, quotes, '$', '`', '\\' or control characters",
+                values::shown(c)
+            ),
+        ));
+    }
     let mut s = String::new();
     let _ = writeln!(s, "#!/bin/bash");
     let _ = writeln!(
         s,
         "# versus {}: experiment '{}', plan {}, {} block(s), one array task per block.",
         env!("CARGO_PKG_VERSION"),
-        job.name,
+        values::one_line(&job.name),
         job.plan_id,
         job.blocks
     );
@@ -53,7 +75,7 @@ pub fn sbatch(job: &FleetJob) -> String {
     if let Some(c) = &job.constraint {
         let _ = writeln!(s, "#SBATCH --constraint={c}");
     }
-    let _ = writeln!(s, "#SBATCH --output={}", output_pattern(job));
+    let _ = writeln!(s, "#SBATCH --output={output}");
     // A requeued task appends to the output of the attempt that died.
     let _ = writeln!(s, "#SBATCH --open-mode=append");
     let _ = writeln!(s, "set -euo pipefail");
@@ -64,9 +86,9 @@ pub fn sbatch(job: &FleetJob) -> String {
         "exec {} run {} --block \"$SLURM_ARRAY_TASK_ID\" --plan-id {}",
         shell_quote(&job.versus),
         shell_quote(&job.file.display().to_string()),
-        job.plan_id
+        shell_quote(&job.plan_id)
     );
-    s
+    Ok(s)
 }
 
 #[cfg(test)]

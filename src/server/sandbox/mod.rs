@@ -369,6 +369,19 @@ impl Sandbox {
     /// The accounts' set-up, run by the server at every start (a restored datadir brings the accounts of
     /// the sandbox it was copied from).
     fn write_init_file(&self, spec: &SandboxSpec) -> Result<()> {
+        // A backquoted identifier has no escape for a line break, and the file is one statement a line.
+        for (flag, v) in [("--mysql-user", &spec.user), ("--mysql-db", &spec.database)] {
+            if let Some(c) = crate::fleet::values::control_char(v) {
+                return Err(Error::option(
+                    flag,
+                    format!(
+                        "'{}' has a control character ({}); give a name without one",
+                        crate::fleet::values::one_line(v),
+                        crate::fleet::values::shown(c)
+                    ),
+                ));
+            }
+        }
         let accounts = flavor::Accounts {
             root_password: self.root_password.as_deref().unwrap_or_default(),
             user: &spec.user,
