@@ -4,6 +4,8 @@
 
 #[path = "fleet/canary.rs"]
 mod canary;
+#[path = "fleet/faults.rs"]
+mod faults;
 #[path = "common/home.rs"]
 mod home;
 #[path = "common/postgres.rs"]
