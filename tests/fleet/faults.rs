@@ -1,6 +1,6 @@
 //! A fleet's own faults on the local Slurm cluster: a task whose host fails the canary requeues only
-//! itself (never the array, finished tasks included) and a finished block is skipped before the canary;
-//! the follower waits out a restart of the results store instead of ending at its first error.
+//! itself (never the array, finished tasks included), a finished block is skipped before the canary,
+//! and an attempt left running by a killed task is abandoned once a later one is rejected; the follower waits out a restart of the results store instead of ending at its first error.
 
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,11 @@ fn attempts(f: &Fleet) -> String {
 }
 
 /// Waits until job `id` has left the queue, releasing requeued tasks Slurm holds back (`BeginTime`)
-/// as `versus fleet slurm --submit` does.
-fn wait_for_job(cluster: &TempSlurm, id: &str, secs: u64, context: impl Fn() -> String) {
+/// as `versus fleet slurm --submit` does, and running `each` every 100 ms meanwhile.
+fn wait_for_job(cluster: &TempSlurm, id: &str, secs: u64, each: impl Fn(), context: impl Fn() -> String) {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
+        each();
         let q = cluster.command("squeue").args(["-h", "-r", "-j", id, "-o", "%i %T %r"]).output().unwrap();
         let text = String::from_utf8_lossy(&q.stdout).to_string();
         if text.trim().is_empty() {
@@ -32,7 +33,7 @@ fn wait_for_job(cluster: &TempSlurm, id: &str, secs: u64, context: impl Fn() -> 
             let _ = cluster.command("scontrol").args(["update", &format!("JobId={task}"), "StartTime=now"]).output();
         }
         assert!(Instant::now() < deadline, "job {id} still queued after {secs} s:\n{text}\n{}", context());
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -55,8 +56,9 @@ fn a_rejected_task_requeues_only_itself_and_a_finished_block_skips_the_canary() 
 
     // Block 0 is measured beforehand on this host. Then the store's history of this host class makes
     // every canary of this host an outlier: 11 CPU loops of 1 µs (block 0's own canary rewritten to
-    // that, ten more on blocks 100+); block 1 was rejected twice already, so its task is rejected once
-    // more, requeues itself, and measures the block on its next run (after 3 rejections).
+    // that, ten more on blocks 100+). Block 1 has an attempt left running by a task killed earlier and
+    // was rejected once already, so its task is rejected twice more, requeueing itself each time, and
+    // measures the block on its third run (after 3 rejections).
     ok(f.home.output(&["run", file, "--block", "0", "--db", url]), "block 0");
     let tiny = r#"{"cpu_loop_ms": 0.001}"#;
     f.pg.sql("fleet", &format!("UPDATE block_attempts SET canary = '{tiny}' WHERE block = 0"));
@@ -67,11 +69,11 @@ fn a_rejected_task_requeues_only_itself_and_a_finished_block_skips_the_canary() 
              SELECT experiment_id, 100 + i, 1, 'failed', host_class, '{tiny}', 0 \
              FROM block_attempts, generate_series(0, 9) AS i WHERE block = 0; \
              INSERT INTO block_attempts (experiment_id, block, attempt, status, host_class, error, started_at) \
-             SELECT experiment_id, 1, a, 'rejected', host_class, 'seeded', 0 \
+             SELECT experiment_id, 1, a, CASE a WHEN 1 THEN 'running' ELSE 'rejected' END, host_class, NULL, 0 \
              FROM block_attempts, generate_series(1, 2) AS a WHERE block = 0"
         ),
     );
-    assert_eq!(attempts(&f), "0:1:done 1:1:rejected 1:2:rejected");
+    assert_eq!(attempts(&f), "0:1:done 1:1:running 1:2:rejected");
 
     // The script as `versus fleet slurm` writes it, submitted with plain sbatch: no follower requeues
     // anything, what happens is the tasks' own doing.
@@ -84,7 +86,14 @@ fn a_rejected_task_requeues_only_itself_and_a_finished_block_skips_the_canary() 
         |k: u32| std::fs::read_to_string(h.join(format!("versus-fleet-faults-{id}_{k}.out"))).unwrap_or_default();
     let context =
         || format!("--- task 0\n{}\n--- task 1\n{}\n{}\n{}", output(0), output(1), attempts(&f), cluster.logs());
-    wait_for_job(&cluster, &id, 300, context);
+    // From the first new rejection on, the killed task's attempt is abandoned, not left running.
+    let left_running = "SELECT count(*) FILTER (WHERE attempt >= 3 AND status = 'rejected') || ' ' || \
+                        count(*) FILTER (WHERE attempt = 1 AND status = 'running') FROM block_attempts WHERE block = 1";
+    let each = || {
+        let seen = f.pg.sql("fleet", left_running);
+        assert!(seen.starts_with("0 ") || seen.ends_with(" 0"), "rejected, running: {seen}\n{}", attempts(&f));
+    };
+    wait_for_job(&cluster, &id, 300, each, context);
 
     // Block 0 (finished) was skipped without a canary, once: it was neither rejected nor run again when
     // the last task of the array, whose SLURM_JOB_ID is the array's id, requeued itself.
@@ -92,11 +101,13 @@ fn a_rejected_task_requeues_only_itself_and_a_finished_block_skips_the_canary() 
     assert_eq!(task0.matches("blocks done:").count(), 1, "{}", context());
     assert!(task0.contains("already complete: 0;") && !task0.contains("not measured on this host"), "{}", context());
     assert_eq!(restarts(&cluster, &format!("{id}_0")), "0", "{}", context());
-    // Block 1: rejected a third time on its first run, requeued alone, measured anyway on the next.
+    // Block 1: rejected twice more, requeued alone each time, measured anyway on the third run.
     assert!(task1.contains("block 1: not measured on this host (attempt 3)"), "{}", context());
+    assert!(task1.contains("block 1: not measured on this host (attempt 4)"), "{}", context());
     assert!(task1.contains("measured anyway after 3 rejections"), "{}", context());
-    assert_eq!(restarts(&cluster, &format!("{id}_1")), "1", "{}", context());
-    assert_eq!(attempts(&f), "0:1:done 1:1:rejected 1:2:rejected 1:3:rejected 1:4:done", "{}", context());
+    assert_eq!(restarts(&cluster, &format!("{id}_1")), "2", "{}", context());
+    let expected = "0:1:done 1:1:abandoned 1:2:rejected 1:3:rejected 1:4:rejected 1:5:done";
+    assert_eq!(attempts(&f), expected, "{}", context());
     assert_eq!(f.pg.sql("fleet", "SELECT count(*) FROM runs WHERE status = 'done'"), "4");
     assert_eq!(f.pg.sql("fleet", "SELECT count(DISTINCT (cell_id, repetition)) FROM runs"), "4");
 }
@@ -136,6 +147,7 @@ fn the_follower_waits_out_a_restart_of_its_store_and_finishes_every_block() {
 
     let status = submit.wait_up_to(300, "the follower", context);
     let (out, err) = (f.read("outage.out"), f.read("outage.err"));
+    eprintln!("the follower through a 10-s store restart:\n{err}");
     assert!(status.success(), "{}", context());
     assert!(err.contains("results store") && err.contains("waiting up to 180s"), "{}", context());
     assert!(err.contains("answer again after"), "{}", context());
