@@ -199,7 +199,7 @@ fn submit(
                     }
                     follow::OutageStep::Goes => {}
                     follow::OutageStep::GaveUp(down) => {
-                        let why = format!("not judged: nothing could be read for {down:.0?} ({e})");
+                        let why = format!("not known to be complete: nothing could be read for {down:.0?} ({e})");
                         for k in 0..blocks {
                             settled.entry(k).or_insert_with(|| Verdict::Incomplete(why.clone()));
                         }

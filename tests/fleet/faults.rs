@@ -163,3 +163,57 @@ fn the_follower_waits_out_a_restart_of_its_store_and_finishes_every_block() {
     let running = f.pg.sql("fleet", "SELECT count(*) FROM block_attempts WHERE status = 'running'");
     assert_eq!(running, "0", "{}\n{}", attempts(&f), context());
 }
+
+#[test]
+fn a_follower_whose_store_stays_down_gives_up_and_names_the_command_that_finishes() {
+    let Some(cluster) = TempSlurm::start_if_installed() else { return };
+    let f = Fleet::start();
+    let (url, h) = (f.url.as_str(), f.home.path());
+    let file = h.join("giveup.toml");
+    let text = SMALL.replace("fleet-small", "fleet-giveup").replace("repetitions = 3", "repetitions = 2");
+    std::fs::write(&file, text).unwrap();
+    let file = file.to_str().unwrap();
+    let conf = cluster.conf();
+    let args = ["fleet", "slurm", file, "--hosts", "1", "--submit", "--db", url, "--store-wait", "5s"];
+    let mut submit = f.spawn("giveup", &args, &[("SLURM_CONF", &conf)]);
+    let context = || format!("{}\n{}\n{}", f.read("giveup.out"), f.read("giveup.err"), cluster.logs());
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let tables = f.pg.sql("fleet", "SELECT count(*) FROM pg_tables WHERE tablename = 'block_attempts'");
+        if tables == "1" && f.pg.sql("fleet", "SELECT count(*) FROM block_attempts WHERE status = 'done'") == "1" {
+            break;
+        }
+        assert!(submit.0.try_wait().unwrap().is_none(), "the follower ended early\n{}", context());
+        assert!(Instant::now() < deadline, "block 0 was not done in 240 s\n{}", context());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The store stays down: the follower gives up after --store-wait, naming what is incomplete.
+    f.pg.crash();
+    let status = submit.wait_up_to(120, "the follower", context);
+    let err = f.read("giveup.err");
+    eprintln!("the follower of a store that stays down:\n{err}");
+    assert_eq!(status.code(), Some(1), "{}", context());
+    assert!(
+        err.contains("block 1 is incomplete: not known to be complete: nothing could be read for"),
+        "{}",
+        context()
+    );
+    let last = err.trim_end().lines().last().unwrap();
+    assert!(last.contains("block(s) incomplete (") && last.contains(" 1); finish them with `"), "{last}");
+
+    // The command it names finishes the job once the store is back: block 0 is skipped, 1 measured.
+    f.pg.restart();
+    let command = last.split('`').nth(1).unwrap();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(words[..3], ["versus", "fleet", "slurm"], "{command}");
+    assert!(words.windows(2).any(|w| w == ["--db", url]) && words.contains(&"--submit"), "{command}");
+    let again = f.home.versus(&words[1..]).env("SLURM_CONF", &conf).output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+    assert!(again.status.success(), "{out}{err}\n{}", cluster.logs());
+    assert!(out.contains("ended: 2 of 2 block(s) complete"), "{out}{err}");
+    let done =
+        "SELECT string_agg(block || ':' || attempt, ' ' ORDER BY block) FROM block_attempts WHERE status = 'done'";
+    assert_eq!(f.pg.sql("fleet", done).split(' ').next(), Some("0:1"), "block 0 was measured once");
+    assert_eq!(f.pg.sql("fleet", "SELECT count(*) FROM block_attempts WHERE status = 'done'"), "2");
+    assert_eq!(f.pg.sql("fleet", "SELECT count(DISTINCT (cell_id, repetition)) FROM runs WHERE status = 'done'"), "4");
+}
