@@ -199,7 +199,7 @@ pub fn default_auth_plugin(flavor: Flavor, version: Version) -> &'static str {
 
 /// A SQL string literal with quotes and backslashes escaped, and the characters that would end a line
 /// of the init file (one statement a line) or the statement (NUL, Ctrl-Z) as their backslash escapes.
-pub(crate) fn quote_string(s: &str) -> String {
+pub fn quote_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
     for c in s.chars() {
