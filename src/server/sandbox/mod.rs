@@ -371,14 +371,12 @@ impl Sandbox {
     fn write_init_file(&self, spec: &SandboxSpec) -> Result<()> {
         // A backquoted identifier has no escape for a line break, and the file is one statement a line.
         for (flag, v) in [("--mysql-user", &spec.user), ("--mysql-db", &spec.database)] {
-            if let Some(c) = crate::fleet::values::control_char(v) {
+            if let Some(c) = v.chars().find(|c| c.is_control()) {
+                // Error::option escapes the control characters of the message: one line.
+                let c = c.escape_default();
                 return Err(Error::option(
                     flag,
-                    format!(
-                        "'{}' has a control character ({}); give a name without one",
-                        crate::fleet::values::one_line(v),
-                        crate::fleet::values::shown(c)
-                    ),
+                    format!("'{v}' has a control character ({c}); give a name without one"),
                 ));
             }
         }
