@@ -17,8 +17,8 @@ pub enum Error {
         /// What is wrong and how to fix it.
         message: String,
     },
-    /// A file could not be read, written or parsed.
-    #[error("{}: {message}", path.display())]
+    /// A file could not be read, written or parsed (a control character in its path is escaped).
+    #[error("{}: {message}", escape_controls(&path.display().to_string()))]
     File {
         /// The file at fault.
         path: PathBuf,
@@ -69,9 +69,10 @@ pub enum Error {
 }
 
 impl Error {
-    /// An [`Error::Option`] for the flag `option`.
+    /// An [`Error::Option`] for the flag `option`. Control characters of the message (a hostile value
+    /// quoted in it) are escaped: the error stays one line.
     pub fn option(option: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Option { option: option.into(), message: message.into() }
+        Error::Option { option: option.into(), message: escape_controls(&message.into()) }
     }
 
     /// An [`Error::File`] for `path`.
@@ -83,6 +84,11 @@ impl Error {
     pub fn server(name: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Server { name: name.into(), message: message.into() }
     }
+}
+
+/// `s` with its control characters (line breaks, tabs, NUL …) escaped as in Rust (`\n`): one line.
+fn escape_controls(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// `s` with every run of whitespace (newlines included) as one space, trimmed.

@@ -4,6 +4,8 @@
 
 #[path = "fleet/canary.rs"]
 mod canary;
+#[path = "fleet/faults.rs"]
+mod faults;
 #[path = "common/home.rs"]
 mod home;
 #[path = "common/postgres.rs"]
@@ -61,7 +63,7 @@ fn sbatch_script_golden() {
     assert!(!j.store.contains("hunter2"), "{}", j.store);
     j.partition = Some("bench".into());
     j.constraint = Some("epyc-7b13".into());
-    insta::assert_snapshot!("sbatch", slurm::sbatch(&j));
+    insta::assert_snapshot!("sbatch", slurm::sbatch(&j).unwrap());
 }
 
 #[test]
@@ -136,6 +138,40 @@ fn command_line_writes_the_script_and_warns_about_a_local_store() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--hosts: must be at least 1"));
+}
+
+#[test]
+fn hostile_scheduler_values_are_refused_in_one_line_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nightly.toml");
+    std::fs::write(&file, EXPERIMENT).unwrap();
+    std::fs::write(dir.path().join("base.cnf"), "[mysqld]\n").unwrap();
+    let f = file.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["slurm", f, "--partition", "bench\ntouch X"], "--partition: 'bench\\ntouch X'"),
+        (&["slurm", f, "--constraint", "epyc$(touch X)"], "--constraint: 'epyc$(touch X)'"),
+        (&["slurm", f, "--constraint", "a b"], "--constraint: 'a b'"),
+        (&["k8s", f, "--constraint", "hc-1\nkind: Pod"], "--constraint: 'hc-1\\nkind: Pod'"),
+        (&["k8s", f, "--image", "versus:1 --privileged"], "--image: 'versus:1 --privileged'"),
+        (&["k8s", f, "--password-secret", "Versus_DB"], "--password-secret: 'Versus_DB'"),
+    ];
+    for (args, said) in cases {
+        let out = assert_cmd::Command::cargo_bin("versus")
+            .unwrap()
+            .arg("fleet")
+            .args(args)
+            .args(["--db", "postgres://u@h/db"])
+            .env("VERSUS_HOME", dir.path())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with(&format!("versus: error: {said} is not valid here")), "{args:?}: {err}");
+        let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(written.len(), 2, "{args:?}: {written:?}");
+    }
 }
 
 const SMALL: &str = r#"

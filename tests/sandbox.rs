@@ -159,3 +159,29 @@ fn a_pinned_server_and_all_its_threads_run_on_its_cpus_only() {
     assert_eq!(versus::server::affinity::allowed().unwrap(), allowed);
     sb.stop().unwrap();
 }
+
+/// Values built into SQL as string literals (the init file's passwords, one statement a line) stay one
+/// line and read back from the server as exactly themselves, whatever characters they hold.
+#[test]
+fn sql_string_literals_read_back_from_the_server_as_themselves() {
+    let server = common::start_server();
+    let mut c = server.root_conn();
+    let hostile = [
+        "plain",
+        "it's",
+        "a\\b",
+        "line\nbreak\r\n",
+        "nul\0byte",
+        "ctrl-z\u{1a}",
+        "tab\tand `back` \"quotes\" $x ;DROP TABLE t; --",
+        "\\'; SELECT 1; --",
+        "é ü 漢字 \u{2028}",
+        "",
+    ];
+    for s in hostile {
+        let lit = versus::server::flavor::quote_string(s);
+        assert!(!lit.contains(['\n', '\r', '\0']), "{lit:?}");
+        let back: Option<Vec<u8>> = c.query_first(format!("SELECT CAST({lit} AS BINARY)")).unwrap();
+        assert_eq!(back.as_deref(), Some(s.as_bytes()), "{s:?} as {lit:?}");
+    }
+}

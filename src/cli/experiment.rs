@@ -289,9 +289,9 @@ fn run_blocks(home: &Home, a: &RunArgs, range: &str) -> Result<i32> {
         return Err(Error::Interrupted);
     }
     if !o.rejected.is_empty() {
-        // Ask the scheduler to run the task again, on another host if it can.
-        if let Ok(job) = std::env::var("SLURM_JOB_ID") {
-            let _ = std::process::Command::new("scontrol").args(["requeue", &job]).status();
+        // Ask the scheduler to run this task again, on another host if it can.
+        if let Some(task) = crate::fleet::slurm::own_task(|k| std::env::var(k).ok()) {
+            let _ = std::process::Command::new("scontrol").args(["requeue", &task]).status();
         }
         return Ok(75);
     }

@@ -13,7 +13,7 @@ use crate::fleet::follow::{self, TaskEnd, Verdict};
 use crate::fleet::k8s::{self, K8sOptions};
 use crate::fleet::{FleetJob, slurm};
 use crate::server::Home;
-use crate::store::{Location, Store};
+use crate::store::{Attempt, Location, Store};
 
 use super::DbArg;
 
@@ -53,6 +53,10 @@ pub(super) struct SlurmArgs {
     /// Submit the script with sbatch and follow the job with squeue until every task has ended.
     #[arg(long)]
     submit: bool,
+    /// With --submit: how long to wait for the results store (or squeue) to answer again before the
+    /// blocks not yet judged are given up as incomplete.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::experiment::spec::parse_duration)]
+    store_wait: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -73,13 +77,16 @@ pub(super) fn run(home: &Home, cmd: FleetCommand) -> Result<i32> {
         FleetCommand::Slurm(a) => {
             let mut job = job(home, &a.common)?;
             job.partition = a.partition.clone();
-            let path = write(&a.common, "sbatch", &slurm::sbatch(&job))?;
+            let path = write(&a.common, "sbatch", &slurm::sbatch(&job)?)?;
             if a.submit {
                 let Some(path) = path else {
                     return Err(Error::option("--submit", "needs the script in a file; leave out `-o -`"));
                 };
+                // Opened now so that a store that cannot be reached fails before anything is submitted.
                 let store = a.common.db.open(home)?;
-                return submit(&path, &job, &store);
+                let location = a.common.db.location(home);
+                let reopen = || Store::connect_read(&location);
+                return submit(&path, &job, store, &reopen, a.store_wait);
             }
             Ok(0)
         }
@@ -127,8 +134,17 @@ fn write(a: &CommonArgs, ext: &str, text: &str) -> Result<Option<PathBuf>> {
 /// `sbatch --parsable SCRIPT`, then follows the job with `squeue` every 2 s until every block has
 /// ended. A task that left the queue without finishing its block (killed, its node lost, cancelled
 /// alone) is put back with `scontrol requeue` (at most [`follow::MAX_REQUEUES`] times per block; see
-/// `fleet::follow`); the store says which blocks are complete. Exit code 0 only when every block is.
-fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
+/// `fleet::follow`); the store says which blocks are complete. When the store (or squeue) does not
+/// answer, nothing is judged: the follower reconnects every 2 s for up to `wait`, then gives up on the
+/// blocks not yet judged. Exit code 0 only when every block is complete; otherwise the incomplete
+/// blocks are named with the command that finishes them.
+fn submit(
+    script: &Path,
+    job: &FleetJob,
+    store: Store,
+    reopen: &dyn Fn() -> Result<Store>,
+    wait: Duration,
+) -> Result<i32> {
     let out = Command::new("sbatch")
         .arg("--parsable")
         .arg(script)
@@ -145,8 +161,11 @@ fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} blocks ended  {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
+    let say = |line: String| bar.suspend(|| eprintln!("{line}"));
     let start = Instant::now();
     let blocks = u32::try_from(job.blocks).unwrap_or(u32::MAX);
+    let mut store = Some(store);
+    let mut outage = follow::Outage::default();
     let mut settled: BTreeMap<u32, Verdict> = BTreeMap::new();
     let mut requeued: BTreeMap<u32, u32> = BTreeMap::new();
     // Blocks requeued and not yet seen back in the queue, with when.
@@ -154,8 +173,44 @@ fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
     // A task cancelled before it started means the job was cancelled as a whole.
     let mut job_cancelled = false;
     loop {
-        let queue = squeue(&id)?;
-        let mut attempts = None;
+        // The queue and the attempts, or why they cannot be read now.
+        let read = squeue(&id).and_then(|queue| {
+            let waiting = |k: &u32| {
+                !queue.contains_key(k)
+                    && !settled.contains_key(k)
+                    && returning.get(k).is_none_or(|t| t.elapsed() >= Duration::from_secs(60))
+            };
+            let attempts =
+                if (0..blocks).any(|k| waiting(&k)) { attempts(&mut store, reopen, &job.plan_id)? } else { Vec::new() };
+            Ok((queue, attempts))
+        });
+        let (queue, attempts) = match read {
+            Ok(x) => {
+                if let Some(down) = outage.recovered(Instant::now()) {
+                    say(format!("the results store and the queue answer again after {down:.0?}"));
+                }
+                x
+            }
+            Err(e) => {
+                store = None;
+                match outage.failed(Instant::now(), wait) {
+                    follow::OutageStep::Began => {
+                        say(format!("{e}; waiting up to {wait:.0?} for it before judging any block"))
+                    }
+                    follow::OutageStep::Goes => {}
+                    follow::OutageStep::GaveUp(down) => {
+                        let why = format!("not known to be complete: nothing could be read for {down:.0?} ({e})");
+                        for k in 0..blocks {
+                            settled.entry(k).or_insert_with(|| Verdict::Incomplete(why.clone()));
+                        }
+                        break;
+                    }
+                }
+                crate::interrupt::check()?;
+                std::thread::sleep(Duration::from_secs(2));
+                continue;
+            }
+        };
         let mut ended: Vec<(u32, String, TaskEnd)> = Vec::new();
         for k in 0..blocks {
             if queue.contains_key(&k) {
@@ -165,27 +220,19 @@ fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
             if settled.contains_key(&k) || returning.get(&k).is_some_and(|t| t.elapsed() < Duration::from_secs(60)) {
                 continue;
             }
-            if attempts.is_none() {
-                attempts = Some(match store.experiment_by_uid(&job.plan_id)? {
-                    Some(e) => store.block_attempts(e)?,
-                    None => Vec::new(),
-                });
-            }
             let task = format!("{id}_{k}");
             let end = task_end(&task);
-            let started = attempts.as_deref().unwrap_or_default().iter().any(|a| a.block == k);
+            let started = attempts.iter().any(|a| a.block == k);
             job_cancelled |= !started && end.state.as_deref() == Some("CANCELLED");
             ended.push((k, task, end));
         }
         let context = follow::job_context(job_cancelled, queue.len());
         for (k, task, end) in ended {
             let n = requeued.get(&k).copied().unwrap_or(0);
-            match follow::judge(k, attempts.as_deref().unwrap_or_default(), &end, n, context) {
+            match follow::judge(k, &attempts, &end, n, context) {
                 Verdict::Requeue(why) => match requeue(&task) {
                     Ok(()) => {
-                        let line =
-                            format!("block {k}: {why}; requeued task {task} ({} of {})", n + 1, follow::MAX_REQUEUES);
-                        bar.suspend(|| eprintln!("{line}"));
+                        say(format!("block {k}: {why}; requeued task {task} ({} of {})", n + 1, follow::MAX_REQUEUES));
                         requeued.insert(k, n + 1);
                         returning.insert(k, Instant::now());
                     }
@@ -226,15 +273,28 @@ fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
     for (k, why) in &incomplete {
         eprintln!("block {k} is incomplete: {why}");
     }
-    let list: Vec<String> = incomplete.iter().map(|(k, _)| k.to_string()).collect();
+    let list: Vec<u32> = incomplete.iter().map(|(k, _)| *k).collect();
     eprintln!(
-        "job {id} ended with {} of {} block(s) incomplete ({}); run them again with `versus run {} --block K`",
+        "job {id} ended with {} of {} block(s) incomplete ({}); {}",
         incomplete.len(),
         job.blocks,
-        list.join(" "),
-        job.file.display()
+        list.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
+        follow::finish_command(job, &list)
     );
     Ok(1)
+}
+
+/// Every attempt of the job's experiment (none before its first task created it), reconnecting to
+/// the store first when `store` was lost.
+fn attempts(store: &mut Option<Store>, reopen: &dyn Fn() -> Result<Store>, plan_id: &str) -> Result<Vec<Attempt>> {
+    if store.is_none() {
+        *store = Some(reopen()?);
+    }
+    let s = store.as_ref().expect("opened above");
+    match s.experiment_by_uid(plan_id)? {
+        Some(e) => s.block_attempts(e),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The job's tasks still in the queue (pending, running, completing …): block index -> state.

@@ -1,7 +1,7 @@
 //! Running blocks of an experiment as a fleet task does (`versus run FILE --block K`): the experiment
 //! is the stored one whose uid is the plan id (the first task creates it), and each block is measured
 //! by one attempt on this host, after the host's fingerprint and canary are recorded. A block already
-//! complete is skipped; a host whose canary is an outlier of its class does not measure the block
+//! complete is skipped (before the canary runs); a host whose canary is an outlier of its class does not measure the block
 //! (the attempt is recorded as rejected, at most [`MAX_REJECTIONS`] times per block) and the task asks
 //! to be re-run.
 
@@ -58,6 +58,14 @@ pub fn run_blocks(
     let mut out = BlocksOutcome { experiment_id, ..BlocksOutcome::default() };
     for block in blocks {
         let index = u32::try_from(block.index).unwrap_or(u32::MAX);
+        // A finished block is skipped before the canary: a slow host must not reject (and have the
+        // scheduler run again) a block that needs nothing from it.
+        let attempts = store.block_attempts(experiment_id)?;
+        if let Some(a) = attempts.iter().find(|a| a.block == index && a.status == AttemptStatus::Done) {
+            eprintln!("block {} is already complete (attempt {}); nothing to do", block.index, a.attempt);
+            out.skipped.push(block.index);
+            continue;
+        }
         let measured = canary::measure(dir, &CanarySize::default())?;
         let host = AttemptHost {
             host: facts.hostname.clone(),
@@ -66,11 +74,8 @@ pub fn run_blocks(
             canary: serde_json::to_value(measured).ok(),
         };
         if let Some(why) = outlier(store, &class, &measured)? {
-            let rejections = store
-                .block_attempts(experiment_id)?
-                .iter()
-                .filter(|a| a.block == index && a.status == AttemptStatus::Rejected)
-                .count();
+            let rejections =
+                attempts.iter().filter(|a| a.block == index && a.status == AttemptStatus::Rejected).count();
             if rejections < MAX_REJECTIONS {
                 let n = store.reject_block(experiment_id, index, &host, &why)?;
                 eprintln!("block {}: not measured on this host (attempt {n}): {why}", block.index);

@@ -10,9 +10,12 @@
 //! not run again: a retry would not change that; nor is a task that reached its time limit (TIMEOUT:
 //! the limit is twice the block's estimate plus ten minutes, so the same limit would be reached again).
 
+use std::time::{Duration, Instant};
+
 use crate::store::{Attempt, AttemptStatus};
 
-use super::EXIT_SPEC_ERROR;
+use super::slurm::shell_quote;
+use super::{EXIT_SPEC_ERROR, FleetJob};
 
 /// Times the follower puts one block's task back in the queue.
 pub const MAX_REQUEUES: u32 = 3;
@@ -142,6 +145,65 @@ pub fn job_context(cancelled_before_start: bool, queued: usize) -> Job {
     } else {
         Job::GoesOn
     }
+}
+
+/// A time during which what the follower reads (the results store, the queue) does not answer: a
+/// store restarting is waited for, up to a bound, instead of ending the follower at its first error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outage {
+    since: Option<Instant>,
+}
+
+/// What the follower does about a failed read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutageStep {
+    /// The first failure: say so once, then wait.
+    Began,
+    /// Still failing, within the bound: wait quietly.
+    Goes,
+    /// Failing for longer than the bound (for how long): give up on the blocks not yet judged.
+    GaveUp(Duration),
+}
+
+impl Outage {
+    /// A read failed at `now`; `limit` bounds the wait.
+    pub fn failed(&mut self, now: Instant, limit: Duration) -> OutageStep {
+        match self.since {
+            None => {
+                self.since = Some(now);
+                if limit.is_zero() { OutageStep::GaveUp(Duration::ZERO) } else { OutageStep::Began }
+            }
+            Some(t) if now.duration_since(t) >= limit => OutageStep::GaveUp(now.duration_since(t)),
+            Some(_) => OutageStep::Goes,
+        }
+    }
+
+    /// A read succeeded at `now`: how long the outage it ends lasted, if there was one.
+    pub fn recovered(&mut self, now: Instant) -> Option<Duration> {
+        self.since.take().map(|t| now.duration_since(t))
+    }
+}
+
+/// What finishes the `incomplete` blocks of `job`: the job submitted again (its complete blocks are
+/// skipped), or each block run by hand.
+pub fn finish_command(job: &FleetJob, incomplete: &[u32]) -> String {
+    let file = shell_quote(&job.file.display().to_string());
+    let db = shell_quote(&job.store);
+    let mut fleet = format!("versus fleet slurm {file} --hosts {}", job.hosts);
+    for (flag, v) in [("--partition", &job.partition), ("--constraint", &job.constraint)] {
+        if let Some(v) = v {
+            fleet += &format!(" {flag} {}", shell_quote(v));
+        }
+    }
+    let block = match incomplete {
+        [k] => k.to_string(),
+        _ => "K".to_string(),
+    };
+    format!(
+        "finish them with `{fleet} --db {db} --submit` (complete blocks are skipped), or one block at a time \
+         with `versus run {file} --block {block} --plan-id {} --db {db}`",
+        job.plan_id
+    )
 }
 
 /// `JobState` and `ExitCode` from one line of `scontrol show job -o`.
@@ -289,6 +351,23 @@ mod tests {
         let rejected = [attempt(3, 1, AttemptStatus::Rejected)];
         let v = judge(3, &rejected, &ended("COMPLETED", 75), 0, Job::GoesOn);
         assert!(matches!(&v, Verdict::Requeue(w) if w.contains("canary")), "{v:?}");
+    }
+
+    #[test]
+    fn an_outage_is_announced_once_waited_for_and_given_up_after_its_bound() {
+        let t0 = Instant::now();
+        let limit = Duration::from_secs(60);
+        let mut o = Outage::default();
+        assert_eq!(o.recovered(t0), None);
+        assert_eq!(o.failed(t0, limit), OutageStep::Began);
+        assert_eq!(o.failed(t0 + Duration::from_secs(30), limit), OutageStep::Goes);
+        assert_eq!(o.recovered(t0 + Duration::from_secs(40)), Some(Duration::from_secs(40)));
+        // A new outage starts its own clock.
+        let t1 = t0 + Duration::from_secs(100);
+        assert_eq!(o.failed(t1, limit), OutageStep::Began);
+        assert_eq!(o.failed(t1 + Duration::from_secs(59), limit), OutageStep::Goes);
+        assert_eq!(o.failed(t1 + Duration::from_secs(61), limit), OutageStep::GaveUp(Duration::from_secs(61)));
+        assert_eq!(Outage::default().failed(t0, Duration::ZERO), OutageStep::GaveUp(Duration::ZERO));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::{EXIT_SPEC_ERROR, FleetJob};
+use super::{EXIT_SPEC_ERROR, FleetJob, values};
 use crate::error::{Error, Result};
 
 /// The node label that names a node's host class.
@@ -180,20 +180,36 @@ pub fn indexed_job(job: &FleetJob, opts: &K8sOptions) -> Job {
 ///
 /// Errors: a config file named by a path with directories (a ConfigMap holds plain file names).
 pub fn manifest(job: &FleetJob, opts: &K8sOptions) -> Result<String> {
+    job.check_values()?;
     if let Some((name, _)) = job.config_files.iter().find(|(n, _)| n.contains('/')) {
         return Err(Error::file(
             &job.file,
             format!(
-                "config file '{name}' is in another directory; for Kubernetes put it next to the experiment file and name it without a path"
+                "config file '{}' is in another directory; for Kubernetes put it next to the experiment file and name it without a path",
+                values::one_line(name)
             ),
         ));
     }
+    if let Some((name, _)) = job.config_files.iter().find(|(n, _)| !values::config_map_key(n)) {
+        return Err(Error::file(
+            &job.file,
+            format!(
+                "config file '{}' cannot be a ConfigMap key; rename it to ASCII letters, digits, '-', '_' and '.'",
+                values::one_line(name)
+            ),
+        ));
+    }
+    if let Some(c) = &job.constraint {
+        values::label_value("--constraint", c)?;
+    }
+    values::image("--image", &opts.image)?;
+    values::object_name("--password-secret", &opts.password_secret)?;
     let yaml = |v: &dyn erased::Yaml| v.to_yaml().map_err(|e| Error::Other(format!("cannot write the manifest: {e}")));
     let header = format!(
         "# versus {}: experiment '{}', plan {}, {} block(s), one completion index per block.\n\
          # Apply with `kubectl apply -f THIS_FILE`; nodes of the host class carry the label {HOST_CLASS_LABEL}.\n",
         env!("CARGO_PKG_VERSION"),
-        job.name,
+        values::one_line(&job.name),
         job.plan_id,
         job.blocks
     );

@@ -6,6 +6,7 @@
 pub mod follow;
 pub mod k8s;
 pub mod slurm;
+pub mod values;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -93,6 +94,25 @@ impl FleetJob {
         })
     }
 
+    /// Checks what every engine writes as it is given: no control character in the experiment file's
+    /// path, the results store or the versus program (each is one quoted word or field, on one line).
+    pub fn check_values(&self) -> Result<()> {
+        let file = self.file.display().to_string();
+        if let Some(c) = values::control_char(&file) {
+            return Err(Error::file(
+                &self.file,
+                format!("its path has a control character ({}); rename it", values::shown(c)),
+            ));
+        }
+        if let Some(c) = values::control_char(&self.store) {
+            return Err(Error::option(
+                "--db",
+                format!("'{}' has a control character ({}); give the store without one", self.store, values::shown(c)),
+            ));
+        }
+        values::path("the versus program", &self.versus)
+    }
+
     /// A name for scheduler objects: `versus-` and the experiment name in lower-case letters, digits
     /// and dashes, at most 40 characters.
     pub fn job_name(&self) -> String {
@@ -100,7 +120,9 @@ impl FleetJob {
             self.name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
         s = s.trim_matches('-').to_string();
         s.truncate(32);
-        format!("versus-{}", s.trim_end_matches('-'))
+        let s = s.trim_end_matches('-');
+        // A name of no letter or digit at all gives `versus`: a name or label may not end in '-'.
+        if s.is_empty() { "versus".to_string() } else { format!("versus-{s}") }
     }
 }
 

@@ -5,10 +5,22 @@
 
 use std::fmt::Write as _;
 
-use super::{FleetJob, slurm_time};
+use super::{FleetJob, slurm_time, values};
+use crate::error::{Error, Result};
 
 /// The text as a single-quoted shell word.
 pub use crate::shell::quote as shell_quote;
+
+/// The Slurm id of the task this process runs in, from the environment `var` reads: `JOB_TASK` for a
+/// job array's task (`SLURM_JOB_ID` of the array's last task is the array's own id, and `scontrol
+/// requeue` of that id would requeue every task, finished ones included), `SLURM_JOB_ID` otherwise.
+pub fn own_task(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let digits = |v: &String| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    match (var("SLURM_ARRAY_JOB_ID").filter(digits), var("SLURM_ARRAY_TASK_ID").filter(digits)) {
+        (Some(job), Some(task)) => Some(format!("{job}_{task}")),
+        _ => var("SLURM_JOB_ID").filter(digits),
+    }
+}
 
 /// Where each task's output goes: next to the experiment file, `NAME-JOB_TASK.out`.
 pub fn output_pattern(job: &FleetJob) -> String {
@@ -17,14 +29,35 @@ pub fn output_pattern(job: &FleetJob) -> String {
 }
 
 /// The sbatch script of `job`.
-pub fn sbatch(job: &FleetJob) -> String {
+///
+/// Errors: a partition or constraint outside Slurm's grammar (see [`values`]), an experiment file in a
+/// directory that `#SBATCH --output` cannot name (sbatch reads those lines without shell quoting).
+pub fn sbatch(job: &FleetJob) -> Result<String> {
+    job.check_values()?;
+    if let Some(p) = &job.partition {
+        values::slurm_name("--partition", p)?;
+    }
+    if let Some(c) = &job.constraint {
+        values::slurm_constraint("--constraint", c)?;
+    }
+    let output = output_pattern(job);
+    if let Some(c) = output.chars().find(|c| c.is_control() || c.is_whitespace() || "'\"\\$`".contains(*c)) {
+        return Err(Error::file(
+            &job.file,
+            format!(
+                "its directory has a character ({}) that an #SBATCH --output line cannot hold; move the experiment \
+                 to a directory whose path has no whitespace, quotes, '$', '`', '\\' or control characters",
+                values::shown(c)
+            ),
+        ));
+    }
     let mut s = String::new();
     let _ = writeln!(s, "#!/bin/bash");
     let _ = writeln!(
         s,
         "# versus {}: experiment '{}', plan {}, {} block(s), one array task per block.",
         env!("CARGO_PKG_VERSION"),
-        job.name,
+        values::one_line(&job.name),
         job.plan_id,
         job.blocks
     );
@@ -42,7 +75,7 @@ pub fn sbatch(job: &FleetJob) -> String {
     if let Some(c) = &job.constraint {
         let _ = writeln!(s, "#SBATCH --constraint={c}");
     }
-    let _ = writeln!(s, "#SBATCH --output={}", output_pattern(job));
+    let _ = writeln!(s, "#SBATCH --output={output}");
     // A requeued task appends to the output of the attempt that died.
     let _ = writeln!(s, "#SBATCH --open-mode=append");
     let _ = writeln!(s, "set -euo pipefail");
@@ -53,14 +86,29 @@ pub fn sbatch(job: &FleetJob) -> String {
         "exec {} run {} --block \"$SLURM_ARRAY_TASK_ID\" --plan-id {}",
         shell_quote(&job.versus),
         shell_quote(&job.file.display().to_string()),
-        job.plan_id
+        shell_quote(&job.plan_id)
     );
-    s
+    Ok(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_array_task_is_named_by_its_array_and_index_not_by_its_job_id() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        // The last task of array 40: its SLURM_JOB_ID is the array's id.
+        let last = env(&[("SLURM_JOB_ID", "40"), ("SLURM_ARRAY_JOB_ID", "40"), ("SLURM_ARRAY_TASK_ID", "2")]);
+        assert_eq!(own_task(last).as_deref(), Some("40_2"));
+        let first = env(&[("SLURM_JOB_ID", "41"), ("SLURM_ARRAY_JOB_ID", "40"), ("SLURM_ARRAY_TASK_ID", "0")]);
+        assert_eq!(own_task(first).as_deref(), Some("40_0"));
+        assert_eq!(own_task(env(&[("SLURM_JOB_ID", "7")])).as_deref(), Some("7"));
+        assert_eq!(own_task(env(&[("SLURM_JOB_ID", "7; reboot")])), None);
+        assert_eq!(own_task(env(&[])), None);
+    }
 
     #[test]
     fn quoting() {

@@ -130,6 +130,17 @@ fn next_attempt(db: &mut dyn Backend, experiment_id: i64, block: u32) -> DbResul
     .get(0)
 }
 
+/// Marks the attempts at `block` still `running` abandoned: a new attempt (measured or rejected)
+/// starts only once the task that ran them is gone.
+fn abandon_running(db: &mut dyn Backend, experiment_id: i64, block: u32) -> DbResult<u64> {
+    db.execute(
+        "UPDATE block_attempts SET status = 'abandoned', finished_at = ?3, \
+         error = 'its task ended without finishing the block' \
+         WHERE experiment_id = ?1 AND block = ?2 AND status = 'running'",
+        params![experiment_id, block, now()],
+    )
+}
+
 fn begin(db: &mut dyn Backend, experiment_id: i64, block: u32, host: &AttemptHost) -> DbResult<BlockStart> {
     let done = db.query(
         "SELECT attempt FROM block_attempts WHERE experiment_id = ?1 AND block = ?2 AND status = 'done' \
@@ -139,12 +150,7 @@ fn begin(db: &mut dyn Backend, experiment_id: i64, block: u32, host: &AttemptHos
     if let Some(row) = done.first() {
         return Ok(BlockStart::AlreadyDone { attempt: row.get(0)? });
     }
-    db.execute(
-        "UPDATE block_attempts SET status = 'abandoned', finished_at = ?3, \
-         error = 'its task ended without finishing the block' \
-         WHERE experiment_id = ?1 AND block = ?2 AND status = 'running'",
-        params![experiment_id, block, now()],
-    )?;
+    abandon_running(db, experiment_id, block)?;
     let next = next_attempt(db, experiment_id, block)?;
     let attempt_id: i64 = db
         .query(
@@ -193,10 +199,12 @@ impl Store {
             .map_err(|e| store_err(&shown, format_args!("cannot start block {block}"), e))
     }
 
-    /// Records a block attempt that was not measured because its host's canary was an outlier.
+    /// Records a block attempt that was not measured because its host's canary was an outlier; attempts
+    /// at the block left running by a task that died are marked abandoned, as [`Store::begin_block`] does.
     pub fn reject_block(&mut self, experiment_id: i64, block: u32, host: &AttemptHost, why: &str) -> Result<u32> {
         let shown = self.shown.clone();
         in_transaction(self.db.get_mut().as_mut(), |db| -> DbResult<u32> {
+            abandon_running(db, experiment_id, block)?;
             let next = next_attempt(db, experiment_id, block)?;
             db.execute(
                 "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, fingerprint, \

@@ -197,9 +197,24 @@ pub fn default_auth_plugin(flavor: Flavor, version: Version) -> &'static str {
     }
 }
 
-/// A SQL string literal with quotes and backslashes escaped.
-pub(crate) fn quote_string(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+/// A SQL string literal with quotes and backslashes escaped, and the characters that would end a line
+/// of the init file (one statement a line) or the statement (NUL, Ctrl-Z) as their backslash escapes.
+pub fn quote_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("''"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            '\x1a' => out.push_str("\\Z"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 #[cfg(test)]

@@ -388,6 +388,17 @@ impl Sandbox {
     /// The accounts' set-up, run by the server at every start (a restored datadir brings the accounts of
     /// the sandbox it was copied from).
     fn write_init_file(&self, spec: &SandboxSpec) -> Result<()> {
+        // A backquoted identifier has no escape for a line break, and the file is one statement a line.
+        for (flag, v) in [("--mysql-user", &spec.user), ("--mysql-db", &spec.database)] {
+            if let Some(c) = v.chars().find(|c| c.is_control()) {
+                // Error::option escapes the control characters of the message: one line.
+                let c = c.escape_default();
+                return Err(Error::option(
+                    flag,
+                    format!("'{v}' has a control character ({c}); give a name without one"),
+                ));
+            }
+        }
         let accounts = flavor::Accounts {
             root_password: self.root_password.as_deref().unwrap_or_default(),
             user: &spec.user,
