@@ -48,7 +48,7 @@ pub(super) fn parse(text: &str) -> std::result::Result<MyCnf, String> {
             Parsed::Line(line) => match doc.sections.last_mut() {
                 Some(section) => section.lines.push(line),
                 None => {
-                    if let Line::Entry(e) = &line {
+                    if matches!(line, Line::Entry(_)) {
                         return Err(format!(
                             "line {n}: an option outside any [group]; MySQL rejects options before the first \
                              group header, so put it under one such as [mysqld]"
