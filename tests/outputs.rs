@@ -132,6 +132,13 @@ fn fleet_never_writes_the_job_over_the_experiment_its_configs_or_the_store() {
     std::fs::copy(s.p("exp.toml"), s.p("job.toml")).unwrap();
     symlink(s.p("job.toml"), s.p("job.k8s.yaml")).unwrap();
     s.refused(&["fleet", "k8s", "job.toml", "--db", &db], "--output");
+    // The SQL script of a workload.
+    std::fs::write(s.p("w.sql"), "SELECT 1;\n").unwrap();
+    std::fs::write(s.p("scripted.toml"), EXPERIMENT.replace("test = \"oltp_read_only\"", "script = \"w.sql\""))
+        .unwrap();
+    for out in spellings(&s, "w.sql") {
+        s.refused(&["fleet", "slurm", "scripted.toml", "--db", &db, "-o", &out], "--output");
+    }
     // A new file is written.
     let (code, err) = s.run(&["fleet", "slurm", "exp.toml", "--db", &db, "-o", "sub/job.sbatch"]);
     assert_eq!(code, Some(0), "{err}");
@@ -163,6 +170,19 @@ fn explain_series_and_advise_check_their_files_before_anything_runs() {
         s.refused(&["advise", "system", "--config", "base.cnf", "--db", &db, "--cnf", &out], "--cnf");
     }
     s.refused(&["advise", "system", "--db", &db, "--cnf", "exp.toml"], "--cnf");
+    // A SQL script the workload runs.
+    std::fs::write(s.p("w.sql"), "SELECT 1;\n").unwrap();
+    for out in spellings(&s, "w.sql") {
+        s.refused(
+            &["explain", "system", "system:log-bin", "--script", "w.sql", "--db", &db, "--report", &out],
+            "--report",
+        );
+        s.refused(
+            &["series", "system", "system:log-bin", "--script", "w.sql", "--db", &db, "--report", &out],
+            "--report",
+        );
+        s.refused(&["advise", "system", "--script", "w.sql", "--db", &db, "--cnf", &out], "--cnf");
+    }
     // The default store, in the home, is an input too.
     Store::open(s.p("home/results.db")).unwrap();
     s.refused(&["explain", "system", "system:log-bin", "--report", "home/results.db"], "--report");

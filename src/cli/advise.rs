@@ -101,7 +101,7 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
         return Err(Error::option("--config", format!("{} does not exist", c.display())));
     }
     let mut inputs = a.db.inputs(home);
-    inputs.extend(a.config.iter().cloned());
+    inputs.extend(a.config.iter().chain(&a.measure.script).cloned());
     let cnf_file = a.cnf.as_ref().map(|p| OutputFile::check("--cnf", p, &inputs)).transpose()?;
     let m = &a.measure;
     let (current, workload, threads) = match (&a.target, &a.from) {

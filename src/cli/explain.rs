@@ -367,7 +367,7 @@ pub(super) struct ExplainArgs {
 /// Runs `versus explain`.
 pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     let mut inputs = a.db.inputs(home);
-    inputs.extend(a.pair.config_a.iter().chain(&a.pair.config_b).cloned());
+    inputs.extend(a.pair.config_a.iter().chain(&a.pair.config_b).chain(&a.measure.script).cloned());
     let report_file = report_file(&a.report, &inputs)?;
     let (ta, tb) = a.pair.specs()?;
     let m = &a.measure;
@@ -477,7 +477,9 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
     if !(a.p_value > 0.0 && a.p_value < 1.0) {
         return Err(Error::option("--p-value", "must lie in (0, 1), e.g. 0.05"));
     }
-    let report_file = report_file(&a.report, &a.db.inputs(home))?;
+    let mut inputs = a.db.inputs(home);
+    inputs.extend(a.measure.script.iter().cloned());
+    let report_file = report_file(&a.report, &inputs)?;
     let m = &a.measure;
     let mut measured = None;
     let (experiments, order) = if a.from.is_empty() {

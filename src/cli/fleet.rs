@@ -104,6 +104,7 @@ fn job(home: &Home, a: &CommonArgs, ext: &str) -> Result<(FleetJob, Option<Outpu
     let plan = Plan::new(&file, &base).map_err(|m| Error::file(&a.file, m))?;
     let mut inputs = vec![a.file.clone()];
     inputs.extend(file.configs.iter().filter_map(|c| c.file.as_ref()).map(|f| base.join(f)));
+    inputs.extend(file.workloads.iter().filter_map(|w| w.script.as_ref()).map(|f| base.join(f)));
     inputs.extend(a.db.inputs(home));
     let out = match &a.output {
         Some(p) if p.as_os_str() == "-" => None,
