@@ -475,3 +475,38 @@ pub fn render_series(s: &SeriesReport, format: OutputFormat, color: bool) -> Res
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::series;
+
+    /// Hostile target and workload names in the series output: text in markdown and in the terminal.
+    #[test]
+    fn series_names_are_text() {
+        let evil = "<script>x</script>|`t`*s*\n# injected\n[x](javascript:y)\x1b[31m";
+        let labels: Vec<String> = ["a", "b", "c"].iter().map(|l| format!("{l}{evil}")).collect();
+        let values = vec![vec![100.0, 101.0], vec![99.0, 100.0], vec![80.0, 81.0]];
+        let case = series::build_case(evil, 4, &labels, &values, 0.95, &series::change_point_config(3, 0.05));
+        let s = SeriesReport {
+            metric: "tps".into(),
+            higher_is_better: true,
+            confidence: 0.95,
+            p_value: 0.05,
+            min_segment: 1,
+            experiments: vec![format!("e{evil}")],
+            labels,
+            cases: vec![case],
+        };
+        for format in [OutputFormat::Markdown, OutputFormat::Text] {
+            let out = render_series(&s, format, false).unwrap();
+            assert!(!out.lines().any(|l| l.starts_with("# injected")), "{out}");
+            assert!(!out.contains('\x1b'), "{out}");
+            if format == OutputFormat::Markdown {
+                for raw in ["<script", "`t`", "*s*", "[x]("] {
+                    assert!(!out.contains(raw), "{raw}: {out}");
+                }
+            }
+        }
+    }
+}
