@@ -752,6 +752,17 @@ fn a_foreign_sqlite_file_is_refused_untouched() {
     after.retain(|n| n != "home");
     assert_eq!(after, files, "files appeared beside the foreign file");
 
+    // Another program that sets a schema version of its own: not migrated, refused, unchanged.
+    let versioned = dir.path().join("versioned.db");
+    rusqlite::Connection::open(&versioned)
+        .unwrap()
+        .execute_batch("PRAGMA journal_mode = DELETE; PRAGMA user_version = 2; CREATE TABLE experiments (x);")
+        .unwrap();
+    let before = std::fs::read(&versioned).unwrap();
+    let err = Store::open(&versioned).unwrap_err().to_string();
+    assert!(err.contains("not a versus results store"), "{err}");
+    assert_eq!(std::fs::read(&versioned).unwrap(), before, "the versioned foreign file was changed");
+
     // Not SQLite at all: refused the same way, unchanged.
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "not a database\n").unwrap();

@@ -109,10 +109,9 @@ pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 /// Refuses an existing file at `path` that is not a versus store, before anything opens it to write:
 /// opening it read-write would already turn another program's database to WAL mode (a change to its
-/// header and a `-wal` file beside it). An absent or empty file, or an SQLite file without tables, is
-/// a store to create; one with tables must carry a schema version (`PRAGMA user_version`), which
-/// versus sets and other programs rarely do (a foreign file that does is caught by the migration,
-/// which finds its tables unknown).
+/// header and a `-wal` file beside it), and migrating it would alter its tables. An absent or empty
+/// file, or an SQLite file without tables, is a store to create; one with tables must carry a schema
+/// version (`PRAGMA user_version`) and versus's first tables.
 fn check_ours(path: &Path) -> Result<()> {
     let not_ours =
         |what: &str| Error::file(path, format!("not a versus results store ({what}); pass --db with another path"));
@@ -134,14 +133,17 @@ fn check_ours(path: &Path) -> Result<()> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot(path, &e))?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| cannot(path, &e))?;
-    let (tables, version): (i64, i64) = conn
+    let (tables, ours, version): (i64, i64, i64) = conn
         .query_row(
-            "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table'), (SELECT user_version FROM pragma_user_version)",
+            "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table'), \
+             (SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+              AND name IN ('experiments', 'cells', 'variable_sets', 'runs')), \
+             (SELECT user_version FROM pragma_user_version)",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .map_err(|e| not_ours(&e.to_string()))?;
-    if tables > 0 && version == 0 {
+    if tables > 0 && (version == 0 || ours < 4) {
         return Err(not_ours("an SQLite file with other tables"));
     }
     Ok(())
