@@ -198,3 +198,39 @@ fn a_directory_or_a_missing_directory_is_refused() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.starts_with("versus: error: --output: cannot write nowhere/r.md"), "{err}");
 }
+
+/// A write that fails half-way (a full disk) leaves the file it was to replace as it was, and nothing
+/// beside it. Needs root (a small tmpfs).
+#[test]
+fn a_failed_write_leaves_the_old_file_whole() {
+    let s = Setup::new();
+    let disk = s.p("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&disk).status();
+    assert!(mounted.is_ok_and(|st| st.success()), "cannot mount a tmpfs (needs root)");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(disk.clone());
+    let old = disk.join("job.sbatch");
+    std::fs::write(&old, "#!/bin/sh\n# the old script\n").unwrap();
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(disk.join("filler")).unwrap();
+        let chunk = vec![0u8; 4096];
+        while f.write_all(&chunk).is_ok() {}
+        while f.write_all(&chunk[..64]).is_ok() {}
+    }
+    let (code, err) = s.run(&["fleet", "slurm", "exp.toml", "--db", &s.store(), "-o", "disk/job.sbatch"]);
+    assert_eq!(code, Some(1), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("versus: error: --output: cannot write disk/job.sbatch"), "{err}");
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "#!/bin/sh\n# the old script\n");
+    let mut left: Vec<String> =
+        std::fs::read_dir(&disk).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, ["filler", "job.sbatch"], "a temporary file was left");
+}
