@@ -283,6 +283,11 @@ fn a_mariadb_sandbox_gives_nothing_away() {
 }
 
 #[test]
+fn a_mariadb_11_8_sandbox_gives_nothing_away() {
+    sandbox_is_locked_down(common::fetched_build("mariadb-11.8"), "n");
+}
+
+#[test]
 fn a_mysql_9_7_sandbox_gives_nothing_away() {
     sandbox_is_locked_down(common::fetched_build("mysql-9.7"), "y");
 }
