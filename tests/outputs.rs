@@ -234,3 +234,24 @@ fn a_failed_write_leaves_the_old_file_whole() {
     left.sort();
     assert_eq!(left, ["filler", "job.sbatch"], "a temporary file was left");
 }
+
+/// `store copy` never copies a store into itself, by any spelling or link (a hard link included), nor
+/// into a file that is no store: every file stays as it was.
+#[test]
+fn store_copy_never_writes_into_what_it_reads() {
+    let s = Setup::new();
+    for to in spellings(&s, "results.db") {
+        let before = s.snapshot();
+        let (code, err) = s.run(&["store", "copy", "--from", "results.db", "--to", &to]);
+        assert_eq!(code, Some(1), "{to}: {err}");
+        assert!(err.starts_with("versus: error: --to: ") && err.lines().count() == 1, "{to}: {err}");
+        assert_eq!(s.snapshot(), before, "{to}");
+    }
+    for to in ["exp.toml", "base.cnf"] {
+        let before = s.snapshot();
+        let (code, err) = s.run(&["store", "copy", "--from", "results.db", "--to", to]);
+        assert_eq!(code, Some(1), "{to}: {err}");
+        assert!(err.contains("not a versus results store"), "{to}: {err}");
+        assert_eq!(s.snapshot(), before, "{to}");
+    }
+}
