@@ -139,6 +139,16 @@ fn fleet_never_writes_the_job_over_the_experiment_its_configs_or_the_store() {
     for out in spellings(&s, "w.sql") {
         s.refused(&["fleet", "slurm", "scripted.toml", "--db", &db, "-o", &out], "--output");
     }
+    // A pipe through /dev/stdout is written to in place.
+    let out = Command::new(env!("CARGO_BIN_EXE_versus"))
+        .args(["fleet", "slurm", "exp.toml", "--db", &db, "-o", "/dev/stdout"])
+        .current_dir(s.dir.path())
+        .env("VERSUS_HOME", s.p("home"))
+        .env_remove("VERSUS_DB")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("#!"));
     // A new file is written.
     let (code, err) = s.run(&["fleet", "slurm", "exp.toml", "--db", &db, "-o", "sub/job.sbatch"]);
     assert_eq!(code, Some(0), "{err}");

@@ -104,7 +104,15 @@ impl OutputFile {
                 dir.join(path.file_name().ok_or_else(|| self.refuse("names no file"))?)
             }
             Err(e) => return Err(self.cannot(e)),
-            Ok(_) => path.canonicalize().map_err(|_| self.refuse("is a link to nothing"))?,
+            Ok(_) => match path.canonicalize() {
+                Ok(p) => p,
+                // A link into /proc to a pipe or a socket (`-o /dev/stdout | less`) has no path: written
+                // in place.
+                Err(_) => match std::fs::metadata(path) {
+                    Ok(m) if !m.is_file() && !m.is_dir() => path.to_path_buf(),
+                    _ => return Err(self.refuse("is a link to nothing")),
+                },
+            },
         };
         let meta = match std::fs::metadata(&real) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
