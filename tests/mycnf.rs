@@ -229,10 +229,34 @@ fn what_mysql_skips_becomes_a_warning_and_the_rest_errors() {
     let top = write(d.path(), "bad.cnf", "!include broken.cnf\n");
     write(d.path(), "broken.cnf", "# fine\nport=1\n");
     let err = mycnf::resolve(&top, SERVER).unwrap_err().to_string();
-    assert!(err.contains("broken.cnf: line 2: option 'port' outside any [group]"), "{err}");
+    assert!(err.contains("broken.cnf: line 2: an option outside any [group]"), "{err}");
 
     let err = mycnf::resolve(&d.path().join("absent.cnf"), SERVER).unwrap_err().to_string();
     assert!(err.contains("absent.cnf: cannot read the option file"), "{err}");
+}
+
+/// An `!include` of a file that is no option file (a secret such as /etc/shadow) is refused by line
+/// number: no error quotes a byte of what the included file holds, whichever rule the line breaks.
+#[test]
+fn a_refused_include_never_shows_the_included_text() {
+    let d = tempfile::tempdir().unwrap();
+    let secret = "s3cr3t-Hash$6$abc";
+    let bodies = [
+        format!("root:{secret}:19000:0:99999:7:::\n"),
+        format!("[{secret}\n"),
+        format!("[mysqld]\n ={secret}\n"),
+        format!("{secret}=1\n[mysqld]\n"),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        write(d.path(), &format!("shadow{i}"), body);
+        let top = write(d.path(), &format!("top{i}.cnf"), &format!("[mysqld]\nport=1\n!include shadow{i}\n"));
+        let resolved = mycnf::resolve(&top, SERVER).unwrap_err().to_string();
+        let checked = versus::server::managed::check_config_file(&top).unwrap_err().to_string();
+        for err in [resolved, checked] {
+            assert!(err.contains(&format!("shadow{i}: line ")), "{err}");
+            assert!(!err.contains("s3cr3t") && !err.contains("root:"), "the included text leaked: {err}");
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -264,7 +288,7 @@ fn nesting_deeper_than_ten_is_skipped() {
 #[test]
 fn errors_are_one_line_naming_file_and_line() {
     let err = MyCnf::parse("[mysqld]\nport=1\n\n\n\n\n\n\n\n\n\n[client\n", Path::new("/x/my.cnf")).unwrap_err();
-    assert_eq!(err.to_string(), "/x/my.cnf: line 12: group header '[client' has no closing ']'");
+    assert_eq!(err.to_string(), "/x/my.cnf: line 12: a group header has no closing ']'");
     let mut doc = MyCnf::new();
     let err = doc.apply_overrides(&["=5"]).unwrap_err().to_string();
     assert_eq!(err, "--set: '=5' has no option name; write --set name=value or --set name");

@@ -399,3 +399,120 @@ fn ibench_page_renders_in_headless_chromium() {
         ],
     );
 }
+
+/// What a hostile label carries: HTML, a table break, code, emphasis, a fake heading on a new line, a
+/// javascript link, the end of a collapsed section, strike-through and a terminal escape sequence.
+const HOSTILE: &str =
+    "<script>alert(1)</script>|`tick`*star*_u_\n# injected\n[x](javascript:alert(1))</details>~~s~~\x1b[31mred\r";
+
+/// Every format with hostile target, config, workload, experiment and variable names and values:
+/// nothing the labels carry acts as markup, breaks a table row or reaches the terminal as a control.
+#[test]
+fn hostile_names_are_text_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let leak = |s: String| -> &'static str { s.leak() };
+    let var: &'static str = leak(format!("evil_{HOSTILE}"));
+    let sims: Vec<Sim> = ["a", "b"]
+        .iter()
+        .enumerate()
+        .map(|(i, side)| Sim {
+            workload: leak(format!("=HYPERLINK(\"http://x\"){HOSTILE}")),
+            vars: Box::leak(vec![(var, leak(format!("{side}{HOSTILE}")))].into_boxed_slice()),
+            ..Sim::new(
+                leak(format!("{side}{HOSTILE}")),
+                "system",
+                leak(format!("c{side}{HOSTILE}")),
+                500.0 + 100.0 * i as f64,
+            )
+        })
+        .collect();
+    let plan = Plan::new(leak(format!("e{HOSTILE}")), &[1], 3);
+    record(&mut store, &sims, &plan);
+    let r = build(&store, Selection::default());
+    assert!(!r.variable_changes.is_empty() && !r.variables.rows.is_empty(), "the variable sections are there");
+
+    let md = report::render(&r, Format::Markdown).unwrap();
+    // The stored definition is shown in a code fence, where text is literal: checked apart.
+    let (prose, fenced) = outside_fences(&md);
+    assert!(fenced.iter().all(|f| !f.lines().any(|l| l.starts_with("```"))), "a fence closed early");
+    for raw in ["<script", "`tick`", "*star*", "[x](", "~~s~~", "\x1b", "\r"] {
+        assert!(!prose.contains(raw), "markdown carries {raw:?} raw:\n{prose}");
+    }
+    assert_eq!(prose.matches("<details>").count(), prose.matches("</details>").count(), "{prose}");
+    assert!(!prose.lines().any(|l| l.starts_with("# injected")), "{prose}");
+    let mut table: Option<usize> = None;
+    for line in prose.lines() {
+        if !line.starts_with('|') {
+            table = None;
+            continue;
+        }
+        let pipes = line.char_indices().filter(|&(i, c)| c == '|' && (i == 0 || &line[i - 1..i] != "\\")).count();
+        assert_eq!(*table.get_or_insert(pipes), pipes, "a table row breaks: {line}");
+    }
+
+    let html = report::render(&r, Format::Html).unwrap();
+    assert!(!html.contains("<script>alert") && !html.contains("href=\"javascript"), "raw HTML from a label");
+    assert_eq!(html.matches("<details").count(), html.matches("</details>").count());
+
+    let text = report::render(&r, Format::Text).unwrap();
+    assert!(!text.contains('\x1b') && !text.contains('\r'), "a control character reaches the terminal");
+    assert!(!text.lines().any(|l| l.starts_with("# injected")), "{text}");
+
+    let csv = report::render(&r, Format::Csv).unwrap();
+    let records = parse_csv(&csv);
+    assert!(records.len() > 1);
+    assert!(records.iter().all(|rec| rec.len() == records[0].len()), "a CSV row breaks");
+    assert!(records.iter().flatten().any(|f| f.contains("<script>")), "labels are kept whole in CSV");
+    assert!(!records.iter().flatten().any(|f| f.starts_with('=')), "a field a spreadsheet would run");
+
+    let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
+    assert!(json.to_string().contains(&serde_json::to_string(&format!("a{HOSTILE}")).unwrap()), "labels kept whole");
+}
+
+/// The markdown outside code fences, and the fenced blocks.
+fn outside_fences(md: &str) -> (String, Vec<String>) {
+    let (mut prose, mut fenced, mut open): (String, Vec<String>, Option<String>) = (String::new(), vec![], None);
+    for line in md.lines() {
+        match &mut open {
+            None if line.starts_with("```") => {
+                let fence: String = line.chars().take_while(|&c| c == '`').collect();
+                open = Some(fence);
+                fenced.push(String::new());
+            }
+            None => {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+            Some(f) if line.trim_end() == f.as_str() => open = None,
+            Some(_) => {
+                let last = fenced.last_mut().unwrap();
+                last.push_str(line);
+                last.push('\n');
+            }
+        }
+    }
+    (prose, fenced)
+}
+
+/// RFC 4180 records.
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut records, mut record, mut field, mut quoted) = (vec![], vec![], String::new(), false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => record.push(std::mem::take(&mut field)),
+            ('\n', false) => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (c, _) => field.push(c),
+        }
+    }
+    records
+}

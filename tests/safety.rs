@@ -214,6 +214,13 @@ fn sandbox_is_locked_down(build: versus::server::Build, tag: &str) {
     }
 
     let mut root = sb.connect_root().expect("root over the socket with the generated password");
+    // root at 'localhost' only (the install scripts also make root@<hostname>, on MariaDB with an empty
+    // password), no anonymous account, and name resolution stays off (`--set` may not turn it on).
+    let accounts: Vec<(String, String)> =
+        root.query("SELECT user, host FROM mysql.user WHERE user IN ('root', '') ORDER BY host").unwrap();
+    assert_eq!(accounts, [("root".to_string(), "localhost".to_string())]);
+    let skip: Option<String> = root.query_first("SELECT @@skip_name_resolve").unwrap();
+    assert_eq!(skip.as_deref(), Some("1"));
     let priv_dir: Option<String> = root.query_first("SELECT @@secure_file_priv").unwrap();
     assert_eq!(priv_dir.map(|p| p.trim_end_matches('/').to_string()), Some(files.display().to_string()));
 
@@ -273,6 +280,11 @@ fn sandbox_is_locked_down(build: versus::server::Build, tag: &str) {
 #[test]
 fn a_mariadb_sandbox_gives_nothing_away() {
     sandbox_is_locked_down(common::system_build(), "m");
+}
+
+#[test]
+fn a_mariadb_11_8_sandbox_gives_nothing_away() {
+    sandbox_is_locked_down(common::fetched_build("mariadb-11.8"), "n");
 }
 
 #[test]

@@ -782,3 +782,60 @@ fn two_full_stores_of_the_same_name_keep_both_measured_runs() {
         std::fs::remove_file(path).unwrap();
     }
 }
+
+/// Another program's SQLite file given as the store (`versus runs --db OTHER_APP.db`, a write to it)
+/// is refused with one line, and left exactly as it was: not turned to WAL mode, no `-wal` or `-shm`
+/// file beside it, not one byte changed.
+#[test]
+fn a_foreign_sqlite_file_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other_app.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = DELETE; CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let listing = |d: &std::path::Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        v.sort();
+        v
+    };
+    let files = listing(dir.path());
+    let err = Store::open(&path).unwrap_err().to_string();
+    assert!(err.contains("not a versus results store"), "{err}");
+    let err = Store::connect_read(&Location::Sqlite(path.clone())).unwrap_err().to_string();
+    assert!(err.contains("not a versus results store"), "{err}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_versus"))
+        .args(["--home", &dir.path().join("home").to_string_lossy(), "runs", "--db", &path.to_string_lossy()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("versus: error: ") && stderr.contains("other_app.db"), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the foreign file was changed");
+    let mut after = listing(dir.path());
+    after.retain(|n| n != "home");
+    assert_eq!(after, files, "files appeared beside the foreign file");
+
+    // Another program that sets a schema version of its own: not migrated, refused, unchanged.
+    let versioned = dir.path().join("versioned.db");
+    rusqlite::Connection::open(&versioned)
+        .unwrap()
+        .execute_batch("PRAGMA journal_mode = DELETE; PRAGMA user_version = 2; CREATE TABLE experiments (x);")
+        .unwrap();
+    let before = std::fs::read(&versioned).unwrap();
+    let err = Store::open(&versioned).unwrap_err().to_string();
+    assert!(err.contains("not a versus results store"), "{err}");
+    assert_eq!(std::fs::read(&versioned).unwrap(), before, "the versioned foreign file was changed");
+
+    // Not SQLite at all: refused the same way, unchanged.
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a database\n").unwrap();
+    let err = Store::open(&text).unwrap_err().to_string();
+    assert!(err.contains("not a versus results store"), "{err}");
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "not a database\n");
+}

@@ -8,6 +8,7 @@ use clap::Args;
 use super::DbArg;
 use super::compare::{ColorWhen, parse_fraction};
 use super::explain::{MeasureArgs, color, print};
+use super::output_file::OutputFile;
 use crate::advise::model::AdviseOptions;
 use crate::advise::runner::{advise, validate};
 use crate::error::{Error, Result};
@@ -99,6 +100,9 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
     if let Some(c) = a.config.as_ref().filter(|c| !c.is_file()) {
         return Err(Error::option("--config", format!("{} does not exist", c.display())));
     }
+    let mut inputs = a.db.inputs(home);
+    inputs.extend(a.config.iter().chain(&a.measure.script).cloned());
+    let cnf_file = a.cnf.as_ref().map(|p| OutputFile::check("--cnf", p, &inputs)).transpose()?;
     let m = &a.measure;
     let (current, workload, threads) = match (&a.target, &a.from) {
         (Some(t), None) => {
@@ -150,9 +154,9 @@ pub(super) fn advise_cmd(home: &Home, a: AdviseArgs) -> Result<i32> {
     let r = advise(home, &mut store, &current, &opts, a.dry_run, Progress::stderr(), &mut log)?;
     drop(store);
     let fragment = render_cnf(&r);
-    if let Some(path) = &a.cnf {
-        std::fs::write(path, &fragment).map_err(|e| Error::file(path, format!("cannot write the fragment: {e}")))?;
-        eprintln!("wrote {}", path.display());
+    if let Some(out) = &cnf_file {
+        out.write(fragment.as_bytes())?;
+        eprintln!("wrote {}", out.path().display());
     }
     if cnf_format {
         print(&fragment)?;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::output_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::report::{self, Dimension, Format, Selection, terminal};
@@ -178,13 +179,17 @@ pub fn report(home: &Home, args: ReportArgs) -> Result<i32> {
             )
         })?,
     };
+    let out = match &args.output {
+        Some(path) => Some(OutputFile::check("--output", path, &args.select.db.inputs(home))?),
+        None => None,
+    };
     let store = args.select.open(home)?;
     let report = report::build_report(&store, &args.select.selection())?;
     let text = report::render(&report, format)?;
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &text).map_err(|e| Error::file(path, format!("cannot write the report: {e}")))?;
-            eprintln!("wrote {} ({format})", path.display());
+    match &out {
+        Some(out) => {
+            out.write(text.as_bytes())?;
+            eprintln!("wrote {} ({format})", out.path().display());
         }
         None => {
             super::output::print(&text)?;

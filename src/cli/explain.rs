@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::DbArg;
 use super::compare::{ColorWhen, parse_fraction};
+use super::output_file::OutputFile;
 use crate::error::{Error, Result};
 use crate::experiment::Progress;
 use crate::experiment::band::for_this_host;
@@ -279,6 +280,11 @@ impl MeasureArgs {
     }
 }
 
+/// `--report FILE` checked before anything runs (see [`OutputFile`]).
+fn report_file(path: &Option<PathBuf>, inputs: &[PathBuf]) -> Result<Option<OutputFile>> {
+    path.as_ref().map(|p| OutputFile::check("--report", p, inputs)).transpose()
+}
+
 /// Writes the comparison report of `experiment` (with its explain, series and variable sections) to `path`.
 fn write_report(
     home: &Home,
@@ -286,9 +292,9 @@ fn write_report(
     experiment: i64,
     baseline: Option<&str>,
     metric: Metric,
-    path: &PathBuf,
+    out: &OutputFile,
 ) -> Result<()> {
-    let format = Format::from_extension(path).unwrap_or(Format::Html);
+    let format = Format::from_extension(out.path()).unwrap_or(Format::Html);
     let store = db.open(home)?;
     let sel = Selection {
         experiments: vec![experiment.to_string()],
@@ -299,8 +305,8 @@ fn write_report(
     };
     let r = report::build_report(&store, &sel)?;
     let text = report::render(&r, format)?;
-    std::fs::write(path, text).map_err(|e| Error::file(path, format!("cannot write the report: {e}")))?;
-    eprintln!("wrote {} ({format})", path.display());
+    out.write(text.as_bytes())?;
+    eprintln!("wrote {} ({format})", out.path().display());
     Ok(())
 }
 
@@ -360,6 +366,9 @@ pub(super) struct ExplainArgs {
 
 /// Runs `versus explain`.
 pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
+    let mut inputs = a.db.inputs(home);
+    inputs.extend(a.pair.config_a.iter().chain(&a.pair.config_b).chain(&a.measure.script).cloned());
+    let report_file = report_file(&a.report, &inputs)?;
     let (ta, tb) = a.pair.specs()?;
     let m = &a.measure;
     let workload = m.workload()?;
@@ -400,8 +409,8 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     };
     drop(store);
     print(&render::render_explain(&r, a.out.format, color(a.out.color))?)?;
-    if let (Some(path), Some((id, _))) = (&a.report, r.final_experiment()) {
-        write_report(home, &a.db, *id, Some("B"), m.metric, path)?;
+    if let (Some(out), Some((id, _))) = (&report_file, r.final_experiment()) {
+        write_report(home, &a.db, *id, Some("B"), m.metric, out)?;
     }
     let ids: Vec<i64> = r.experiments.iter().map(|(id, _)| *id).collect();
     all_measured(&a.db.open(home)?, &ids)?;
@@ -468,6 +477,9 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
     if !(a.p_value > 0.0 && a.p_value < 1.0) {
         return Err(Error::option("--p-value", "must lie in (0, 1), e.g. 0.05"));
     }
+    let mut inputs = a.db.inputs(home);
+    inputs.extend(a.measure.script.iter().cloned());
+    let report_file = report_file(&a.report, &inputs)?;
     let m = &a.measure;
     let mut measured = None;
     let (experiments, order) = if a.from.is_empty() {
@@ -504,11 +516,11 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
     let s = series::from_store(&store, &experiments, &order, metric, confidence, a.p_value)?;
     drop(store);
     print(&render::render_series(&s, a.out.format, color(a.out.color))?)?;
-    if let Some(path) = &a.report {
+    if let Some(out) = &report_file {
         let store = a.db.open(home)?;
         let e = crate::explain::targets::find_experiment(&store, &experiments[0])?;
         drop(store);
-        write_report(home, &a.db, e.id, s.labels.first().map(String::as_str), metric, path)?;
+        write_report(home, &a.db, e.id, s.labels.first().map(String::as_str), metric, out)?;
     }
     if let Some(id) = measured {
         all_measured(&a.db.open(home)?, &[id])?;

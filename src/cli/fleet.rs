@@ -16,6 +16,7 @@ use crate::server::Home;
 use crate::store::{Attempt, Location, Store};
 
 use super::DbArg;
+use super::output_file::OutputFile;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum FleetCommand {
@@ -75,9 +76,9 @@ pub(super) struct K8sArgs {
 pub(super) fn run(home: &Home, cmd: FleetCommand) -> Result<i32> {
     match cmd {
         FleetCommand::Slurm(a) => {
-            let mut job = job(home, &a.common)?;
+            let (mut job, out) = job(home, &a.common, "sbatch")?;
             job.partition = a.partition.clone();
-            let path = write(&a.common, "sbatch", &slurm::sbatch(&job)?)?;
+            let path = write(out, &slurm::sbatch(&job)?)?;
             if a.submit {
                 let Some(path) = path else {
                     return Err(Error::option("--submit", "needs the script in a file; leave out `-o -`"));
@@ -91,21 +92,32 @@ pub(super) fn run(home: &Home, cmd: FleetCommand) -> Result<i32> {
             Ok(0)
         }
         FleetCommand::K8s(a) => {
-            let job = job(home, &a.common)?;
+            let (job, out) = job(home, &a.common, "k8s.yaml")?;
             let mut opts = K8sOptions { password_secret: a.password_secret.clone(), ..K8sOptions::default() };
             if let Some(i) = &a.image {
                 opts.image = i.clone();
             }
-            write(&a.common, "k8s.yaml", &k8s::manifest(&job, &opts)?)?;
+            write(out, &k8s::manifest(&job, &opts)?)?;
             Ok(0)
         }
     }
 }
 
-fn job(home: &Home, a: &CommonArgs) -> Result<FleetJob> {
+/// The job, and where it is written (`None`: standard output), checked against every file the job is
+/// made from (the experiment file, its option files, a SQLite store) before anything is written.
+fn job(home: &Home, a: &CommonArgs, ext: &str) -> Result<(FleetJob, Option<OutputFile>)> {
     let (file, text) = ExperimentFile::load(&a.file)?;
     let base = a.file.parent().map(Path::to_path_buf).unwrap_or_default();
     let plan = Plan::new(&file, &base).map_err(|m| Error::file(&a.file, m))?;
+    let mut inputs = vec![a.file.clone()];
+    inputs.extend(file.configs.iter().filter_map(|c| c.file.as_ref()).map(|f| base.join(f)));
+    inputs.extend(file.workloads.iter().filter_map(|w| w.script.as_ref()).map(|f| base.join(f)));
+    inputs.extend(a.db.inputs(home));
+    let out = match &a.output {
+        Some(p) if p.as_os_str() == "-" => None,
+        Some(p) => Some(OutputFile::check("--output", p, &inputs)?),
+        None => Some(OutputFile::check("--output", &a.file.with_extension(ext), &inputs)?),
+    };
     let store = a.db.location(home);
     if let Location::Sqlite(p) = &store {
         eprintln!(
@@ -116,19 +128,18 @@ fn job(home: &Home, a: &CommonArgs) -> Result<FleetJob> {
     }
     let mut job = FleetJob::new(&plan, &a.file, &text, &store, a.hosts)?;
     job.constraint = a.constraint.clone();
-    Ok(job)
+    Ok((job, out))
 }
 
-/// Writes `text` to `-o` (default: FILE with the extension `ext`); returns the path, `None` for stdout.
-fn write(a: &CommonArgs, ext: &str, text: &str) -> Result<Option<PathBuf>> {
-    let path = a.output.clone().unwrap_or_else(|| a.file.with_extension(ext));
-    if path.as_os_str() == "-" {
-        print!("{text}");
+/// Writes `text` to `out` (`None`: standard output); returns the path written.
+fn write(out: Option<OutputFile>, text: &str) -> Result<Option<PathBuf>> {
+    let Some(out) = out else {
+        super::output::print(text)?;
         return Ok(None);
-    }
-    std::fs::write(&path, text).map_err(|e| Error::file(&path, format!("cannot write: {e}")))?;
-    eprintln!("wrote {}", path.display());
-    Ok(Some(path))
+    };
+    out.write(text.as_bytes())?;
+    eprintln!("wrote {}", out.path().display());
+    Ok(Some(out.path().to_path_buf()))
 }
 
 /// `sbatch --parsable SCRIPT`, then follows the job with `squeue` every 2 s until every block has

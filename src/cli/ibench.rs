@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::output_file::OutputFile;
 use crate::driver::mysql::MysqlDriver;
 use crate::driver::{ConnectOptions, Driver, PsMode};
 use crate::error::{Error, Result};
@@ -328,6 +329,10 @@ pub fn run(args: IbenchArgs) -> Result<i32> {
     }
     let a = args.run;
     let opts = a.options()?;
+    let out = match &a.output {
+        Some(path) => Some(OutputFile::check("--output", path, &[])?),
+        None => None,
+    };
     let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(a.connect_options()));
     let mut probe = ServerProbe::new(&a);
     let json = a.format == RunFormat::Json;
@@ -335,8 +340,8 @@ pub fn run(args: IbenchArgs) -> Result<i32> {
     progress.line(&banner(&opts));
     crate::interrupt::install();
     let r = ibench::run(&opts, driver, &mut probe, &mut progress, crate::interrupt::flag(), a.label.as_deref())?;
-    if let Some(path) = &a.output {
-        std::fs::write(path, to_json(&r)?).map_err(|e| Error::file(path, format!("cannot write the result: {e}")))?;
+    if let Some(out) = &out {
+        out.write(to_json(&r)?.as_bytes())?;
     }
     if json {
         write_out(&format!("{}\n", to_json(&r)?))?;

@@ -9,6 +9,7 @@ mod explain;
 mod fleet;
 mod ibench;
 pub mod output;
+pub mod output_file;
 mod path_hint;
 mod server;
 mod store;
@@ -202,6 +203,14 @@ impl DbArg {
         let mut store = Store::connect(&self.location(home))?;
         say(&store.import_pending());
         Ok(store)
+    }
+
+    /// The store's file, for the inputs an output file must not replace (none for PostgreSQL).
+    pub fn inputs(&self, home: &Home) -> Vec<PathBuf> {
+        match self.location(home) {
+            Location::Sqlite(p) => vec![p],
+            Location::Postgres(_) => Vec::new(),
+        }
     }
 
     /// Opens the store to read it only (it may be write-protected); recovery files waiting for it are

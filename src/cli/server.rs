@@ -271,7 +271,7 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     );
     let html = dir.join("report.html");
     let page = crate::report::render(&report, crate::report::Format::Html)?;
-    crate::owned::write_file(&html, page.as_bytes(), 0o644)?;
+    super::output_file::OutputFile::check("--db", &html, &args.db.inputs(home))?.write(page.as_bytes())?;
     println!("HTML report: {}", html.display());
     println!(
         "results: {} (experiment {}); `versus compare {}` shows the full tables",

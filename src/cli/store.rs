@@ -49,11 +49,13 @@ pub(super) fn run(cmd: StoreCommand) -> Result<i32> {
     }
 }
 
-/// True when both are SQLite paths naming one existing file.
+/// True when both are SQLite paths naming one existing file (the same device and inode: another
+/// spelling, a symbolic or a hard link).
 fn same_file(a: &Location, b: &Location) -> bool {
+    use std::os::unix::fs::MetadataExt;
     match (a, b) {
-        (Location::Sqlite(a), Location::Sqlite(b)) => match (a.canonicalize(), b.canonicalize()) {
-            (Ok(a), Ok(b)) => a == b,
+        (Location::Sqlite(a), Location::Sqlite(b)) => match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
             _ => false,
         },
         _ => false,

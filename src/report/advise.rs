@@ -206,21 +206,23 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
     let mut out = String::new();
     let f = &r.facts;
     let md = format == OutputFormat::Markdown;
-    let h = |s: &str| if md { format!("## {s}\n\n") } else { format!("{s}\n") };
+    // Names and values come from the user's files and the server: text, whatever they hold.
+    let t = |s: &str| if md { super::markdown::escape(s) } else { super::terminal::shown(s) };
+    let h = |s: &str| if md { format!("## {}\n\n", t(s)) } else { format!("{}\n", t(s)) };
     out.push_str(&h("versus advise"));
     let _ = writeln!(
         out,
         "target: {} ({}); workload {} at {} thread(s); metric {}; budget {} min, {} s per run",
-        r.target,
-        r.server_version.clone().unwrap_or_else(|| format!("{} {}", f.flavor, f.version)),
-        r.workload,
+        t(&r.target),
+        t(&r.server_version.clone().unwrap_or_else(|| format!("{} {}", f.flavor, f.version))),
+        t(&r.workload),
         r.threads.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
         r.metric,
         r.budget_s / 60,
         r.seconds_per_run
     );
     if !r.noise_band_source.is_empty() {
-        let _ = writeln!(out, "noise band {}: {}", super::fmt::percent(r.noise_band), r.noise_band_source);
+        let _ = writeln!(out, "noise band {}: {}", super::fmt::percent(r.noise_band), t(&r.noise_band_source));
     }
     let _ = writeln!(
         out,
@@ -228,8 +230,8 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
         f.cpus,
         bytes(f.host_memory),
         if f.memory_given { format!(", advising for {} (--memory)", bytes(f.memory)) } else { String::new() },
-        f.fs_type.as_deref().unwrap_or("?"),
-        f.device.as_deref().unwrap_or("?"),
+        t(f.fs_type.as_deref().unwrap_or("?")),
+        t(f.device.as_deref().unwrap_or("?")),
         match f.rotational {
             Some(true) => " (rotational)",
             Some(false) => " (not rotational)",
@@ -269,24 +271,28 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
     if !r.refused.is_empty() {
         out.push_str(&h("Dropped: the server refuses or adjusts the value"));
         for s in &r.refused {
-            let _ = writeln!(out, "- {}={}: {}", s.name, s.a.clone().unwrap_or_default(), s.reason.text());
+            let _ = writeln!(
+                out,
+                "- {}",
+                t(&format!("{}={}: {}", s.name, s.a.clone().unwrap_or_default(), s.reason.text()))
+            );
         }
         out.push('\n');
     }
     if !r.considered.is_empty() {
         out.push_str(&h("Rules that proposed nothing"));
         for c in &r.considered {
-            let _ = writeln!(out, "- {} ({}): {}", c.variable, c.risk.label(), c.outcome);
+            let _ = writeln!(out, "- {}", t(&format!("{} ({}): {}", c.variable, c.risk.label(), c.outcome)));
         }
         out.push('\n');
     }
     if let Some(d) = &r.dedicated {
-        let _ = writeln!(out, "dedicated baseline: {} — {}", d.how, d.overrides.join(" "));
+        let _ = writeln!(out, "dedicated baseline: {}", t(&format!("{} — {}", d.how, d.overrides.join(" "))));
     }
     out.push_str(&h("Memory worst case at max_connections"));
-    let _ = writeln!(out, "- {}", memory_line("current", &r.memory_current));
+    let _ = writeln!(out, "- {}", t(&memory_line("current", &r.memory_current)));
     if let Some(m) = &r.memory_advised {
-        let _ = writeln!(out, "- {}", memory_line("advised", m));
+        let _ = writeln!(out, "- {}", t(&memory_line("advised", m)));
     }
     out.push('\n');
     if let Some(t) = confirmation_table(r) {
@@ -296,27 +302,27 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
     if let Some(g) = &r.dedicated_gap {
         out.push_str(&h(g.heading()));
         for l in g.lines() {
-            let _ = writeln!(out, "- {l}");
+            let _ = writeln!(out, "- {}", t(&l));
         }
         out.push('\n');
     }
     if r.result.is_none() {
         out.push_str(&h("Plan"));
         for l in &r.plan {
-            let _ = writeln!(out, "- {l}");
+            let _ = writeln!(out, "- {}", t(l));
         }
         out.push('\n');
     }
     if let Some(res) = &r.result {
         for n in &res.notes {
-            let _ = writeln!(out, "note: {n}");
+            let _ = writeln!(out, "note: {}", t(n));
         }
         let _ = writeln!(out, "{} steps run in {} s of a {} s budget", res.steps.len(), r.elapsed_s, r.budget_s);
     }
-    let _ = writeln!(out, "conclusion: {}", conclusion_text(r));
+    let _ = writeln!(out, "conclusion: {}", t(&conclusion_text(r)));
     if !r.experiments.is_empty() {
         let list: Vec<String> = r.experiments.iter().map(|(id, n)| format!("{n} (#{id})")).collect();
-        let _ = writeln!(out, "stored experiments: {}", list.join(", "));
+        let _ = writeln!(out, "stored experiments: {}", t(&list.join(", ")));
     }
     out
 }
@@ -330,13 +336,14 @@ pub fn render_cnf(r: &AdviseReport) -> String {
     let _ = writeln!(
         out,
         "# versus advise: {} ({}), {} at {} thread(s), for {} of RAM",
-        r.target,
-        r.server_version.clone().unwrap_or_else(|| format!("{} {}", f.flavor, f.version)),
-        r.workload,
+        // A line break in a name would end the comment and put an option into the fragment.
+        super::terminal::shown(&r.target),
+        super::terminal::shown(&r.server_version.clone().unwrap_or_else(|| format!("{} {}", f.flavor, f.version))),
+        super::terminal::shown(&r.workload),
         r.threads.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
         bytes(f.memory)
     );
-    let _ = writeln!(out, "# {}", conclusion_text(r));
+    let _ = writeln!(out, "# {}", super::terminal::shown(&conclusion_text(r)));
     if let Some(m) = &r.memory_advised {
         let _ = writeln!(out, "# {}", memory_line("worst case", m));
     }

@@ -9,9 +9,13 @@ use super::model::{CiKind, CompareReport, Verdict};
 use crate::stats;
 use crate::workload::script::stored::Section;
 
-/// Quotes a field when it holds a comma, a quote or a line break (RFC 4180).
+/// Quotes a field when it holds a comma, a quote or a line break (RFC 4180). Text a spreadsheet would
+/// run as a formula (`=`, `+`, `-`, `@`, a tab or carriage return first, and no number) gets a `'` in
+/// front, so that opening the file runs nothing a label carried.
 fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.trim().parse::<f64>().is_err();
+    let s = if formula { format!("'{s}") } else { s.to_string() };
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s }
 }
 
 fn num(v: Option<f64>) -> String {

@@ -9,14 +9,49 @@ use super::tables::{self, Table, Tone};
 use super::terminal::heading;
 use super::variables;
 
-/// Text as markdown shows it literally: no raw HTML (labels come from users' files), no table break.
-fn escape(s: &str) -> String {
-    html(s).replace('|', "\\|").replace('\n', " ")
+/// Text as markdown shows it literally, in a line or a table cell (labels come from users' files): no
+/// raw HTML (`&`, `<`, `>` as entities), no emphasis, code, link, strike-through or table break (`\`,
+/// `` ` ``, `*`, `[`, `]`, `~`, `|` and an `_` at a word's edge backslash-escaped), no line break.
+pub fn escape(s: &str) -> String {
+    literal(s, |out, c| {
+        out.push('\\');
+        out.push(c);
+    })
 }
 
-/// `&`, `<` and `>` as entities, so that a label like `<script>` is text, not HTML.
-fn html(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+/// Text inside an HTML block of the markdown (a `<summary>`): `&`, `<` and `>` as entities, and
+/// markdown's punctuation too (a renderer that reads markdown there finds none), no line break (a blank
+/// line would end the block).
+pub fn html(s: &str) -> String {
+    literal(s, |out, c| {
+        let _ = write!(out, "&#{};", c as u32);
+    })
+}
+
+/// `s` with HTML's specials as entities, control characters (line breaks) as spaces, and markdown's
+/// punctuation written by `punct`. Inside a word (innodb_flush_log) an underscore is no emphasis.
+fn literal(s: &str, punct: impl Fn(&mut String, char)) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        let word = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphanumeric());
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '[' | ']' | '~' | '|' => punct(&mut out, c),
+            '_' if !(word(i.checked_sub(1)) && word(Some(i + 1))) => punct(&mut out, c),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A code fence that `text` cannot close: more backticks than its longest run (at least three).
+fn fence(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
 }
 
 /// Writes `t` as a GitHub-flavoured markdown table with a level-2 heading.
@@ -26,7 +61,7 @@ pub fn write_table(out: &mut String, t: &Table) {
         let _ = writeln!(out, "## {}\n", escape(&t.title));
     }
     if let Some(c) = &t.caption {
-        let _ = writeln!(out, "{}\n", html(c));
+        let _ = writeln!(out, "{}\n", escape(c));
     }
     if t.rows.is_empty() {
         let _ = writeln!(out, "(nothing to show)\n");
@@ -73,7 +108,7 @@ fn write_variables(out: &mut String, r: &CompareReport) {
         write_table(out, &t);
     }
     for (component, rows) in &groups {
-        let _ = writeln!(out, "<details><summary>{} ({} differ)</summary>\n", component, rows.len());
+        let _ = writeln!(out, "<details><summary>{} ({} differ)</summary>\n", html(component), rows.len());
         write_table(out, &variables::wide_table(r, "variables", "", rows, false, None));
         out.push_str("</details>\n\n");
     }
@@ -83,7 +118,7 @@ fn write_variables(out: &mut String, r: &CompareReport) {
 pub fn render(r: &CompareReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", escape(&tables::short_title(r)));
-    let _ = writeln!(out, "{}.\n", html(&heading(r)));
+    let _ = writeln!(out, "{}.\n", escape(&heading(r)));
     let _ = writeln!(
         out,
         "Metric: {} ({}, {} is better). Intervals: {} of the ratio of means over repetitions; noise band {}.\n",
@@ -95,14 +130,14 @@ pub fn render(r: &CompareReport) -> String {
     );
     let _ = writeln!(out, "## Summary\n");
     for line in tables::summary_lines(r) {
-        let _ = writeln!(out, "- {}", html(&line));
+        let _ = writeln!(out, "- {}", escape(&line));
     }
     out.push('\n');
     super::explain::write_markdown(&mut out, r);
     for (i, s) in r.advise.iter().enumerate() {
-        let _ = writeln!(out, "## {}\n", html(&super::advise_section::heading(s)));
+        let _ = writeln!(out, "## {}\n", escape(&super::advise_section::heading(s)));
         for l in super::advise_section::lines(s) {
-            let _ = writeln!(out, "- {}", html(&l));
+            let _ = writeln!(out, "- {}", escape(&l));
         }
         out.push('\n');
         write_table(&mut out, &super::advise_section::table(s, i));
@@ -118,7 +153,7 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &tables::latency_table(r));
     write_variables(&mut out, r);
     for sec in &r.ibench {
-        let _ = writeln!(out, "## {}\n", sec.title);
+        let _ = writeln!(out, "## {}\n", escape(&sec.title));
         let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
     }
     super::statements::write_markdown(&mut out, r);
@@ -126,7 +161,7 @@ pub fn render(r: &CompareReport) -> String {
     if !r.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");
         for n in &r.notes {
-            let _ = writeln!(out, "- {}", html(n));
+            let _ = writeln!(out, "- {}", escape(n));
         }
         out.push('\n');
     }
@@ -135,7 +170,7 @@ pub fn render(r: &CompareReport) -> String {
         let mut t = tables::experiment_table(e);
         t.title = format!("Experiment {} (id {})", e.name, e.id);
         write_table(&mut out, &t);
-        let fence = if e.definition.contains("```") { "~~~~" } else { "```" };
+        let fence = fence(&e.definition);
         let _ = writeln!(out, "Definition:\n\n{fence}toml\n{}\n{fence}\n", e.definition.trim_end());
     }
     out.trim_end().to_string() + "\n"

@@ -27,6 +27,13 @@ fn style(tone: Tone) -> Style {
     }
 }
 
+/// Text as the terminal shows it literally: a control character of a label (an escape sequence that
+/// would recolour, move the cursor or retitle the terminal; a line break that would fake a row) as a
+/// space.
+pub fn shown(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
 fn width(s: &str) -> usize {
     s.chars().count()
 }
@@ -36,39 +43,42 @@ pub fn write_table(out: &mut String, t: &Table, color: bool) {
     let bold = Style::new().bold();
     let (b0, b1) =
         if color { (bold.render().to_string(), bold.render_reset().to_string()) } else { Default::default() };
-    let _ = writeln!(out, "{b0}{}{b1}", t.title);
+    let _ = writeln!(out, "{b0}{}{b1}", shown(&t.title));
     if let Some(c) = &t.caption {
-        let _ = writeln!(out, "{c}");
+        let _ = writeln!(out, "{}", shown(c));
     }
     if t.rows.is_empty() {
         let _ = writeln!(out, "(nothing to show)\n");
         return;
     }
-    let mut widths: Vec<usize> = t.header.iter().map(|h| width(h)).collect();
-    for row in &t.rows {
-        for (i, c) in row.iter().enumerate() {
-            widths[i] = widths[i].max(width(&c.text));
+    let header: Vec<String> = t.header.iter().map(|h| shown(h)).collect();
+    let rows: Vec<Vec<(String, Tone)>> =
+        t.rows.iter().map(|r| r.iter().map(|c| (shown(&c.text), c.tone)).collect()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
+    for row in &rows {
+        for (i, (text, _)) in row.iter().enumerate() {
+            widths[i] = widths[i].max(width(text));
         }
     }
     // Drop columns that are empty in every row (e.g. a note column without notes).
-    let keep: Vec<bool> = (0..widths.len()).map(|i| t.rows.iter().any(|r| !r[i].text.is_empty())).collect();
+    let keep: Vec<bool> = (0..widths.len()).map(|i| rows.iter().any(|r| !r[i].0.is_empty())).collect();
     let pad = |text: &str, i: usize| {
         let fill = " ".repeat(widths[i].saturating_sub(width(text)));
         if t.numeric[i] { format!("{fill}{text}") } else { format!("{text}{fill}") }
     };
     let line = |cells: Vec<String>| cells.join("  ").trim_end().to_string();
-    let head: Vec<String> = (0..widths.len()).filter(|&i| keep[i]).map(|i| pad(&t.header[i], i)).collect();
+    let head: Vec<String> = (0..widths.len()).filter(|&i| keep[i]).map(|i| pad(&header[i], i)).collect();
     let _ = writeln!(out, "{}", line(head));
     let rule: Vec<String> = (0..widths.len()).filter(|&i| keep[i]).map(|i| "─".repeat(widths[i])).collect();
     let _ = writeln!(out, "{}", line(rule));
-    for row in &t.rows {
+    for row in &rows {
         let cells: Vec<String> = (0..widths.len())
             .filter(|&i| keep[i])
             .map(|i| {
-                let c = &row[i];
-                let text = pad(&c.text, i);
-                if color && c.tone != Tone::Plain {
-                    let s = style(c.tone);
+                let (text, tone) = &row[i];
+                let text = pad(text, i);
+                if color && *tone != Tone::Plain {
+                    let s = style(*tone);
                     format!("{}{text}{}", s.render(), s.render_reset())
                 } else {
                     text
@@ -78,7 +88,7 @@ pub fn write_table(out: &mut String, t: &Table, color: bool) {
         let _ = writeln!(out, "{}", line(cells));
     }
     for (i, n) in t.footnotes.iter().enumerate() {
-        let _ = writeln!(out, "[{}] {n}", i + 1);
+        let _ = writeln!(out, "[{}] {}", i + 1, shown(n));
     }
     out.push('\n');
 }
@@ -118,7 +128,7 @@ fn write_variables(out: &mut String, r: &CompareReport, color: bool) {
     t.caption = Some(variables::caption(r));
     write_table(out, &t, color);
     if !groups.is_empty() {
-        let counts: Vec<String> = groups.iter().map(|(c, rows)| format!("{c} {}", rows.len())).collect();
+        let counts: Vec<String> = groups.iter().map(|(c, rows)| format!("{} {}", shown(c), rows.len())).collect();
         let _ = writeln!(
             out,
             "Also differ, by component: {} (all of them: versus report --format html or json).\n",
@@ -135,16 +145,16 @@ pub fn render(r: &CompareReport, color: bool) -> String {
 /// The terminal report with `opts`.
 pub fn render_with(r: &CompareReport, opts: &Options) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}\n", heading(r));
+    let _ = writeln!(out, "{}\n", shown(&heading(r)));
     for line in tables::summary_lines(r) {
-        let _ = writeln!(out, "• {line}");
+        let _ = writeln!(out, "• {}", shown(&line));
     }
     out.push('\n');
     write_table(&mut out, &tables::ratio_table(r), opts.color);
     for (i, s) in r.advise.iter().enumerate() {
-        let _ = writeln!(out, "{}", super::advise_section::heading(s));
+        let _ = writeln!(out, "{}", shown(&super::advise_section::heading(s)));
         for l in super::advise_section::lines(s) {
-            let _ = writeln!(out, "• {l}");
+            let _ = writeln!(out, "• {}", shown(&l));
         }
         out.push('\n');
         write_table(&mut out, &super::advise_section::table(s, i), opts.color);
@@ -160,13 +170,13 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
         }
         write_variables(&mut out, r, opts.color);
         for sec in &r.ibench {
-            let _ = writeln!(out, "{}\n", sec.title);
+            let _ = writeln!(out, "{}\n", shown(&sec.title));
             let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));
         }
         super::statements::write_terminal(&mut out, r, opts.color);
     }
     for n in &r.notes {
-        let _ = writeln!(out, "Note: {n}");
+        let _ = writeln!(out, "Note: {}", shown(n));
     }
     while out.ends_with("\n\n") {
         out.pop();

@@ -20,6 +20,7 @@ mod read;
 pub mod recovery;
 mod secrets;
 mod sqlite;
+pub use sqlite::SQLITE_HEADER;
 mod write;
 
 use std::cell::RefCell;

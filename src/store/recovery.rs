@@ -42,7 +42,8 @@ pub struct Recovered {
     pub result: RunResult,
 }
 
-const KIND: &str = "versus-recovered-run";
+/// The `kind` of every recovery file.
+pub const KIND: &str = "versus-recovered-run";
 
 /// How the name of every recovery file ends (before it is imported).
 const SUFFIX: &str = ".recovery.json";

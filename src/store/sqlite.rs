@@ -36,6 +36,7 @@ impl Sqlite {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             crate::owned::create_dir_all(parent).map_err(|e| cannot(path, &e))?;
         }
+        check_ours(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let new = !path.exists();
         let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot(path, &e))?;
@@ -101,6 +102,51 @@ impl Sqlite {
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| cannot(path, &e))?;
         Ok(Sqlite { conn })
     }
+}
+
+/// What every SQLite database file starts with.
+pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Refuses an existing file at `path` that is not a versus store, before anything opens it to write:
+/// opening it read-write would already turn another program's database to WAL mode (a change to its
+/// header and a `-wal` file beside it), and migrating it would alter its tables. An absent or empty
+/// file, or an SQLite file without tables, is a store to create; one with tables must carry a schema
+/// version (`PRAGMA user_version`) and versus's first tables.
+fn check_ours(path: &Path) -> Result<()> {
+    let not_ours =
+        |what: &str| Error::file(path, format!("not a versus results store ({what}); pass --db with another path"));
+    let mut head = [0u8; 16];
+    let len = match std::fs::File::open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(cannot(path, &e)),
+        Ok(f) => {
+            use std::io::Read;
+            f.take(16).read(&mut head).map_err(|e| cannot(path, &e))?
+        }
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    if len < head.len() || &head != SQLITE_HEADER {
+        return Err(not_ours("not an SQLite file"));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| cannot(path, &e))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| cannot(path, &e))?;
+    let (tables, ours, version): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table'), \
+             (SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+              AND name IN ('experiments', 'cells', 'variable_sets', 'runs')), \
+             (SELECT user_version FROM pragma_user_version)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(|e| not_ours(&e.to_string()))?;
+    if tables > 0 && (version == 0 || ours < 4) {
+        return Err(not_ours("an SQLite file with other tables"));
+    }
+    Ok(())
 }
 
 /// Whether `e` is another connection's lock (SQLITE_BUSY or SQLITE_LOCKED).

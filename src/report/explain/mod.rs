@@ -205,9 +205,9 @@ pub fn series_chart(s: &SeriesReport) -> String {
 /// Writes the attributions and the version series in markdown (before the ratio table).
 pub fn write_markdown(out: &mut String, r: &CompareReport) {
     for s in &r.explain {
-        let _ = writeln!(out, "## Explained: {}\n", s.experiment);
+        let _ = writeln!(out, "## Explained: {}\n", markdown::escape(&s.experiment));
         for l in sentences(s) {
-            let _ = writeln!(out, "- {l}");
+            let _ = writeln!(out, "- {}", markdown::escape(&l));
         }
         out.push('\n');
         let mut t = attribution_table(s);
@@ -217,7 +217,7 @@ pub fn write_markdown(out: &mut String, r: &CompareReport) {
     if let Some(s) = &r.series {
         let _ = writeln!(out, "## Version series\n");
         for l in series_lines(s) {
-            let _ = writeln!(out, "- {l}");
+            let _ = writeln!(out, "- {}", markdown::escape(&l));
         }
         out.push('\n');
         for i in 0..s.cases.len() {
@@ -233,7 +233,13 @@ pub fn write_markdown_changes(out: &mut String, r: &CompareReport) {
     }
     out.push_str("## Changed defaults and settings\n\n");
     for (i, c) in r.variable_changes.iter().enumerate() {
-        let _ = writeln!(out, "<details><summary>{} against {}: {}</summary>\n", c.b, c.a, changes_counts(c));
+        let _ = writeln!(
+            out,
+            "<details><summary>{} against {}: {}</summary>\n",
+            markdown::html(&c.b),
+            markdown::html(&c.a),
+            changes_counts(c)
+        );
         let mut t = changes_table(c, &format!("changes-{i}"), &changes_title(c));
         t.title.clear();
         markdown::write_table(out, &t);

@@ -37,6 +37,11 @@ impl FromStr for OutputFormat {
     }
 }
 
+/// A line's text as `format` shows it literally: names and values come from users' files and servers.
+fn text(md: bool, s: &str) -> String {
+    if md { markdown::escape(s) } else { terminal::shown(s) }
+}
+
 /// Writes `t` in `format` (text or markdown).
 pub fn write_table(out: &mut String, t: &Table, format: OutputFormat, color: bool) {
     match format {
@@ -286,7 +291,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         let _ = writeln!(out, "# versus explain: B against A\n");
     }
     for l in header(r) {
-        let _ = writeln!(out, "{}{l}", if md { "- " } else { "" });
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, text(md, &l));
     }
     out.push('\n');
     let Some(o) = &r.outcome else {
@@ -296,7 +301,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         }
         write_skipped(&mut out, r, format, color);
         for l in plan_lines(r).into_iter().chain(super::mapping::data_plan_line(r)) {
-            let _ = writeln!(out, "{l}");
+            let _ = writeln!(out, "{}", text(md, &l));
         }
         return Ok(out);
     };
@@ -317,7 +322,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         Conclusion::Partial => "The search is incomplete (see the notes): some groups are unresolved.",
     };
     for line in super::sentences(&s).into_iter().chain((!verdict.is_empty()).then(|| verdict.to_string())) {
-        let _ = writeln!(out, "{}{line}", if md { "- " } else { "" });
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, text(md, &line));
     }
     let unexplainable: Vec<String> = r
         .skipped
@@ -335,7 +340,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
             out,
             "{}Unexplainable by configuration (cannot be given A's value on B): {}.",
             if md { "- " } else { "" },
-            unexplainable.join(", ")
+            text(md, &unexplainable.join(", "))
         );
     }
     out.push('\n');
@@ -353,13 +358,16 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     write_table(&mut out, &steps_table(r), format, color);
     if !o.notes.is_empty() && s.effects.is_empty() {
         for n in &o.notes {
-            let _ = writeln!(out, "note: {n}");
+            let _ = writeln!(out, "note: {}", text(md, n));
         }
     }
     let _ = writeln!(out, "{} runs used of --max-runs {}.", o.runs_used, r.max_runs);
     if let Some((_, name)) = r.final_experiment() {
-        let _ =
-            writeln!(out, "Every step is a stored experiment; for the report: versus report {name} -o explain.html");
+        let _ = writeln!(
+            out,
+            "Every step is a stored experiment; for the report: versus report {} -o explain.html",
+            text(md, name)
+        );
     }
     Ok(out)
 }
@@ -450,16 +458,55 @@ pub fn render_series(s: &SeriesReport, format: OutputFormat, color: bool) -> Res
     let md = format == OutputFormat::Markdown;
     let mut out = String::new();
     if md {
-        let _ = writeln!(out, "# Series: {}\n", s.labels.join(" → "));
+        let _ = writeln!(out, "# Series: {}\n", text(md, &s.labels.join(" → ")));
     } else {
-        let _ = writeln!(out, "series {} from {}\n", s.labels.join(" → "), s.experiments.join(", "));
+        let _ = writeln!(
+            out,
+            "series {}\n",
+            text(md, &format!("{} from {}", s.labels.join(" → "), s.experiments.join(", ")))
+        );
     }
     for l in series_lines(s) {
-        let _ = writeln!(out, "{}{l}", if md { "- " } else { "" });
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, text(md, &l));
     }
     out.push('\n');
     for i in 0..s.cases.len() {
         write_table(&mut out, &series_table(s, i), format, color);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::series;
+
+    /// Hostile target and workload names in the series output: text in markdown and in the terminal.
+    #[test]
+    fn series_names_are_text() {
+        let evil = "<script>x</script>|`t`*s*\n# injected\n[x](javascript:y)\x1b[31m";
+        let labels: Vec<String> = ["a", "b", "c"].iter().map(|l| format!("{l}{evil}")).collect();
+        let values = vec![vec![100.0, 101.0], vec![99.0, 100.0], vec![80.0, 81.0]];
+        let case = series::build_case(evil, 4, &labels, &values, 0.95, &series::change_point_config(3, 0.05));
+        let s = SeriesReport {
+            metric: "tps".into(),
+            higher_is_better: true,
+            confidence: 0.95,
+            p_value: 0.05,
+            min_segment: 1,
+            experiments: vec![format!("e{evil}")],
+            labels,
+            cases: vec![case],
+        };
+        for format in [OutputFormat::Markdown, OutputFormat::Text] {
+            let out = render_series(&s, format, false).unwrap();
+            assert!(!out.lines().any(|l| l.starts_with("# injected")), "{out}");
+            assert!(!out.contains('\x1b'), "{out}");
+            if format == OutputFormat::Markdown {
+                for raw in ["<script", "`t`", "*s*", "[x]("] {
+                    assert!(!out.contains(raw), "{raw}: {out}");
+                }
+            }
+        }
+    }
 }

@@ -155,9 +155,10 @@ pub fn bootstrap_sql(flavor: Flavor, version: Version, a: &Accounts) -> Vec<Stri
     let mut sql = Vec::new();
     if modern {
         sql.push(format!("ALTER USER 'root'@'localhost' {}", identified(a.root_password)));
-        for who in ["'root'@'127.0.0.1'", "'root'@'::1'", "'root'@'%'", "''@'localhost'", "''@'%'"] {
-            sql.push(format!("DROP USER IF EXISTS {who}"));
-        }
+        // Every other root and every anonymous account, whatever host it names: the install scripts
+        // create `root@<hostname>` (with an empty password on MariaDB), and a datadir restored from a
+        // snapshot may carry another machine's.
+        sql.extend(DROP_OTHER_ROOTS.iter().map(|s| s.to_string()));
     } else {
         sql.push(format!("SET PASSWORD FOR 'root'@'localhost' = PASSWORD({})", quote_string(a.root_password)));
         sql.push("DELETE FROM mysql.user WHERE user = '' OR (user = 'root' AND host <> 'localhost')".into());
@@ -183,6 +184,17 @@ pub fn bootstrap_sql(flavor: Flavor, version: Version, a: &Accounts) -> Vec<Stri
     sql.push(format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(a.database)));
     sql
 }
+
+/// Drops every account named root at a host other than 'localhost', and every anonymous account
+/// (init-file statements, one a line: the list is built from `mysql.user` at each start).
+const DROP_OTHER_ROOTS: &[&str] = &[
+    "SET @versus_drop = (SELECT GROUP_CONCAT(CONCAT(QUOTE(user), '@', QUOTE(host)) SEPARATOR ', ') FROM mysql.user \
+     WHERE user = '' OR (user = 'root' AND host <> 'localhost'))",
+    "SET @versus_drop = IF(@versus_drop IS NULL, 'DO 0', CONCAT('DROP USER ', @versus_drop))",
+    "PREPARE versus_drop FROM @versus_drop",
+    "EXECUTE versus_drop",
+    "DEALLOCATE PREPARE versus_drop",
+];
 
 /// A SQL identifier in backquotes.
 fn quote_ident(s: &str) -> String {
@@ -312,8 +324,8 @@ mod tests {
         let a = Accounts { root_password: "R00t", user: "sbtest", password: "pa'ss", database: "sbtest" };
         let sql = bootstrap_sql(Flavor::Mysql, Version::new(9, 7, 4), &a);
         assert_eq!(sql[0], "ALTER USER 'root'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'R00t'");
-        assert!(sql.contains(&"DROP USER IF EXISTS 'root'@'127.0.0.1'".to_string()));
-        assert!(sql.contains(&"DROP USER IF EXISTS ''@'localhost'".to_string()));
+        assert!(sql.iter().any(|s| s.contains("user = '' OR (user = 'root' AND host <> 'localhost')")));
+        assert!(sql.contains(&"EXECUTE versus_drop".to_string()));
         let grants: Vec<&String> = sql.iter().filter(|s| s.starts_with("GRANT")).collect();
         assert_eq!(
             grants,

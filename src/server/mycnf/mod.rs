@@ -138,7 +138,7 @@ impl MyCnf {
     }
 
     /// Parses option-file text. `path` only names the file in errors, which look like
-    /// `PATH: line 12: option 'x' outside any [group] ...`.
+    /// `PATH: line 12: an option outside any [group] ...` (never the text of the line).
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         reader::parse(text).map_err(|e| Error::file(path, e))
     }

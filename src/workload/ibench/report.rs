@@ -64,12 +64,15 @@ impl Grid {
 
     /// A markdown table; colours are written as words after the value (`0.91 (yellow)`) so nothing is lost.
     pub fn markdown(&self) -> String {
-        let mut s = format!("| {} |\n|{}\n", self.header.join(" | "), "---|".repeat(self.header.len()));
+        use crate::report::markdown::escape;
+        let header: Vec<String> = self.header.iter().map(|h| escape(h)).collect();
+        let mut s = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(self.header.len()));
         for row in &self.rows {
             let cells: Vec<String> = row
                 .iter()
+                .map(|(t, c)| (escape(t), c))
                 .map(|(t, c)| match c {
-                    Colour::None => t.clone(),
+                    Colour::None => t,
                     Colour::Gray => format!("~~{t}~~ (SLA)"),
                     other => format!("{t} ({})", format!("{other:?}").to_lowercase()),
                 })
