@@ -136,7 +136,7 @@ fn submit(script: &Path, job: &FleetJob, store: &Store) -> Result<i32> {
         .map_err(|e| Error::Other(format!("sbatch: {e}; is Slurm installed and SLURM_CONF set?")))?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::Other(format!("sbatch {}: {}", script.display(), why.trim())));
+        return Err(Error::Other(slurm::sbatch_failure(&script.display().to_string(), &why)));
     }
     let id = String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap_or_default().to_string();
     println!("submitted job {id}: {} block(s), {} at once", job.blocks, job.hosts);

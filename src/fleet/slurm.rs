@@ -58,9 +58,74 @@ pub fn sbatch(job: &FleetJob) -> String {
     s
 }
 
+/// What sbatch's refusals mean for a `versus fleet slurm` user: a fragment of sbatch's message (lower
+/// case) and what to do about it.
+const SBATCH_HINTS: &[(&str, &str)] = &[
+    ("invalid partition", "`sinfo -s` lists the partitions; choose one with --partition"),
+    ("unable to contact slurm controller", "is Slurm running? `scontrol ping` asks its controller (slurmctld)"),
+    ("could not establish a configuration source", "sbatch found no slurm.conf: set SLURM_CONF to the cluster's"),
+    ("unable to process configuration file", "sbatch cannot read its slurm.conf: set SLURM_CONF to the cluster's"),
+    ("invalid feature specification", "`sinfo -o '%P %f'` lists the node features; check --constraint"),
+    (
+        "requested node configuration is not available",
+        "no node fits (a whole node each, --constraint); `sinfo -N -l` lists them; check --partition and --constraint",
+    ),
+    ("invalid account", "the cluster wants an account: set SBATCH_ACCOUNT, or ask its administrators"),
+    ("qos", "the job breaks a QOS limit (`sacctmgr show qos`): lower --hosts or ask for another QOS"),
+    (
+        "time limit",
+        "the experiment's estimate exceeds the partition's time limit (`sinfo -o '%P %l'`): choose another \
+         --partition or shorten the experiment",
+    ),
+    ("not permitted", "you may not use that partition: choose another with --partition (`sinfo -s`)"),
+    ("array size", "the job array is larger than the cluster's MaxArraySize: fewer repetitions or targets per file"),
+];
+
+/// sbatch's refusal of `script` on one line: its reason (the `Batch job submission failed` line, else
+/// its last error), and a hint when the reason is a known one.
+pub fn sbatch_failure(script: &str, stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let said = |l: &&&str| l.starts_with("sbatch: error:") || l.starts_with("sbatch: fatal:");
+    let reason = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.split_once("Batch job submission failed:").map(|(_, r)| r.trim()))
+        .or_else(|| lines.iter().rev().find(|l| l.starts_with("sbatch: fatal:")).copied())
+        .or_else(|| lines.iter().rev().find(said).copied())
+        .or_else(|| lines.last().copied())
+        .map(|r| r.trim_start_matches("sbatch: error:").trim_start_matches("sbatch: fatal:").trim())
+        .filter(|r| !r.is_empty())
+        .unwrap_or("sbatch gave no reason");
+    let lower = reason.to_ascii_lowercase();
+    match SBATCH_HINTS.iter().find(|(needle, _)| lower.contains(needle)) {
+        Some((_, hint)) => format!("sbatch refused {script}: {reason}; {hint}"),
+        None => format!("sbatch refused {script}: {reason}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sbatch_refusals_are_one_line_with_a_hint() {
+        let partition = "sbatch: error: invalid partition specified: nosuch\n\
+                         sbatch: error: Batch job submission failed: Invalid partition name specified\n";
+        assert_eq!(
+            sbatch_failure("x.sbatch", partition),
+            "sbatch refused x.sbatch: Invalid partition name specified; `sinfo -s` lists the partitions; choose one \
+             with --partition"
+        );
+        let no_conf = "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n\
+                       sbatch: error: fetch_config: DNS SRV lookup failed\n\
+                       sbatch: fatal: Could not establish a configuration source\n";
+        let m = sbatch_failure("x.sbatch", no_conf);
+        assert!(m.starts_with("sbatch refused x.sbatch: Could not establish a configuration source; "), "{m}");
+        assert!(m.ends_with("set SLURM_CONF to the cluster's"), "{m}");
+        let other = "sbatch: error: something new\n";
+        assert_eq!(sbatch_failure("x", other), "sbatch refused x: something new");
+        assert_eq!(sbatch_failure("x", "\n"), "sbatch refused x: sbatch gave no reason");
+    }
 
     #[test]
     fn quoting() {
