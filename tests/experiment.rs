@@ -491,3 +491,29 @@ fn a_managed_option_in_a_target_is_refused_with_advice_that_fits_a_file() {
     assert!(!err.contains("set it with"), "{err}");
     assert!(env.store_is_absent());
 }
+
+#[test]
+fn numbers_a_file_gives_as_floats_are_refused_unless_they_are_exact_whole_counts() {
+    let env = Env::new("versus-exp-");
+    let refused = |from: &str, to: &str, want: &str| {
+        let file = env.file(&MATRIX.replace(from, to));
+        let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{to}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{to}: {err}");
+    };
+    let sync = "set = { innodb_flush_log_at_trx_commit = 1 }";
+    refused(sync, "set = { max_connections = 9.2e18 }", "config 'sync': set.max_connections: 9.2e18 is a float");
+    refused(
+        "tables = 1,",
+        "tables = 2.5,",
+        "--tables: invalid value '2.5': expected a whole number from 0 to 4294967295",
+    );
+    refused("table-size = 2000", "table-size = 9.2e18", "--table-size: invalid value '9200000000000000000.0'");
+    // A whole number in a float's form is that number.
+    let file = env.file(&MATRIX.replace(sync, "set = { max_connections = 2e2 }").replace("2000 }", "2e3 }"));
+    let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(env.store_is_absent());
+}

@@ -351,9 +351,25 @@ impl Parser<'_, '_> {
     fn unary(&mut self) -> Result<Expr, ParseError> {
         match self.peek() {
             Some('-') => {
+                let start = self.i;
                 self.i += 1;
+                // The one integer whose digits alone do not fit: i64::MIN.
+                let min = i64::MIN.unsigned_abs().to_string();
+                let digits: String = self.s[self.i..].iter().take(min.len() + 1).collect();
+                if digits == min {
+                    self.i += min.len();
+                    return Ok(Expr::Const(Value::Int(i64::MIN)));
+                }
                 Ok(match self.unary()? {
-                    Expr::Const(Value::Int(i)) => Expr::Const(Value::Int(-i)),
+                    Expr::Const(Value::Int(i)) => match i.checked_neg() {
+                        Some(n) => Expr::Const(Value::Int(n)),
+                        None => {
+                            return Err(ParseError {
+                                col: start,
+                                message: format!("-({i}) is out of the integer range"),
+                            });
+                        }
+                    },
                     Expr::Const(Value::Double(d)) => Expr::Const(Value::Double(-d)),
                     e => Expr::Neg(Box::new(e)),
                 })
@@ -470,6 +486,13 @@ impl Parser<'_, '_> {
         if let Ok(i) = text.parse::<i64>() {
             return Ok(Expr::Const(Value::Int(i)));
         }
+        // Digits alone are an integer, never a double that would round it (as pgbench: an overflow).
+        if text.chars().all(|c| c.is_ascii_digit()) {
+            return Err(ParseError {
+                col: start,
+                message: format!("integer constant {text} is out of range; integers are 64-bit (at most {})", i64::MAX),
+            });
+        }
         match text.parse::<f64>() {
             Ok(d) if d.is_finite() => Ok(Expr::Const(Value::Double(d))),
             _ => Err(ParseError { col: start, message: format!("'{text}' is not a number") }),
@@ -488,6 +511,12 @@ fn check_constant_arguments(f: Func, args: &[Expr]) -> Result<(), String> {
         && lb > ub
     {
         return Err(format!("empty range: {lb} is above {ub}"));
+    }
+    // What evaluating would refuse on every draw, refused when the script is read.
+    if matches!(f, Func::Random | Func::Gaussian | Func::Exponential | Func::Zipfian)
+        && let Some(Value::Double(d)) = konst(0).filter(|v| matches!(v, Value::Double(_))).or(konst(1))
+    {
+        return Err(format!("a random bound must be an integer, not {d}"));
     }
     if let Some(p) = konst(2) {
         check_parameter(f, p.as_f64())?;
