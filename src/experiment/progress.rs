@@ -278,12 +278,11 @@ impl Progress {
     /// error, and the line says where to read it when it had more.
     pub fn run_failed(&mut self, run_id: i64, error: &str) {
         self.position += 1;
-        let (first, cut) = first_cause(error);
-        let rest = if cut { format!(" (the whole error: `versus show {run_id}`)") } else { String::new() };
+        let why = one_line_error(run_id, error);
         let text = match &self.bar {
             // The bar's line starts with the run already.
-            Some(_) => format!("failed (run {run_id}): {first}{rest}"),
-            None => format!("      run {run_id} ({}) failed: {first}{rest}", self.current),
+            Some(_) => format!("failed (run {run_id}): {why}"),
+            None => format!("      run {run_id} ({}) failed: {why}", self.current),
         };
         self.advance(&text);
     }
@@ -330,6 +329,15 @@ impl Progress {
             Some(b) => b.println(text),
             None => eprintln!("{text}"),
         }
+    }
+}
+
+/// The stored `error` of run `run_id` on one line: its [`first_cause`], and where the whole error is
+/// when that left something out.
+pub fn one_line_error(run_id: i64, error: &str) -> String {
+    match first_cause(error) {
+        (first, true) => format!("{first} (the whole error: `versus show {run_id}`)"),
+        (first, false) => first,
     }
 }
 
@@ -380,5 +388,7 @@ mod tests {
         let (shown, cut) = first_cause(&long);
         assert!(cut && shown.chars().count() == CAUSE_CHARS + 1 && shown.ends_with('…'), "{shown}");
         assert_eq!(first_cause(" \n"), ("no reason was given".into(), false));
+        assert_eq!(one_line_error(7, &many), "query failed: Lost connection (the whole error: `versus show 7`)");
+        assert_eq!(one_line_error(7, "server died"), "server died");
     }
 }
