@@ -271,8 +271,9 @@ fn bad_input_is_one_line_naming_the_file_and_line() {
     fails("wide.sql", wide, &["run"], "wide.sql:1:18: integer constant 9223372036854775808 is out of range");
     let wide = "\\set a random(1, 9.3e18)\nSELECT :a;\n";
     fails("wide2.sql", wide, &["run"], "a random bound must be an integer, not 9300000000000000000");
-    let d = ["--define", "n=9223372036854775808", "run"];
-    fails("define.sql", "SELECT :n;\n", &d, "--define: n: 9223372036854775808 is out of the integer range");
+    for d in [&["--define", "n=9223372036854775808", "run"][..], &["--define=n=9223372036854775808", "run"]] {
+        fails("define.sql", "SELECT :n;\n", d, "--define: n: 9223372036854775808 is out of the integer range");
+    }
     fails("refused.sql", "SELECT 1;\nSELECT nosuchcolumn FROM mysql.user;\n", &["--time=2", "run"], "refused.sql:2:1:");
     server.root_exec(&["CREATE TABLE sbtest.one (id INT PRIMARY KEY)", "INSERT INTO sbtest.one VALUES (1)"]);
     // Without --ignore-errors the duplicate key stops the run; with it, it is counted and retried.

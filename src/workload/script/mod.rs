@@ -75,10 +75,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation> {
             i += 1;
             Some(args.get(i).cloned().ok_or_else(|| Error::option(a.clone(), "needs NAME=VALUE"))?)
         } else {
-            a.strip_prefix("--define=")
-                .or_else(|| a.strip_prefix("-D"))
-                .filter(|_| !a.starts_with("--d"))
-                .map(str::to_string)
+            a.strip_prefix("--define=").or_else(|| a.strip_prefix("-D")).map(str::to_string)
         };
         if let Some(d) = define {
             let (n, v) =
