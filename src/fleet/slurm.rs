@@ -81,25 +81,30 @@ const SBATCH_HINTS: &[(&str, &str)] = &[
     ("array size", "the job array is larger than the cluster's MaxArraySize: fewer repetitions or targets per file"),
 ];
 
-/// sbatch's refusal of `script` on one line: its reason (the `Batch job submission failed` line, else
-/// its last error), and a hint when the reason is a known one.
+/// sbatch's refusal of `script` on one line: see [`failure`].
 pub fn sbatch_failure(script: &str, stderr: &str) -> String {
+    failure(&format!("sbatch refused {script}"), "sbatch", stderr)
+}
+
+/// A failed Slurm command (`what`: how to name it; `program`: its name) on one line: the reason from
+/// its `stderr` (a `Batch job submission failed` line, else its last fatal or error line, else its last
+/// line), and a hint when the reason is a known one.
+pub fn failure(what: &str, program: &str, stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let said = |l: &&&str| l.starts_with("sbatch: error:") || l.starts_with("sbatch: fatal:");
+    let after = |l: &&str, mark: &str| l.rfind(mark).map(|i| l[i + mark.len()..].trim().to_string());
     let reason = lines
         .iter()
         .rev()
-        .find_map(|l| l.split_once("Batch job submission failed:").map(|(_, r)| r.trim()))
-        .or_else(|| lines.iter().rev().find(|l| l.starts_with("sbatch: fatal:")).copied())
-        .or_else(|| lines.iter().rev().find(said).copied())
-        .or_else(|| lines.last().copied())
-        .map(|r| r.trim_start_matches("sbatch: error:").trim_start_matches("sbatch: fatal:").trim())
+        .find_map(|l| after(l, "submission failed:"))
+        .or_else(|| lines.iter().rev().find_map(|l| after(l, "fatal:")))
+        .or_else(|| lines.iter().rev().find_map(|l| after(l, "error:")))
+        .or_else(|| lines.last().map(|l| l.to_string()))
         .filter(|r| !r.is_empty())
-        .unwrap_or("sbatch gave no reason");
+        .unwrap_or_else(|| format!("{program} gave no reason"));
     let lower = reason.to_ascii_lowercase();
     match SBATCH_HINTS.iter().find(|(needle, _)| lower.contains(needle)) {
-        Some((_, hint)) => format!("sbatch refused {script}: {reason}; {hint}"),
-        None => format!("sbatch refused {script}: {reason}"),
+        Some((_, hint)) => format!("{what}: {reason}; {hint}"),
+        None => format!("{what}: {reason}"),
     }
 }
 
@@ -125,6 +130,12 @@ mod tests {
         let other = "sbatch: error: something new\n";
         assert_eq!(sbatch_failure("x", other), "sbatch refused x: something new");
         assert_eq!(sbatch_failure("x", "\n"), "sbatch refused x: sbatch gave no reason");
+        let lost = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n";
+        let m = failure("squeue -j 12", "squeue", lost);
+        assert!(
+            m.starts_with("squeue -j 12: Unable to contact slurm controller (connect failure); is Slurm running?"),
+            "{m}"
+        );
     }
 
     #[test]
