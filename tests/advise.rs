@@ -60,6 +60,11 @@ fn bad_input_is_one_line_before_anything_runs() {
     run(&["--format", "yaml"], "--format");
     fails_with(h, &["nosuchbuild", "--workload", "oltp_read_write"], "unknown build 'nosuchbuild'");
     fails_with(h, &["system"], "--workload");
+    // Each repetition count is refused under its own flag.
+    for flag in ["--screen-repetitions", "--repetitions"] {
+        let args = ["system", "--workload", "oltp_read_write", flag, "0"];
+        fails_with(h, &args, &format!("{flag}: 0 is too few: needs at least 2"));
+    }
     // Nothing was stored and no sandbox is left behind.
     assert!(!h.join("advise").join("advise").exists());
     assert!(!h.join("experiments").join("advise").exists());

@@ -387,6 +387,21 @@ fn bad_downloads_are_one_line_errors_and_leave_nothing_behind() {
     fails(&home, &["server", "fetch", "vendor:mariadb-11.8.93", "--mirror", &url], "expected mariadb-11.8.93");
     assert!(mirror.requests()[before..].iter().any(|r| r.starts_with(&format!("GET {path} Range:"))), "resumed");
 
+    // A tarball cut short at the vendor, its checksum published as it is: the reason names what is wrong.
+    let bytes = std::fs::read(&t.mariadb.path).unwrap();
+    let cut = work.path().join("cut.tar.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let file = "mariadb-11.8.94-linux-systemd-x86_64.tar.gz";
+    mirror.put(&format!("{}/{file}", mariadb_dir("11.8.94")), &cut);
+    let cut_sha = hash_file(&cut, Algo::Sha256).unwrap();
+    mirror.put(&format!("{}/sha256sums.txt", mariadb_dir("11.8.94")), sums(work.path(), file, &cut_sha));
+    let e = fails(
+        &home,
+        &["server", "fetch", "vendor:mariadb-11.8.94", "--mirror", &url],
+        "is not a readable tarball: truncated archive: the gzip data end early, after ",
+    );
+    assert!(!e.contains("failed to"), "not the tar crate's words: {e}");
+
     assert!(builds(&home).is_empty(), "left behind: {:?}", builds(&home));
     assert!(!downloads(&home).iter().any(|f| f.ends_with(".part")), "{:?}", downloads(&home));
 }

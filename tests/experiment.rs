@@ -240,6 +240,12 @@ options = { tables = 1, table-size = 2000 }
     assert_eq!(runs[0].status, Status::Failed, "{runs:?}");
     let why = runs[0].error.clone().unwrap_or_default();
     assert!(why.contains("died") || why.contains("Lost connection") || why.contains("lost"), "{why}");
+    // Printed as one line that names the run and its first cause; the store keeps the whole error.
+    let failed: Vec<&str> = err.lines().filter(|l| l.contains(" failed: ")).collect();
+    let line = format!("      run {} (system oltp_point_select 2 thr rep 1) failed: ", runs[0].id);
+    assert!(failed.len() == 1 && failed[0].starts_with(&line), "{err}");
+    let shown = failed[0][line.len()..].split(" (the whole error: `versus show").next().unwrap();
+    assert!(!shown.is_empty() && why.starts_with(shown.trim_end_matches('…')), "{shown} | {why}");
     assert!(!store.run(runs[0].id).unwrap().unwrap().intervals.is_empty(), "partial intervals are kept");
     assert_eq!(runs[1].status, Status::Done);
     assert_eq!(store.experiment(1).unwrap().unwrap().status, Status::Partial, "a run failed, one is done: partial");
@@ -573,4 +579,44 @@ fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() 
     let out = env.versus(&["run", env.file(&raised).to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("system/sync:") && err.contains("target system/nosync: 200 threads"), "{err}");
+}
+
+#[test]
+fn a_managed_option_in_a_target_is_refused_with_advice_that_fits_a_file() {
+    let env = Env::new("versus-exp-");
+    let file = env.file(&MATRIX.replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { port = 3307 }"));
+    let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // An experiment file has no --port: the message says who chooses the port.
+    assert!(err.contains("'port' is managed by versus: versus gives each sandbox a free port"), "{err}");
+    assert!(!err.contains("set it with"), "{err}");
+    assert!(env.store_is_absent());
+}
+
+#[test]
+fn numbers_a_file_gives_as_floats_are_refused_unless_they_are_exact_whole_counts() {
+    let env = Env::new("versus-exp-");
+    let refused = |from: &str, to: &str, want: &str| {
+        let file = env.file(&MATRIX.replace(from, to));
+        let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{to}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{to}: {err}");
+    };
+    let sync = "set = { innodb_flush_log_at_trx_commit = 1 }";
+    refused(sync, "set = { max_connections = 9.2e18 }", "config 'sync': set.max_connections: 9.2e18 is a float");
+    refused(
+        "tables = 1,",
+        "tables = 2.5,",
+        "--tables: invalid value '2.5': expected a whole number from 0 to 4294967295",
+    );
+    refused("table-size = 2000", "table-size = 9.2e18", "--table-size: invalid value '9200000000000000000.0'");
+    // A whole number in a float's form is that number.
+    let file = env.file(&MATRIX.replace(sync, "set = { max_connections = 2e2 }").replace("2000 }", "2e3 }"));
+    let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(env.store_is_absent());
 }

@@ -151,9 +151,40 @@ fn bad_specs_are_one_line_errors_and_leave_nothing_behind() {
     std::fs::write(&notes, "hello").unwrap();
     assert!(fetch_error(&home, notes.to_str().unwrap()).contains("is not a tarball"));
 
+    // A broken tarball is named with what is wrong with it, never tar's warnings or nothing at all.
     let garbage = t.path().join("garbage.tar.gz");
     std::fs::write(&garbage, "this is not gzip data at all").unwrap();
-    assert!(fetch_error(&home, garbage.to_str().unwrap()).contains("is not a readable tarball"));
+    let e = fetch_error(&home, garbage.to_str().unwrap());
+    assert!(
+        e.ends_with(
+            "is not a readable tarball: it is not a gzip, xz or tar file (it starts with the bytes 74 68 69 73)"
+        ),
+        "{e}"
+    );
+    let page = t.path().join("mariadb-11.8.9-linux-systemd-x86_64.tar.gz");
+    std::fs::write(&page, "<!DOCTYPE html>\n<html><body>Not Found</body></html>\n").unwrap();
+    let e = fetch_error(&home, page.to_str().unwrap());
+    assert!(
+        e.ends_with(
+            "is not a readable tarball: it is a web page, not an archive (the server sent a page instead of the file)"
+        ),
+        "{e}"
+    );
+    let big = t.path().join("big/top");
+    std::fs::create_dir_all(&big).unwrap();
+    let mut noise = vec![0u8; 1 << 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").unwrap(), &mut noise).unwrap();
+    std::fs::write(big.join("mariadbd"), noise).unwrap();
+    for (name, flag, kind) in [("cut.tar.gz", "-czf", "gzip"), ("cut.tar.xz", "-cJf", "xz")] {
+        let cut = t.path().join(name);
+        let tar = Command::new("tar").arg(flag).arg(&cut).arg("-C").arg(t.path().join("big")).arg("top").status();
+        assert!(tar.unwrap().success());
+        let bytes = std::fs::read(&cut).unwrap();
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let e = fetch_error(&home, cut.to_str().unwrap());
+        let want = format!("is not a readable tarball: truncated archive: the {kind} data end early, after ");
+        assert!(e.contains(&want) && e.contains("top/mariadbd"), "{e}");
+    }
 
     let docs = t.path().join("docs");
     std::fs::create_dir_all(docs.join("share/doc")).unwrap();

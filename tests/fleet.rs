@@ -545,3 +545,45 @@ fn a_task_whose_store_dies_mid_block_fails_in_one_line_and_its_block_runs_again_
     assert_eq!(pg.sql("fleet", "SELECT count(*) FROM runs"), "6");
     assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
 }
+
+#[test]
+fn sbatch_refusals_are_one_line_that_says_what_to_do() {
+    let Some(cluster) = slurm_cluster::TempSlurm::start_if_installed() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let submit = |partition: &str, conf: &Path| {
+        let out = assert_cmd::Command::cargo_bin("versus")
+            .unwrap()
+            .args(["fleet", "slurm", file.to_str().unwrap(), "--partition", partition, "--submit", "--db"])
+            .arg(dir.path().join("r.db"))
+            .env("VERSUS_HOME", dir.path())
+            .env("SLURM_CONF", conf)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        // The notes before the refusal (the script written, the SQLite store) stay; the refusal is the
+        // last line, and the only one of sbatch's.
+        let last = err.lines().last().unwrap_or_default().to_string();
+        assert!(last.starts_with("versus: error: sbatch refused "), "{err}");
+        assert!(!err.contains("sbatch: error"), "sbatch's own lines are not passed on: {err}");
+        last
+    };
+    let last = submit("nosuch", &cluster.conf());
+    assert!(last.contains("Invalid partition name specified; `sinfo -s` lists the partitions"), "{last}");
+    drop(cluster);
+    // A cluster whose controller is not running.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let conf = dir.path().join("slurm.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "ClusterName=gone\nSlurmctldHost=localhost\nSlurmctldPort={port}\n\
+             NodeName=localhost CPUs=1\nPartitionName=debug Nodes=localhost Default=YES\n"
+        ),
+    )
+    .unwrap();
+    let last = submit("debug", &conf);
+    assert!(last.contains("Unable to contact slurm controller") && last.contains("is Slurm running?"), "{last}");
+}

@@ -36,6 +36,12 @@ fn a_killed_server_is_reported_with_its_error_log() {
     assert!(err.starts_with("server test: the server died (signal: 9"), "{err}");
     assert!(err.contains("error.log"), "{err}");
     assert!(err.contains("ready for connections"), "the tail of the error log is shown: {err}");
+    // A server that logged why it stopped: that is shown, not its first lines or what came after.
+    let mut log = std::fs::OpenOptions::new().append(true).open(sb.error_log()).unwrap();
+    std::io::Write::write_all(&mut log, b"t 0 [ERROR] mariadbd got signal 11 ;\nSorry, we probably made a mistake\n")
+        .unwrap();
+    let err = sb.check_alive().unwrap_err().to_string();
+    assert!(err.ends_with("error.log: mariadbd got signal 11 ;"), "{err}");
 }
 
 #[test]

@@ -266,6 +266,14 @@ fn bad_input_is_one_line_naming_the_file_and_line() {
     fails("syntax.sql", "\\set a random(1,\nSELECT :a;\n", &["run"], "syntax.sql:1:17: the expression ends too early");
     fails("unknown.sql", "SELECT 1;\nSELECT :nope;\n", &["run"], "unknown.sql:2:8: unknown variable :nope");
     fails("empty.sql", "", &["run"], "empty.sql:1:1: the script is empty");
+    // A bound beyond 64-bit integers is refused when the script is read, not rounded through a double.
+    let wide = "\\set a random(1, 9223372036854775808)\nSELECT :a;\n";
+    fails("wide.sql", wide, &["run"], "wide.sql:1:18: integer constant 9223372036854775808 is out of range");
+    let wide = "\\set a random(1, 9.3e18)\nSELECT :a;\n";
+    fails("wide2.sql", wide, &["run"], "a random bound must be an integer, not 9300000000000000000");
+    for d in [&["--define", "n=9223372036854775808", "run"][..], &["--define=n=9223372036854775808", "run"]] {
+        fails("define.sql", "SELECT :n;\n", d, "--define: n: 9223372036854775808 is out of the integer range");
+    }
     fails("refused.sql", "SELECT 1;\nSELECT nosuchcolumn FROM mysql.user;\n", &["--time=2", "run"], "refused.sql:2:1:");
     let deep = format!("SELECT 1;\n\\set x {}1{}\nSELECT :x;\n", "(".repeat(3000), ")".repeat(3000));
     fails("deep.sql", &deep, &["run"], "deep.sql:2:");

@@ -39,6 +39,18 @@ fn bad_input_is_a_one_line_error() {
     fails_with(&["oltp_read_write", "--rand-spec-res=101", "run"], "--rand-spec-res");
     fails_with(&["oltp_read_write", "--random-points=3", "run"], "not an option of oltp_read_write");
     fails_with(&["oltp_read_write", "--mysql-port=99999", "run"], "--mysql-port");
+    // Counts are whole numbers in range, never truncated or read through a double.
+    let whole = "expected a whole number from 0 to 4294967295";
+    fails_with(&["oltp_read_write", "--tables=2.5", "run"], &format!("--tables: invalid value '2.5': {whole}"));
+    fails_with(
+        &["oltp_read_write", "--table-size=9.2e18", "run"],
+        &format!("--table-size: invalid value '9.2e18': {whole}"),
+    );
+    fails_with(&["oltp_read_write", "--table-size=4294967296", "run"], whole);
+    fails_with(
+        &["oltp_read_write", "--point-selects=-1", "run"],
+        "--point-selects: invalid value '-1': must not be negative",
+    );
 }
 
 /// More worker threads than the machine lets a user start are refused before anything connects:

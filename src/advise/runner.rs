@@ -301,8 +301,15 @@ pub fn validate(opts: &AdviseOptions) -> Result<()> {
     if opts.confirm_repetitions < 5 {
         return Err(Error::option("--confirm-repetitions", "needs at least 5 (shuffled) repetitions"));
     }
-    if opts.screen_repetitions < 2 || opts.attribution_repetitions < 2 {
-        return Err(Error::option("--repetitions", "needs at least 2, so that every step has an interval"));
+    for (flag, n) in
+        [("--screen-repetitions", opts.screen_repetitions), ("--repetitions", opts.attribution_repetitions)]
+    {
+        if n < 2 {
+            return Err(Error::option(
+                flag,
+                format!("{n} is too few: needs at least 2, so that every step has an interval"),
+            ));
+        }
     }
     if opts.threads.is_empty() || opts.threads.contains(&0) {
         return Err(Error::option("--threads", "give thread counts of at least 1, e.g. --threads 2,8"));

@@ -44,7 +44,7 @@ pub fn samples_at_least(
         {
             per_rep.entry(r.repetition).or_default().insert((r.cell.workload.as_str(), r.cell.threads), v);
         } else if let Some(e) = &r.error {
-            errors.entry(r.cell.target.clone()).or_insert_with(|| e.clone());
+            errors.entry(r.cell.target.clone()).or_insert_with(|| crate::experiment::progress::one_line_error(r.id, e));
         }
     }
     // One value is itself (exp(ln x) is not always x to the last digit).
@@ -92,7 +92,9 @@ pub(super) fn probe_facts(store: &Store, experiment: i64, metric: Metric, durati
             Error::Other(format!(
                 "the probe run of the current config ({}) failed: {}",
                 run.cell.workload,
-                run.error.clone().unwrap_or_else(|| "no result".into())
+                run.error
+                    .as_deref()
+                    .map_or("no result".into(), |e| crate::experiment::progress::one_line_error(run.id, e))
             ))
         })?;
         let summary = detail.run.summary.as_ref();

@@ -349,7 +349,7 @@ pub(super) fn runs(home: &Home, a: RunsArgs) -> Result<i32> {
             tps,
             p95,
             r.server_version.unwrap_or_default(),
-            r.error.unwrap_or_default(),
+            r.error.map(|e| crate::experiment::progress::first_cause(&e).0).unwrap_or_default(),
         ]);
     }
     println!("{t}");

@@ -163,7 +163,7 @@ fn submit(
         .map_err(|e| Error::Other(format!("sbatch: {e}; is Slurm installed and SLURM_CONF set?")))?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
-        return Err(Error::Other(format!("sbatch {}: {}", script.display(), why.trim())));
+        return Err(Error::Other(slurm::sbatch_failure(&script.display().to_string(), &why)));
     }
     let id = String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap_or_default().to_string();
     println!("submitted job {id}: {} block(s), {} at once", job.blocks, job.hosts);
@@ -325,7 +325,11 @@ fn squeue(id: &str) -> Result<BTreeMap<u32, String>> {
         .collect();
     // squeue fails for a job id the controller has forgotten: that is an empty queue.
     if !q.status.success() && !String::from_utf8_lossy(&q.stderr).contains("Invalid job id") {
-        return Err(Error::Other(format!("squeue -j {id}: {}", String::from_utf8_lossy(&q.stderr).trim())));
+        return Err(Error::Other(slurm::failure(
+            &format!("squeue -j {id}"),
+            "squeue",
+            &String::from_utf8_lossy(&q.stderr),
+        )));
     }
     Ok(tasks)
 }
@@ -345,7 +349,11 @@ fn task_end(task: &str) -> TaskEnd {
 fn requeue(task: &str) -> std::result::Result<(), String> {
     let out = Command::new("scontrol").args(["requeue", task]).output().map_err(|e| format!("scontrol: {e}"))?;
     if !out.status.success() {
-        return Err(format!("scontrol requeue {task}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(slurm::failure(
+            &format!("scontrol requeue {task}"),
+            "scontrol",
+            &String::from_utf8_lossy(&out.stderr),
+        ));
     }
     let _ = Command::new("scontrol").args(["update", &format!("JobId={task}"), "StartTime=now"]).output();
     Ok(())

@@ -31,8 +31,9 @@ pub(super) fn run(cmd: StoreCommand) -> Result<i32> {
             if from == to || same_file(&from, &to) {
                 return Err(Error::option("--to", format!("{to} is the store being copied; give another one")));
             }
-            let source = Store::connect(&from)?;
-            let mut dest = Store::connect(&to)?;
+            // Only read: a write-protected file (or one on a read-only disk) can be copied as it is.
+            let source = Store::connect_read(&from).map_err(|e| for_flag(e, "--from"))?;
+            let mut dest = Store::connect(&to).map_err(|e| for_flag(e, "--to"))?;
             let r = source.copy_into(&mut dest)?;
             println!(
                 "copied {from} into {to}: {} experiments added, {} already there; {} runs copied, {} unchanged; \
@@ -46,6 +47,15 @@ pub(super) fn run(cmd: StoreCommand) -> Result<i32> {
             );
             Ok(0)
         }
+    }
+}
+
+/// `e` with the store messages' general advice about `--db` given for `flag`, the option at fault here.
+fn for_flag(e: Error, flag: &str) -> Error {
+    match e {
+        Error::File { path, message } => Error::file(path, message.replace("--db", flag)),
+        Error::Option { option, message } if option == "--db" => Error::option(flag, message),
+        e => e,
     }
 }
 

@@ -274,10 +274,17 @@ impl Progress {
         self.advance(&text);
     }
 
-    /// A run failed.
-    pub fn run_failed(&mut self, error: &str) {
+    /// Run `run_id` failed with `error`: one line with its first cause; the store keeps the whole
+    /// error, and the line says where to read it when it had more.
+    pub fn run_failed(&mut self, run_id: i64, error: &str) {
         self.position += 1;
-        self.advance(&format!("      failed: {error}"));
+        let why = one_line_error(run_id, error);
+        let text = match &self.bar {
+            // The bar's line starts with the run already.
+            Some(_) => format!("failed (run {run_id}): {why}"),
+            None => format!("      run {run_id} ({}) failed: {why}", self.current),
+        };
+        self.advance(&text);
     }
 
     /// The invocation ended.
@@ -325,6 +332,32 @@ impl Progress {
     }
 }
 
+/// The stored `error` of run `run_id` on one line: its [`first_cause`], and where the whole error is
+/// when that left something out.
+pub fn one_line_error(run_id: i64, error: &str) -> String {
+    match first_cause(error) {
+        (first, true) => format!("{first} (the whole error: `versus show {run_id}`)"),
+        (first, false) => first,
+    }
+}
+
+/// Longest first cause shown on a failed run's line, in characters.
+const CAUSE_CHARS: usize = 240;
+
+/// The first cause of a run's `error`: its first non-blank line, trimmed, at most [`CAUSE_CHARS`]
+/// characters; and whether anything was left out.
+pub fn first_cause(error: &str) -> (String, bool) {
+    let mut lines = error.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("no reason was given");
+    let mut cut = lines.next().is_some();
+    let mut shown: String = first.chars().take(CAUSE_CHARS).collect();
+    if shown.len() < first.len() {
+        shown.push('…');
+        cut = true;
+    }
+    (shown, cut)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,5 +377,18 @@ mod tests {
         assert_eq!(human(S(42)), "42 s");
         assert_eq!(human(S(250)), "4 min 10 s");
         assert_eq!(human(S(3900)), "1 h 05 min");
+    }
+
+    #[test]
+    fn a_failed_run_shows_its_first_cause_on_one_line() {
+        assert_eq!(first_cause("server a: the server died"), ("server a: the server died".into(), false));
+        let many = format!("\n  query failed: Lost connection\n{}", "  at frame\n".repeat(26));
+        assert_eq!(first_cause(&many), ("query failed: Lost connection".into(), true));
+        let long = "x".repeat(CAUSE_CHARS + 10);
+        let (shown, cut) = first_cause(&long);
+        assert!(cut && shown.chars().count() == CAUSE_CHARS + 1 && shown.ends_with('…'), "{shown}");
+        assert_eq!(first_cause(" \n"), ("no reason was given".into(), false));
+        assert_eq!(one_line_error(7, &many), "query failed: Lost connection (the whole error: `versus show 7`)");
+        assert_eq!(one_line_error(7, "server died"), "server died");
     }
 }

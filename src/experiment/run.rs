@@ -229,7 +229,7 @@ fn run_pending(
                 break;
             }
             RunOutcome::Failed { error, intervals } => {
-                progress.run_failed(&error);
+                progress.run_failed(row.id, &error);
                 store.fail_run(row.id, &error, &intervals)?;
                 outcome.failed += 1;
             }

@@ -421,13 +421,34 @@ pub fn set_to_overrides(set: &toml::Table, what: &str) -> std::result::Result<Ve
         .map(|(k, v)| match v {
             toml::Value::String(s) => Ok(format!("{k}={s}")),
             toml::Value::Integer(i) => Ok(format!("{k}={i}")),
-            toml::Value::Float(f) => Ok(format!("{k}={f}")),
+            toml::Value::Float(f) => float_setting(*f).map(|v| format!("{k}={v}")).map_err(|m| format!("{what}: set.{k}: {m}")),
             toml::Value::Boolean(true) => Ok(k.clone()),
             _ => Err(format!(
                 "{what}: set.{k} must be a string, a number, or true for a bare flag (write skip-{k} = true to turn a flag off)"
             )),
         })
         .collect()
+}
+
+/// A TOML float as a server option value: a fraction as written, a whole number as an integer when a
+/// float holds it exactly (below 2^53), refused beyond (9.2e18 is not 9200000000000000000 to the user
+/// who meant 2^63 - 1, and the server would clamp whatever it got).
+fn float_setting(f: f64) -> std::result::Result<String, String> {
+    const EXACT: f64 = (1u64 << f64::MANTISSA_DIGITS) as f64;
+    if !f.is_finite() {
+        return Err(format!("{f} is not a number a server option takes"));
+    }
+    if f.fract() != 0.0 {
+        return Ok(f.to_string());
+    }
+    if f.abs() < EXACT {
+        return Ok(format!("{}", f as i64));
+    }
+    Err(format!(
+        "{f:e} is a float, which holds whole numbers exactly only below 2^53; write the integer itself (at most {}) \
+         or a string",
+        i64::MAX
+    ))
 }
 
 fn check_set(set: &toml::Table, what: &str) -> std::result::Result<(), String> {

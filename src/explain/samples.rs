@@ -34,7 +34,7 @@ pub fn samples_by_target(
             }
             _ => {
                 if let Some(e) = &r.error {
-                    errors.entry(label).or_insert_with(|| e.clone());
+                    errors.entry(label).or_insert_with(|| crate::experiment::progress::one_line_error(r.id, e));
                 }
             }
         }

@@ -91,6 +91,56 @@ pub fn sbatch(job: &FleetJob) -> Result<String> {
     Ok(s)
 }
 
+/// What sbatch's refusals mean for a `versus fleet slurm` user: a fragment of sbatch's message (lower
+/// case) and what to do about it.
+const SBATCH_HINTS: &[(&str, &str)] = &[
+    ("invalid partition", "`sinfo -s` lists the partitions; choose one with --partition"),
+    ("unable to contact slurm controller", "is Slurm running? `scontrol ping` asks its controller (slurmctld)"),
+    ("could not establish a configuration source", "sbatch found no slurm.conf: set SLURM_CONF to the cluster's"),
+    ("unable to process configuration file", "sbatch cannot read its slurm.conf: set SLURM_CONF to the cluster's"),
+    ("invalid feature specification", "`sinfo -o '%P %f'` lists the node features; check --constraint"),
+    (
+        "requested node configuration is not available",
+        "no node fits (a whole node each, --constraint); `sinfo -N -l` lists them; check --partition and --constraint",
+    ),
+    ("invalid account", "the cluster wants an account: set SBATCH_ACCOUNT, or ask its administrators"),
+    ("qos", "the job breaks a QOS limit (`sacctmgr show qos`): lower --hosts or ask for another QOS"),
+    (
+        "time limit",
+        "the experiment's estimate exceeds the partition's time limit (`sinfo -o '%P %l'`): choose another \
+         --partition or shorten the experiment",
+    ),
+    ("not permitted", "you may not use that partition: choose another with --partition (`sinfo -s`)"),
+    ("array size", "the job array is larger than the cluster's MaxArraySize: fewer repetitions or targets per file"),
+];
+
+/// sbatch's refusal of `script` on one line: see [`failure`].
+pub fn sbatch_failure(script: &str, stderr: &str) -> String {
+    failure(&format!("sbatch refused {script}"), "sbatch", stderr)
+}
+
+/// A failed Slurm command (`what`: how to name it; `program`: its name) on one line: the reason from
+/// its `stderr` (a `Batch job submission failed` line, else its last fatal or error line, else its last
+/// line), and a hint when the reason is a known one.
+pub fn failure(what: &str, program: &str, stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let after = |l: &&str, mark: &str| l.rfind(mark).map(|i| l[i + mark.len()..].trim().to_string());
+    let reason = lines
+        .iter()
+        .rev()
+        .find_map(|l| after(l, "submission failed:"))
+        .or_else(|| lines.iter().rev().find_map(|l| after(l, "fatal:")))
+        .or_else(|| lines.iter().rev().find_map(|l| after(l, "error:")))
+        .or_else(|| lines.last().map(|l| l.to_string()))
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| format!("{program} gave no reason"));
+    let lower = reason.to_ascii_lowercase();
+    match SBATCH_HINTS.iter().find(|(needle, _)| lower.contains(needle)) {
+        Some((_, hint)) => format!("{what}: {reason}; {hint}"),
+        None => format!("{what}: {reason}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +158,32 @@ mod tests {
         assert_eq!(own_task(env(&[("SLURM_JOB_ID", "7")])).as_deref(), Some("7"));
         assert_eq!(own_task(env(&[("SLURM_JOB_ID", "7; reboot")])), None);
         assert_eq!(own_task(env(&[])), None);
+    }
+
+    #[test]
+    fn sbatch_refusals_are_one_line_with_a_hint() {
+        let partition = "sbatch: error: invalid partition specified: nosuch\n\
+                         sbatch: error: Batch job submission failed: Invalid partition name specified\n";
+        assert_eq!(
+            sbatch_failure("x.sbatch", partition),
+            "sbatch refused x.sbatch: Invalid partition name specified; `sinfo -s` lists the partitions; choose one \
+             with --partition"
+        );
+        let no_conf = "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n\
+                       sbatch: error: fetch_config: DNS SRV lookup failed\n\
+                       sbatch: fatal: Could not establish a configuration source\n";
+        let m = sbatch_failure("x.sbatch", no_conf);
+        assert!(m.starts_with("sbatch refused x.sbatch: Could not establish a configuration source; "), "{m}");
+        assert!(m.ends_with("set SLURM_CONF to the cluster's"), "{m}");
+        let other = "sbatch: error: something new\n";
+        assert_eq!(sbatch_failure("x", other), "sbatch refused x: something new");
+        assert_eq!(sbatch_failure("x", "\n"), "sbatch refused x: sbatch gave no reason");
+        let lost = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n";
+        let m = failure("squeue -j 12", "squeue", lost);
+        assert!(
+            m.starts_with("squeue -j 12: Unable to contact slurm controller (connect failure); is Slurm running?"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -91,7 +91,12 @@ mod tests {
         assert_eq!(parse_override("skip-log-bin").unwrap(), ("skip-log-bin".into(), None));
         assert!(parse_override("=2").unwrap_err().to_string().starts_with("--set: '=2' has no option name"));
         assert!(parse_override("bind-address=0.0.0.0").unwrap_err().to_string().contains("managed by versus"));
-        assert!(parse_override("port=3306").unwrap_err().to_string().ends_with("set it with --port"));
+        assert!(
+            parse_override("port=3306")
+                .unwrap_err()
+                .to_string()
+                .ends_with("(`versus server start --port N` picks one)")
+        );
         assert!(parse_override("bind-addr=127.0.0.2").unwrap_err().to_string().contains("as 'bind-address'"));
     }
 

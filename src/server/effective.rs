@@ -53,6 +53,10 @@ pub fn same_value(x: &str, y: &str) -> bool {
     if x == y || x.eq_ignore_ascii_case(y) {
         return true;
     }
+    // Integers as integers: as doubles, 18446744073709551614 and ...615 (a u64 variable's clamp) are one.
+    if let (Ok(p), Ok(q)) = (x.trim().parse::<i128>(), y.trim().parse::<i128>()) {
+        return p == q;
+    }
     if let (Ok(p), Ok(q)) = (x.trim().parse::<f64>(), y.trim().parse::<f64>()) {
         return p == q;
     }
@@ -163,17 +167,18 @@ fn is_false(v: &str) -> bool {
     matches!(v.to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no")
 }
 
-/// A size with an optional K/M/G/T suffix (powers of 1024), as the server reads it.
-fn size(v: &str) -> Option<f64> {
+/// A size with an optional K/M/G/T suffix (powers of 1024), as the server reads it: a whole number of
+/// bytes, exact (a double would make sizes near 2^64 that differ by a few bytes the same).
+fn size(v: &str) -> Option<u128> {
     let v = v.trim();
-    let (digits, factor) = match v.chars().last()?.to_ascii_uppercase() {
-        'K' => (&v[..v.len() - 1], 1024f64),
-        'M' => (&v[..v.len() - 1], 1024f64.powi(2)),
-        'G' => (&v[..v.len() - 1], 1024f64.powi(3)),
-        'T' => (&v[..v.len() - 1], 1024f64.powi(4)),
-        _ => (v, 1.0),
+    let (digits, shift) = match v.chars().last()?.to_ascii_uppercase() {
+        'K' => (&v[..v.len() - 1], 10),
+        'M' => (&v[..v.len() - 1], 20),
+        'G' => (&v[..v.len() - 1], 30),
+        'T' => (&v[..v.len() - 1], 40),
+        _ => (v, 0),
     };
-    digits.trim().parse::<f64>().ok().map(|n| n * factor)
+    digits.trim().parse::<u128>().ok()?.checked_mul(1 << shift)
 }
 
 /// Whether a requested value and the server's value of a variable mean the same: [`same_value`],
@@ -280,5 +285,10 @@ mod tests {
         assert!(!same_value("A,B", "A,B,C"));
         assert!(!same_value("0", "1"));
         assert!(!same_value("", "0"));
+        // Near 2^64, integers that one double holds stay different numbers.
+        assert!(!same_value("18446744073709551614", "18446744073709551615"));
+        assert!(!means_same("18446744073709551614", "18446744073709551615"));
+        assert!(means_same("16777216T", "18446744073709551616"));
+        assert!(means_same("1G", "1073741824"));
     }
 }

@@ -26,10 +26,10 @@ pub enum Kind {
 
 /// The managed options, in the server's spelling with dashes.
 pub const MANAGED: &[(&str, Kind)] = &[
-    ("port", Kind::Sandbox("set it with --port")),
+    ("port", Kind::Sandbox("versus gives each sandbox a free port (`versus server start --port N` picks one)")),
     ("bind-address", Kind::Sandbox("sandboxes listen on 127.0.0.1 only")),
     ("socket", Kind::Sandbox("the socket lives in the sandbox directory")),
-    ("datadir", Kind::Sandbox("set it with --datadir")),
+    ("datadir", Kind::Sandbox("it lives in the sandbox directory (`versus server start --datadir DIR` picks another)")),
     ("basedir", Kind::Sandbox("it comes from the build")),
     ("plugin-dir", Kind::Sandbox("it comes from the build")),
     ("lc-messages-dir", Kind::Sandbox("it comes from the build")),

@@ -116,15 +116,9 @@ pub fn terminate(pid: u32, mut child: Option<&mut Child>, timeout: Duration) -> 
     StopOutcome::Killed
 }
 
-/// The last `n` lines of a log file (empty when it cannot be read).
-pub fn tail(path: &Path, n: usize) -> Vec<String> {
-    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].iter().map(|s| s.to_string()).collect()
-}
-
-/// The server's own explanation of a failure, from the lines of its error log since `from_byte`:
-/// its `[ERROR]` lines (without timestamps) joined on one line, or else the last few lines.
+/// The server's own explanation of a failure, from the lines of its error log since `from_byte`: its
+/// last few distinct `[ERROR]` lines (without timestamps; what went wrong last is what stopped it, and
+/// a server can log harmless errors long before) joined on one line, or else its last few lines.
 pub fn error_summary(path: &Path, from_byte: u64) -> String {
     let raw = std::fs::read(path).unwrap_or_default();
     let text = String::from_utf8_lossy(raw.get(from_byte as usize..).unwrap_or(&raw[..])).into_owned();
@@ -137,13 +131,14 @@ pub fn error_summary(path: &Path, from_byte: u64) -> String {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         lines[lines.len().saturating_sub(3)..].iter().map(|s| s.trim().to_string()).collect()
     } else {
-        let mut dedup: Vec<String> = Vec::new();
-        for e in errors {
-            if !dedup.contains(&e) {
-                dedup.push(e);
+        let mut last: Vec<String> = Vec::new();
+        for e in errors.into_iter().rev() {
+            if !last.contains(&e) && last.len() < 4 {
+                last.push(e);
             }
         }
-        dedup.into_iter().take(4).collect()
+        last.reverse();
+        last
     };
     if picked.is_empty() { "the error log is empty".to_string() } else { picked.join(" | ") }
 }
@@ -168,7 +163,22 @@ mod tests {
         assert_eq!(error_summary(&log, len), "the error log is empty");
         std::fs::write(&log, "a\nb\nc\nd\n").unwrap();
         assert_eq!(error_summary(&log, 0), "b | c | d");
-        assert_eq!(tail(&log, 2), vec!["c", "d"]);
+        // Early harmless errors do not hide the ones that stopped the server.
+        let early: String = (0..6).map(|i| format!("t 0 [ERROR] Incorrect definition of table mysql.t{i}\n")).collect();
+        std::fs::write(
+            &log,
+            format!(
+                "{early}t 0 [Note] ready for connections\nt 0 [ERROR] mariadbd got signal 11 ;\n\
+                 Sorry, we probably made a mistake\nt 0 [ERROR] Aborting\nt 0 [ERROR] mariadbd got signal 11 ;\n"
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            error_summary(&log, 0),
+            "Incorrect definition of table mysql.t4 | Incorrect definition of table mysql.t5 | Aborting | mariadbd got \
+             signal 11 ;",
+            "the last distinct errors, in the log's order"
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
 use super::postgres::TempPostgres;
+use versus::store::{Location, Store};
 
 const TINY: &str = r#"
 name = "tiny"
@@ -426,4 +427,57 @@ fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
 
     let compare = ok(versus(h, &["compare", "tiny", "--db", &url, "--color", "never"], &[]), "compare");
     assert!(compare.contains("nosync"), "{compare}");
+}
+
+/// A tmpfs mounted at `dir` until dropped (the tests run as root, whom file modes do not stop).
+struct Tmpfs(std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn store_copy_reads_a_read_only_source_and_names_the_flag_of_a_store_it_cannot_open() {
+    let t = tempfile::tempdir().unwrap();
+    let disk = Tmpfs(t.path().join("ro"));
+    std::fs::create_dir_all(&disk.0).unwrap();
+    let mount =
+        std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"]).arg(&disk.0).output();
+    assert!(mount.as_ref().is_ok_and(|o| o.status.success()), "cannot mount a tmpfs (needs root): {mount:?}");
+    let source = disk.0.join("results.db");
+    super::fill(&mut Store::open(&source).unwrap());
+    let ro = std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&disk.0).status().unwrap();
+    assert!(ro.success());
+    let copy = |from: &std::path::Path, to: &std::path::Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_versus"))
+            .args(["store", "copy", "--from"])
+            .arg(from)
+            .arg("--to")
+            .arg(to)
+            .env("VERSUS_HOME", t.path().join("home"))
+            .env_remove("VERSUS_DB")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let dest = t.path().join("copy.db");
+    let (code, out, err) = copy(&source, &dest);
+    assert_eq!(code, Some(0), "a read-only source is only read: {err}");
+    assert!(out.contains("2 experiments added"), "{out}");
+    assert_eq!(
+        super::contents(&Store::open(&dest).unwrap()),
+        super::contents(&Store::connect_read(&Location::Sqlite(source.clone())).unwrap())
+    );
+    // A destination that cannot be written is named, with the flag that chose it.
+    let (code, _, err) = copy(&dest, &disk.0.join("new.db"));
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("versus: error: ") && err.contains("new.db") && err.contains("--to"), "{err}");
+    assert!(!err.contains("--db"), "store copy has no --db: {err}");
 }

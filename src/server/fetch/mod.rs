@@ -11,6 +11,7 @@
 //! so a failed fetch leaves nothing registered.
 
 mod apt;
+mod broken;
 mod debian;
 mod debver;
 mod layout;

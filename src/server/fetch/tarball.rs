@@ -27,9 +27,9 @@ pub fn fetch(home: &Home, spec: &str, file: &Path, opts: &FetchOptions, log: &mu
         .output()
         .map_err(|e| err(format!("cannot run tar: {e}")))?;
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let why = stderr.lines().next().unwrap_or("tar failed");
-        return Err(err(format!("{} is not a readable tarball ({why})", file.display())));
+        let why = super::broken::diagnose(&file, false)
+            .unwrap_or_else(|| tar_reason(&String::from_utf8_lossy(&out.stderr), out.status));
+        return Err(err(format!("{} is not a readable tarball: {why}", file.display())));
     }
     // Probed where it was unpacked: tarball binaries are not patched, so they run from anywhere.
     let staged = layout::detect_layout(&staging.tree()).map_err(|_| {
@@ -60,4 +60,33 @@ pub fn fetch(home: &Home, spec: &str, file: &Path, opts: &FetchOptions, log: &mu
         size_bytes: tree_size(&tree),
     };
     committed.register(home, build, started, log)
+}
+
+/// tar's reason for failing, when the archive itself looks whole: its first line that is neither a
+/// warning nor its closing words, without the `tar: ` prefix; never empty.
+fn tar_reason(stderr: &str, status: std::process::ExitStatus) -> String {
+    const NOISE: &[&str] = &["warning", "ignoring unknown", "error is not recoverable", "exiting with failure status"];
+    stderr
+        .lines()
+        .map(|l| l.trim().trim_start_matches("tar:").trim())
+        .find(|l| !l.is_empty() && !NOISE.iter().any(|n| l.to_ascii_lowercase().contains(n)))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("tar failed ({status})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn tar_reason_skips_warnings_and_closing_words() {
+        let status = std::process::ExitStatus::from_raw(2 << 8);
+        let stderr = "tar: Ignoring unknown extended header keyword 'LIBARCHIVE.xattr.security.selinux'\n\
+                      tar: top/bin/x: Cannot open: Permission denied\n\
+                      tar: Exiting with failure status due to previous errors\n";
+        assert_eq!(tar_reason(stderr, status), "top/bin/x: Cannot open: Permission denied");
+        let only_noise = "tar: Error is not recoverable: exiting now\n";
+        assert_eq!(tar_reason(only_noise, status), "tar failed (exit status: 2)");
+    }
 }

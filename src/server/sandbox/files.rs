@@ -175,8 +175,11 @@ fn free_suffix() -> u64 {
 pub(super) fn summarize_output(text: &str) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let errors: Vec<&str> = lines.iter().copied().filter(|l| l.contains("ERROR") || l.contains("error")).collect();
-    let picked =
-        if errors.is_empty() { &lines[lines.len().saturating_sub(3)..] } else { &errors[..errors.len().min(3)] };
+    let picked = if errors.is_empty() {
+        &lines[lines.len().saturating_sub(3)..]
+    } else {
+        &errors[errors.len().saturating_sub(3)..]
+    };
     if picked.is_empty() { "no output".into() } else { picked.join(" | ") }
 }
 
@@ -191,5 +194,13 @@ mod tests {
         let s = socket_path(&long);
         assert!(s.as_os_str().len() < 100 && s.starts_with(std::env::temp_dir()), "{s:?}");
         assert_eq!(s, socket_path(&long));
+    }
+
+    #[test]
+    fn the_last_errors_of_the_output_are_its_summary() {
+        let out = "error: harmless 1\nerror: harmless 2\nerror: harmless 3\nnote\n[ERROR] the real one\nbye\n";
+        assert_eq!(summarize_output(out), "error: harmless 2 | error: harmless 3 | [ERROR] the real one");
+        assert_eq!(summarize_output("a\nb\nc\nd\n"), "b | c | d");
+        assert_eq!(summarize_output("\n"), "no output");
     }
 }

@@ -51,6 +51,8 @@ pub struct Sandbox {
     adjusted: Vec<effective::Adjusted>,
     account: Account,
     root_password: Option<String>,
+    /// Where the error log stood when this server was launched (0 for a reopened sandbox).
+    log_from: u64,
 }
 
 impl Sandbox {
@@ -150,6 +152,7 @@ impl Sandbox {
             adjusted: Vec::new(),
             account,
             root_password: Some(root_password),
+            log_from: 0,
         };
         if fresh_datadir {
             // Initialisation runs without the init file: the accounts it sets up do not exist yet.
@@ -206,6 +209,7 @@ impl Sandbox {
             adjusted: Vec::new(),
             account,
             root_password: lockdown::read_root_password(dir),
+            log_from: 0,
         })
     }
 
@@ -266,7 +270,7 @@ impl Sandbox {
         self.running
     }
 
-    /// `Ok` while the server is alive; otherwise an error with the tail of its error log.
+    /// `Ok` while the server is alive; otherwise an error with what its error log says stopped it.
     pub fn check_alive(&mut self) -> Result<()> {
         if self.is_running() {
             return Ok(());
@@ -278,7 +282,7 @@ impl Sandbox {
             format!(
                 "the server died{how}; error log {}: {}",
                 self.paths.error_log.display(),
-                process::tail(&self.paths.error_log, 5).join(" | ")
+                process::error_summary(&self.paths.error_log, self.log_from)
             ),
         ))
     }
@@ -473,6 +477,7 @@ impl Sandbox {
         interrupt::check()?;
         let _ = owned::remove_file(&self.paths.socket);
         let offset = log_len(&self.paths.error_log);
+        self.log_from = offset;
         let out_path = self.info.dir.join("server.out");
         let out = owned::open_write(&out_path, 0o644, true)?;
         let err = out.try_clone().map_err(|e| Error::file(&out_path, e))?;

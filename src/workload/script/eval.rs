@@ -243,6 +243,22 @@ mod tests {
     }
 
     #[test]
+    fn integers_at_the_64_bit_edge_stay_integers_or_are_refused() {
+        assert_eq!(value("9223372036854775807"), Ok(Value::Int(i64::MAX)));
+        assert_eq!(value("-9223372036854775808"), Ok(Value::Int(i64::MIN)));
+        assert_eq!(value("- 9223372036854775807 - 1"), Ok(Value::Int(i64::MIN)));
+        let e = value("random(1, 9223372036854775808)").unwrap_err();
+        assert!(e.starts_with("10: integer constant 9223372036854775808 is out of range"), "{e}");
+        assert!(value("--9223372036854775808").unwrap_err().contains("out of the integer range"));
+        // A double bound fails every draw: refused when the script is read.
+        assert_eq!(
+            value("random(1, 9.3e18)").unwrap_err(),
+            "0: a random bound must be an integer, not 9300000000000000000"
+        );
+        assert!(value("random_zipfian(1e3, 2000, 1.5)").unwrap_err().contains("must be an integer, not 1000"));
+    }
+
+    #[test]
     fn random_values_stay_in_their_range() {
         for f in
             ["random(3, 9)", "random_gaussian(3, 9, 2.5)", "random_exponential(3, 9, 2)", "random_zipfian(3, 9, 1.5)"]

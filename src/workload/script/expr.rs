@@ -410,12 +410,27 @@ impl Parser<'_, '_> {
 
     fn unary(&mut self) -> Result<Expr, ParseError> {
         let Some(c @ ('-' | '+' | '~')) = self.peek() else { return self.atom() };
+        let start = self.i;
         self.i += 1;
+        if c == '-' {
+            // The one integer whose digits alone do not fit: i64::MIN.
+            let min = i64::MIN.unsigned_abs().to_string();
+            let end = self.i + min.len();
+            let digits: String = self.s.get(self.i..end).map(|d| d.iter().collect()).unwrap_or_default();
+            let more = self.s.get(end).is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, '.' | '_'));
+            if digits == min && !more {
+                self.i = end;
+                return Ok(Expr::Const(Value::Int(i64::MIN)));
+            }
+        }
         self.enter()?;
         let x = self.unary()?;
         self.leave();
         match (c, x) {
-            ('-', Expr::Const(Value::Int(i))) => Ok(Expr::Const(Value::Int(-i))),
+            ('-', Expr::Const(Value::Int(i))) => match i.checked_neg() {
+                Some(n) => Ok(Expr::Const(Value::Int(n))),
+                None => Err(ParseError { col: start, message: format!("-({i}) is out of the integer range") }),
+            },
             ('-', Expr::Const(Value::Double(d))) => Ok(Expr::Const(Value::Double(-d))),
             ('+', x) => Ok(x),
             (c, x) => {
@@ -535,6 +550,13 @@ impl Parser<'_, '_> {
         if let Ok(i) = text.parse::<i64>() {
             return Ok(Expr::Const(Value::Int(i)));
         }
+        // Digits alone are an integer, never a double that would round it (as pgbench: an overflow).
+        if text.chars().all(|c| c.is_ascii_digit()) {
+            return Err(ParseError {
+                col: start,
+                message: format!("integer constant {text} is out of range; integers are 64-bit (at most {})", i64::MAX),
+            });
+        }
         match text.parse::<f64>() {
             Ok(d) if d.is_finite() => Ok(Expr::Const(Value::Double(d))),
             _ => Err(ParseError { col: start, message: format!("'{text}' is not a number") }),
@@ -553,6 +575,12 @@ fn check_constant_arguments(f: Func, args: &[Expr]) -> Result<(), String> {
         && lb > ub
     {
         return Err(format!("empty range: {lb} is above {ub}"));
+    }
+    // What evaluating would refuse on every draw, refused when the script is read.
+    if matches!(f, Func::Random | Func::Gaussian | Func::Exponential | Func::Zipfian)
+        && let Some(Value::Double(d)) = konst(0).filter(|v| matches!(v, Value::Double(_))).or(konst(1))
+    {
+        return Err(format!("a random bound must be an integer, not {d}"));
     }
     if let Some(p) = konst(2) {
         check_parameter(f, p.as_f64())?;

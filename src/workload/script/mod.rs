@@ -75,19 +75,12 @@ pub fn parse_args(args: &[String]) -> Result<Invocation> {
             i += 1;
             Some(args.get(i).cloned().ok_or_else(|| Error::option(a.clone(), "needs NAME=VALUE"))?)
         } else {
-            a.strip_prefix("--define=")
-                .or_else(|| a.strip_prefix("-D"))
-                .filter(|_| !a.starts_with("--d"))
-                .map(str::to_string)
+            a.strip_prefix("--define=").or_else(|| a.strip_prefix("-D")).map(str::to_string)
         };
         if let Some(d) = define {
             let (n, v) =
                 d.split_once('=').ok_or_else(|| Error::option("--define", format!("'{d}' is not NAME=VALUE")))?;
-            let value = v
-                .parse::<i64>()
-                .map(expr::Value::Int)
-                .or_else(|_| v.parse::<f64>().map(expr::Value::Double))
-                .map_err(|_| Error::option("--define", format!("{n}: '{v}' is not a number")))?;
+            let value = define_value(n, v)?;
             defines.push((n.to_string(), value));
         } else if a == "--help" || a == "-h" {
             help = true;
@@ -110,6 +103,22 @@ pub fn parse_args(args: &[String]) -> Result<Invocation> {
     }
     let inv = options::parse(&rest)?;
     Ok(Invocation { files, defines, command, options: inv.options, help })
+}
+
+/// The value of `--define NAME=VALUE`: digits alone are a 64-bit integer (refused beyond its range, never
+/// rounded through a double), anything else a finite double.
+fn define_value(name: &str, v: &str) -> Result<expr::Value> {
+    let t = v.trim();
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+        return t.parse::<i64>().map(expr::Value::Int).map_err(|_| {
+            Error::option("--define", format!("{name}: {t} is out of the integer range ({} to {})", i64::MIN, i64::MAX))
+        });
+    }
+    match t.parse::<f64>() {
+        Ok(d) if d.is_finite() => Ok(expr::Value::Double(d)),
+        _ => Err(Error::option("--define", format!("{name}: '{v}' is not a number"))),
+    }
 }
 
 /// Reads the files of `inv` into one script (transactions of every file, statements numbered in order).

@@ -417,7 +417,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         create_secondary: flag(values, "create_secondary")?,
         storage_engine: raw(values, "mysql_storage_engine").to_string(),
         create_table_options: raw(values, "create_table_options").to_string(),
-        reconnect: num(values, "reconnect")? as u64,
+        reconnect: u64::from(count(values, "reconnect")?),
         random_points: count(values, "random_points")?,
         number_of_ranges: count(values, "number_of_ranges")?,
         delta: count(values, "delta")?,

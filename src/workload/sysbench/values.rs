@@ -97,12 +97,21 @@ pub(super) fn num(values: &BTreeMap<String, String>, name: &str) -> Result<f64> 
     }
 }
 
+/// A count (`--tables`, `--table-size` …): a whole number from 0 to `u32::MAX`, as digits, or in a
+/// float's form (`1e3`, or `1000.0` from a TOML float) when that is a whole number a float holds exactly.
+/// Never truncated: 2.5 tables, or 9.2e18 rows read as a double, are refused.
 pub(super) fn count(values: &BTreeMap<String, String>, name: &str) -> Result<u32> {
-    let x = num(values, name)?;
-    if x > u32::MAX as f64 {
-        return Err(bad(name, raw(values, name), "too large"));
-    }
-    Ok(x as u32)
+    const EXACT: f64 = (1u64 << f64::MANTISSA_DIGITS) as f64;
+    let v = raw(values, name);
+    let t = v.trim();
+    let range = || format!("expected a whole number from 0 to {}", u32::MAX);
+    let n = match (t.parse::<u64>(), t.parse::<f64>()) {
+        (Ok(n), _) => n,
+        (_, Ok(x)) if x < 0.0 || t.starts_with('-') => return Err(bad(name, v, "must not be negative")),
+        (_, Ok(x)) if x.fract() == 0.0 && x < EXACT => x as u64,
+        _ => return Err(bad(name, v, &range())),
+    };
+    u32::try_from(n).map_err(|_| bad(name, v, &range()))
 }
 
 /// `--mysql-ssl` (on/off or a mode) and its certificate files; sysbench 1.0's files in the current

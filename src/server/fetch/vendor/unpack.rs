@@ -68,7 +68,12 @@ pub fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
     archive.set_preserve_permissions(true);
     archive.set_preserve_mtime(true);
     archive.set_overwrite(true);
-    let unreadable = |e: std::io::Error| format!("{} is not a readable tarball ({e})", file.display());
+    // What the file holds says what is wrong better than the tar crate's error (often only "failed to
+    // unpack …", with the cause hidden behind it).
+    let unreadable = |e: std::io::Error| {
+        let why = crate::server::fetch::broken::diagnose(file, true).unwrap_or_else(|| cause_chain(&e));
+        format!("{} is not a readable tarball: {why}", file.display())
+    };
     for entry in archive.entries().map_err(unreadable)? {
         let mut entry = entry.map_err(unreadable)?;
         let path = entry.path().map_err(unreadable)?.into_owned();
@@ -81,6 +86,19 @@ pub fn unpack(file: &Path, dest: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `e` and the errors behind it, on one line (never empty).
+fn cause_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut next = e.source();
+    while let Some(c) = next {
+        parts.push(c.to_string());
+        next = c.source();
+    }
+    parts.retain(|p| !p.trim().is_empty());
+    parts.dedup();
+    if parts.is_empty() { "it cannot be read as a tar archive".into() } else { parts.join(": ") }
 }
 
 #[cfg(test)]
@@ -135,7 +153,13 @@ mod tests {
         }
         let bad = t.path().join("bad.tar.gz");
         std::fs::write(&bad, "not gzip").unwrap();
-        assert!(unpack(&bad, t.path()).unwrap_err().contains("not a readable tarball"));
+        let e = unpack(&bad, t.path()).unwrap_err();
+        assert!(
+            e.ends_with(
+                "is not a readable tarball: it is not a gzip, xz or tar file (it starts with the bytes 6e 6f 74 20)"
+            ),
+            "{e}"
+        );
         // An archive whose entry climbs out of the destination.
         let mut b = tar::Builder::new(Vec::new());
         let mut h = tar::Header::new_gnu();
