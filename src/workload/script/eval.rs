@@ -246,6 +246,8 @@ mod tests {
     fn integers_at_the_64_bit_edge_stay_integers_or_are_refused() {
         assert_eq!(value("9223372036854775807"), Ok(Value::Int(i64::MAX)));
         assert_eq!(value("-9223372036854775808"), Ok(Value::Int(i64::MIN)));
+        assert_eq!(value("(-9223372036854775808)"), Ok(Value::Int(i64::MIN)));
+        assert_eq!(value("-9223372036854775808 + 1"), Ok(Value::Int(i64::MIN + 1)));
         assert_eq!(value("- 9223372036854775807 - 1"), Ok(Value::Int(i64::MIN)));
         let e = value("random(1, 9223372036854775808)").unwrap_err();
         assert!(e.starts_with("10: integer constant 9223372036854775808 is out of range"), "{e}");
