@@ -14,6 +14,13 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// The text of the input file `path`, or why it cannot be read (without the path; see [`read_text`]).
 pub fn read_text_reason(path: &Path) -> std::result::Result<String, String> {
+    String::from_utf8(read_bytes_reason(path)?)
+        .map_err(|e| format!("is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+}
+
+/// The bytes of the input file `path` (a regular file of at most [`MAX_INPUT_BYTES`]), or why it
+/// cannot be read, without the path.
+pub fn read_bytes_reason(path: &Path) -> std::result::Result<Vec<u8>, String> {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
     let file = OpenOptions::new()
         .read(true)
@@ -23,7 +30,7 @@ pub fn read_text_reason(path: &Path) -> std::result::Result<String, String> {
     read_open(file)
 }
 
-fn read_open(file: File) -> std::result::Result<String, String> {
+fn read_open(file: File) -> std::result::Result<Vec<u8>, String> {
     let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
     if meta.is_dir() {
         return Err("is a directory; give a file".into());
@@ -43,8 +50,7 @@ fn read_open(file: File) -> std::result::Result<String, String> {
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(format!("grew past {} MiB while being read", MAX_INPUT_BYTES >> 20));
     }
-    String::from_utf8(bytes)
-        .map_err(|e| format!("is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+    Ok(bytes)
 }
 
 /// The text of the input file `path`; an error names the file and says what is wrong with it.

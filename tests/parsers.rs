@@ -227,3 +227,24 @@ fn deeply_nested_experiment_files_are_one_line() {
         assert!(one_line(&e) && e.starts_with("line 1"), "{e}");
     }
 }
+
+/// Files that never end or block (a device, a FIFO) given where versus reads a file are refused in one
+/// line at once, as an experiment file, a script, an option file and an included option file.
+#[test]
+fn endless_or_blocking_files_are_refused_wherever_a_file_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for bad in [Path::new("/dev/zero"), fifo.as_path()] {
+        let e = ExperimentFile::load(bad).unwrap_err().to_string();
+        assert!(one_line(&e) && e.contains("not a regular file"), "{e}");
+        let e = mycnf::resolve(bad, &["mysqld"]).unwrap_err().to_string();
+        assert!(one_line(&e) && e.contains("not a regular file"), "{e}");
+        let top = dir.path().join("top.cnf");
+        std::fs::write(&top, format!("[mysqld]\n!include {}\n", bad.display())).unwrap();
+        let e = mycnf::resolve(&top, &["mysqld"]).unwrap_err().to_string();
+        assert!(one_line(&e) && e.contains("not a regular file"), "{e}");
+        let e = versus::workload::script::parse::load(bad, 1, &[]).unwrap_err().to_string();
+        assert!(one_line(&e) && e.contains("not a regular file"), "{e}");
+    }
+}

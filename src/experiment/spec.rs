@@ -328,7 +328,7 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 impl ExperimentFile {
     /// Reads and checks an experiment file; errors name the file, the key and the line.
     pub fn load(path: &Path) -> Result<(ExperimentFile, String)> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        let text = crate::input::read_text(path)?;
         let spec = Self::parse(&text).map_err(|m| Error::file(path, m))?;
         Ok((spec, text))
     }

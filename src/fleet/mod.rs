@@ -67,7 +67,7 @@ impl FleetJob {
                 let name = f.display().to_string();
                 if !config_files.iter().any(|(n, _)| *n == name) {
                     let path = base.join(f);
-                    let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, e))?;
+                    let text = crate::input::read_text(&path)?;
                     config_files.push((name, text));
                 }
             }

@@ -272,7 +272,7 @@ impl Store {
 
 /// Reads a recovery file.
 pub fn load(path: &Path) -> Result<Recovered> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?;
+    let text = crate::input::read_text(path)?;
     let r: Recovered =
         serde_json::from_str(&text).map_err(|e| Error::file(path, format!("not a versus recovery file: {e}")))?;
     if r.kind != KIND {

@@ -22,7 +22,8 @@ pub(super) enum Parsed {
 
 /// Reads a file as UTF-8 text.
 pub(super) fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::file(path, format!("cannot read the option file: {e}")))?;
+    let bytes =
+        crate::input::read_bytes_reason(path).map_err(|why| Error::file(path, format!("the option file: {why}")))?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
@@ -315,6 +316,6 @@ mod tests {
         let err = read_text(&p).unwrap_err().to_string();
         assert!(err.contains("line 2: not valid UTF-8"), "{err}");
         let err = read_text(&dir.path().join("missing.cnf")).unwrap_err().to_string();
-        assert!(err.contains("missing.cnf: cannot read the option file"), "{err}");
+        assert!(err.contains("missing.cnf: the option file: cannot read"), "{err}");
     }
 }

@@ -21,7 +21,7 @@ pub(super) fn unknown_option(name: &str) -> Error {
 }
 
 pub(super) fn read_config_file(path: &str) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::file(path, e))?;
+    let text = crate::input::read_text(std::path::Path::new(path))?;
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("").trim();

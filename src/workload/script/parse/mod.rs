@@ -229,10 +229,10 @@ pub const MAX_WEIGHT: u32 = 1_000_000;
 /// Reads and parses `path`; `weight` (from `FILE@W`) multiplies the file's weights.
 pub fn load(path: &Path, weight: u32, defines: &[(String, Value)]) -> Result<(Script, String), ScriptError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScriptError {
+    let text = crate::input::read_text_reason(path).map_err(|why| ScriptError {
         file: file.clone(),
         loc: Loc { file: 0, line: 1, col: 1 },
-        message: format!("cannot read the script: {e}"),
+        message: format!("the script: {why}"),
     })?;
     let mut s = parse(&file, &text, defines)?;
     for t in &mut s.transactions {
