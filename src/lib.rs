@@ -28,6 +28,7 @@ pub mod fleet;
 pub mod input;
 pub mod interrupt;
 pub mod lockfile;
+pub mod markup;
 pub mod metric;
 pub mod owned;
 pub mod report;

@@ -555,8 +555,10 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    let text = MATRIX
-        .replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { skip-name-resolve = true, log-bin = true }");
+    let text = MATRIX.replace(
+        "set = { innodb_flush_log_at_trx_commit = 0 }",
+        "set = { skip-external-locking = true, log-bin = true }",
+    );
     let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

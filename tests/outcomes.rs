@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::disk::SmallDisk;
+
 use common::external_experiment;
 
 use std::path::{Path, PathBuf};
@@ -22,38 +24,6 @@ fn stderr(o: &std::process::Output) -> String {
 fn mode(p: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777
-}
-
-/// A tmpfs of `size` mounted at `dir` for the life of the value (the test runs as root).
-struct SmallDisk {
-    dir: PathBuf,
-}
-
-impl SmallDisk {
-    fn mount(dir: &Path, size: &str) -> SmallDisk {
-        std::fs::create_dir_all(dir).unwrap();
-        let out = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(dir).output();
-        assert!(out.as_ref().is_ok_and(|o| o.status.success()), "cannot mount a tmpfs (needs root): {out:?}");
-        SmallDisk { dir: dir.to_path_buf() }
-    }
-
-    /// Writes zeros into `name` until the file system is full.
-    fn fill(&self, name: &str) -> PathBuf {
-        use std::io::Write;
-        let path = self.dir.join(name);
-        let mut f = std::fs::File::create(&path).unwrap();
-        let chunk = vec![0u8; 64 * 1024];
-        while f.write_all(&chunk).is_ok() {}
-        while f.write_all(&chunk[..512]).is_ok() {}
-        let _ = f.sync_all();
-        path
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
-    }
 }
 
 #[test]
@@ -142,8 +112,7 @@ fn a_measured_run_the_store_cannot_take_is_kept_in_a_recovery_file_and_imported_
     drop(store);
 
     // A store that cannot be written (here: on a read-only file system) can still be read.
-    let ro = Command::new("mount").args(["-o", "remount,ro"]).arg(&disk.dir).status().unwrap();
-    assert!(ro.success());
+    disk.read_only();
     for (args, shown) in [(&["runs"][..], "full"), (&["runs", "1"], "ext"), (&["show", "1"], "transactions:")] {
         let mut all = args.to_vec();
         all.extend(["--db", db.to_str().unwrap()]);

@@ -3,6 +3,9 @@
 //! before anything runs, a file it reads, any results store, recovery file or experiment file, by
 //! whatever spelling or link it is reached, and leaves it byte for byte as it was.
 
+#[path = "common/disk.rs"]
+mod disk;
+
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -214,26 +217,11 @@ fn a_directory_or_a_missing_directory_is_refused() {
 #[test]
 fn a_failed_write_leaves_the_old_file_whole() {
     let s = Setup::new();
-    let disk = s.p("disk");
-    std::fs::create_dir(&disk).unwrap();
-    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&disk).status();
-    assert!(mounted.is_ok_and(|st| st.success()), "cannot mount a tmpfs (needs root)");
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(disk.clone());
+    let small = disk::SmallDisk::mount(&s.p("disk"), "1m");
+    let disk = small.dir.clone();
     let old = disk.join("job.sbatch");
     std::fs::write(&old, "#!/bin/sh\n# the old script\n").unwrap();
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(disk.join("filler")).unwrap();
-        let chunk = vec![0u8; 4096];
-        while f.write_all(&chunk).is_ok() {}
-        while f.write_all(&chunk[..64]).is_ok() {}
-    }
+    small.fill("filler");
     let (code, err) = s.run(&["fleet", "slurm", "exp.toml", "--db", &s.store(), "-o", "disk/job.sbatch"]);
     assert_eq!(code, Some(1), "{err}");
     let last = err.lines().last().unwrap_or_default();

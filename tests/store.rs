@@ -2,6 +2,8 @@
 //! the test starts and stops): experiments, cells and runs in, the same out; resume; constraints;
 //! atomic finish; secrets kept out; copies between engines; concurrent writers.
 
+#[path = "common/disk.rs"]
+mod disk;
 #[path = "common/postgres.rs"]
 mod postgres;
 
@@ -714,40 +716,13 @@ fn block_attempts_are_copied_and_per_task_files_merge_into_one_attempt_history()
 #[path = "store/commands.rs"]
 mod commands;
 
-/// A tmpfs of 2 MiB mounted at `dir` for the life of the value (the test runs as root).
-struct SmallDisk(std::path::PathBuf);
-
-impl SmallDisk {
-    fn mount(dir: &std::path::Path) -> SmallDisk {
-        std::fs::create_dir_all(dir).unwrap();
-        let out = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(dir).output();
-        assert!(out.as_ref().is_ok_and(|o| o.status.success()), "cannot mount a tmpfs (needs root): {out:?}");
-        SmallDisk(dir.to_path_buf())
-    }
-
-    /// Writes zeros until the file system is full.
-    fn fill(&self) {
-        use std::io::Write;
-        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
-        let chunk = vec![0u8; 64 * 1024];
-        while f.write_all(&chunk).is_ok() {}
-        while f.write_all(&chunk[..512]).is_ok() {}
-        let _ = f.sync_all();
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn two_full_stores_of_the_same_name_keep_both_measured_runs() {
     // Every default store is `results.db`, and a store's first experiment and run have the same ids
     // everywhere: two full disks at once fail over to the same temporary directory.
     let t = tempfile::tempdir().unwrap();
-    let disks: Vec<SmallDisk> = (0..2).map(|i| SmallDisk::mount(&t.path().join(format!("disk{i}")))).collect();
+    let disks: Vec<disk::SmallDisk> =
+        (0..2).map(|i| disk::SmallDisk::mount(&t.path().join(format!("disk{i}")), "2m")).collect();
     let barrier = std::sync::Barrier::new(2);
     let saved: Vec<(std::path::PathBuf, Location, f64)> = std::thread::scope(|s| {
         let workers: Vec<_> = disks
@@ -756,11 +731,11 @@ fn two_full_stores_of_the_same_name_keep_both_measured_runs() {
             .map(|(i, disk)| {
                 let barrier = &barrier;
                 s.spawn(move || {
-                    let mut store = Store::open(disk.0.join("results.db")).unwrap();
+                    let mut store = Store::open(disk.dir.join("results.db")).unwrap();
                     let id = store.create_experiment(&experiment("full")).unwrap();
                     let run = store.runs(id).unwrap()[0].id;
                     store.start_run(run, &start()).unwrap();
-                    disk.fill();
+                    disk.fill("filler");
                     let mut measured = result(&[]);
                     measured.summary.tps = 100.0 + i as f64;
                     barrier.wait();

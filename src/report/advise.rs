@@ -207,7 +207,7 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
     let f = &r.facts;
     let md = format == OutputFormat::Markdown;
     // Names and values come from the user's files and the server: text, whatever they hold.
-    let t = |s: &str| if md { super::markdown::escape(s) } else { super::terminal::shown(s) };
+    let t = |s: &str| if md { crate::markup::escape(s) } else { crate::markup::shown(s) };
     let h = |s: &str| if md { format!("## {}\n\n", t(s)) } else { format!("{}\n", t(s)) };
     out.push_str(&h("versus advise"));
     let _ = writeln!(
@@ -337,13 +337,13 @@ pub fn render_cnf(r: &AdviseReport) -> String {
         out,
         "# versus advise: {} ({}), {} at {} thread(s), for {} of RAM",
         // A line break in a name would end the comment and put an option into the fragment.
-        super::terminal::shown(&r.target),
-        super::terminal::shown(&r.server_version.clone().unwrap_or_else(|| format!("{} {}", f.flavor, f.version))),
-        super::terminal::shown(&r.workload),
+        crate::markup::shown(&r.target),
+        crate::markup::shown(&r.server_version.clone().unwrap_or_else(|| format!("{} {}", f.flavor, f.version))),
+        crate::markup::shown(&r.workload),
         r.threads.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
         bytes(f.memory)
     );
-    let _ = writeln!(out, "# {}", super::terminal::shown(&conclusion_text(r)));
+    let _ = writeln!(out, "# {}", crate::markup::shown(&conclusion_text(r)));
     if let Some(m) = &r.memory_advised {
         let _ = writeln!(out, "# {}", memory_line("worst case", m));
     }

@@ -119,10 +119,10 @@ pub fn write_terminal(out: &mut String, r: &CompareReport, color: bool) {
     for (i, s) in r.statements.iter().enumerate() {
         terminal::write_table(out, &table(s, &format!("statements-{i}")), color);
         for l in s.sentences() {
-            let _ = writeln!(out, "{}", terminal::shown(&l));
+            let _ = writeln!(out, "{}", crate::markup::shown(&l));
         }
         for l in plan_lines(s) {
-            let _ = writeln!(out, "plan changed: {}", terminal::shown(&l));
+            let _ = writeln!(out, "plan changed: {}", crate::markup::shown(&l));
         }
     }
 }
@@ -132,10 +132,10 @@ pub fn write_markdown(out: &mut String, r: &CompareReport) {
     for (i, s) in r.statements.iter().enumerate() {
         markdown::write_table(out, &table(s, &format!("statements-{i}")));
         for l in s.sentences() {
-            let _ = writeln!(out, "- {}", markdown::escape(&l));
+            let _ = writeln!(out, "- {}", crate::markup::escape(&l));
         }
         for l in plan_lines(s) {
-            let _ = writeln!(out, "- plan changed: {}", markdown::escape(&l));
+            let _ = writeln!(out, "- plan changed: {}", crate::markup::escape(&l));
         }
         out.push('\n');
     }

@@ -1,6 +1,7 @@
 //! The terminal output of `versus compare`: a summary, the ratio table, the seed-style pivot, stability,
 //! efficiency and the differing variables, with ratios beyond ±5 % in colour (green better, red worse).
 
+use crate::markup::shown;
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
@@ -25,13 +26,6 @@ fn style(tone: Tone) -> Style {
         Tone::Worse => Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
         Tone::Muted => Style::new().dimmed(),
     }
-}
-
-/// Text as the terminal shows it literally: a control character of a label (an escape sequence that
-/// would recolour, move the cursor or retitle the terminal; a line break that would fake a row) as a
-/// space.
-pub fn shown(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
 fn width(s: &str) -> usize {

@@ -51,6 +51,26 @@ const SUFFIX: &str = ".recovery.json";
 /// What an imported recovery file is renamed with.
 const IMPORTED: &str = ".imported";
 
+/// Renames the imported file `path` to `….imported` (or `….imported.N` when that name is taken: a file
+/// already there is never replaced); `None` when it could not be renamed.
+fn set_aside(path: &Path) -> Option<PathBuf> {
+    for n in 0..100 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(IMPORTED);
+        if n > 0 {
+            name.push(format!(".{n}"));
+        }
+        let to = PathBuf::from(name);
+        // A hard link fails on an existing name, where a rename would replace it.
+        match std::fs::hard_link(path, &to) {
+            Ok(()) => return std::fs::remove_file(path).is_ok().then_some(to),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 /// The stem of this store's recovery file names.
 fn stem(location: &Location) -> String {
     match location {
@@ -180,11 +200,7 @@ impl Store {
             let status = self.finished_status(r.experiment_id)?;
             self.set_experiment_status(r.experiment_id, status)?;
         }
-        let mut renamed = path.as_os_str().to_owned();
-        renamed.push(IMPORTED);
-        let renamed = PathBuf::from(renamed);
-        let renamed = std::fs::rename(path, &renamed).is_ok().then_some(renamed);
-        Ok((r, renamed))
+        Ok((r, set_aside(path)))
     }
 
     /// The recovery files waiting for this store: named for it, in the directories
@@ -292,4 +308,23 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = crate::owned::discard_created(path, &f);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_imported_file_is_set_aside_without_replacing_one_already_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.recovery.json");
+        let taken = dir.path().join("a.recovery.json.imported");
+        std::fs::write(&file, "new").unwrap();
+        std::fs::write(&taken, "old").unwrap();
+        let to = set_aside(&file).expect("set aside");
+        assert_eq!(to, dir.path().join("a.recovery.json.imported.1"));
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "old", "the earlier file was replaced");
+        assert_eq!(std::fs::read_to_string(&to).unwrap(), "new");
+        assert!(!file.exists());
+    }
 }

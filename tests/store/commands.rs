@@ -429,27 +429,13 @@ fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
     assert!(compare.contains("nosync"), "{compare}");
 }
 
-/// A tmpfs mounted at `dir` until dropped (the tests run as root, whom file modes do not stop).
-struct Tmpfs(std::path::PathBuf);
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn store_copy_reads_a_read_only_source_and_names_the_flag_of_a_store_it_cannot_open() {
     let t = tempfile::tempdir().unwrap();
-    let disk = Tmpfs(t.path().join("ro"));
-    std::fs::create_dir_all(&disk.0).unwrap();
-    let mount =
-        std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"]).arg(&disk.0).output();
-    assert!(mount.as_ref().is_ok_and(|o| o.status.success()), "cannot mount a tmpfs (needs root): {mount:?}");
-    let source = disk.0.join("results.db");
+    let disk = super::disk::SmallDisk::mount(&t.path().join("ro"), "16m");
+    let source = disk.dir.join("results.db");
     super::fill(&mut Store::open(&source).unwrap());
-    let ro = std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&disk.0).status().unwrap();
-    assert!(ro.success());
+    disk.read_only();
     let copy = |from: &std::path::Path, to: &std::path::Path| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_versus"))
             .args(["store", "copy", "--from"])
@@ -475,7 +461,7 @@ fn store_copy_reads_a_read_only_source_and_names_the_flag_of_a_store_it_cannot_o
         super::contents(&Store::connect_read(&Location::Sqlite(source.clone())).unwrap())
     );
     // A destination that cannot be written is named, with the flag that chose it.
-    let (code, _, err) = copy(&dest, &disk.0.join("new.db"));
+    let (code, _, err) = copy(&dest, &disk.dir.join("new.db"));
     assert_eq!(code, Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("versus: error: ") && err.contains("new.db") && err.contains("--to"), "{err}");

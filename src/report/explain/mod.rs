@@ -205,9 +205,9 @@ pub fn series_chart(s: &SeriesReport) -> String {
 /// Writes the attributions and the version series in markdown (before the ratio table).
 pub fn write_markdown(out: &mut String, r: &CompareReport) {
     for s in &r.explain {
-        let _ = writeln!(out, "## Explained: {}\n", markdown::escape(&s.experiment));
+        let _ = writeln!(out, "## Explained: {}\n", crate::markup::escape(&s.experiment));
         for l in sentences(s) {
-            let _ = writeln!(out, "- {}", markdown::escape(&l));
+            let _ = writeln!(out, "- {}", crate::markup::escape(&l));
         }
         out.push('\n');
         let mut t = attribution_table(s);
@@ -217,7 +217,7 @@ pub fn write_markdown(out: &mut String, r: &CompareReport) {
     if let Some(s) = &r.series {
         let _ = writeln!(out, "## Version series\n");
         for l in series_lines(s) {
-            let _ = writeln!(out, "- {}", markdown::escape(&l));
+            let _ = writeln!(out, "- {}", crate::markup::escape(&l));
         }
         out.push('\n');
         for i in 0..s.cases.len() {
@@ -236,8 +236,8 @@ pub fn write_markdown_changes(out: &mut String, r: &CompareReport) {
         let _ = writeln!(
             out,
             "<details><summary>{} against {}: {}</summary>\n",
-            markdown::html(&c.b),
-            markdown::html(&c.a),
+            crate::markup::html(&c.b),
+            crate::markup::html(&c.a),
             changes_counts(c)
         );
         let mut t = changes_table(c, &format!("changes-{i}"), &changes_title(c));

@@ -39,7 +39,7 @@ impl FromStr for OutputFormat {
 
 /// A line's text as `format` shows it literally: names and values come from users' files and servers.
 fn text(md: bool, s: &str) -> String {
-    if md { markdown::escape(s) } else { terminal::shown(s) }
+    if md { crate::markup::escape(s) } else { crate::markup::shown(s) }
 }
 
 /// Writes `t` in `format` (text or markdown).

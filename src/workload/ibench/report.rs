@@ -64,7 +64,7 @@ impl Grid {
 
     /// A markdown table; colours are written as words after the value (`0.91 (yellow)`) so nothing is lost.
     pub fn markdown(&self) -> String {
-        use crate::report::markdown::escape;
+        use crate::markup::escape;
         let header: Vec<String> = self.header.iter().map(|h| escape(h)).collect();
         let mut s = format!("| {} |\n|{}\n", header.join(" | "), "---|".repeat(self.header.len()));
         for row in &self.rows {

@@ -486,7 +486,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
     };
     let client_threads = int(values, "client_threads")?.min(threads);
     let os_threads = if client_threads == 0 { threads } else { client_threads };
-    if let Some(limit) = super::runner::machine_thread_limit()
+    if let Some(limit) = machine_thread_limit()
         && os_threads as u64 > limit
     {
         return Err(bad(
@@ -541,4 +541,22 @@ impl Default for Options {
     fn default() -> Self {
         build(&BTreeMap::new(), None, &mut Vec::new()).expect("defaults are valid")
     }
+}
+
+/// The most threads this machine lets a user start: the lowest of the soft `RLIMIT_NPROC`, the
+/// kernel's `threads-max` and `pid_max` (`None` when none of them can be read).
+pub fn machine_thread_limit() -> Option<u64> {
+    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
+    let mut limits = Vec::new();
+    if let Ok((soft, _)) = getrlimit(Resource::RLIMIT_NPROC)
+        && soft != RLIM_INFINITY
+    {
+        limits.push(soft);
+    }
+    for f in ["/proc/sys/kernel/threads-max", "/proc/sys/kernel/pid_max"] {
+        if let Some(n) = std::fs::read_to_string(f).ok().and_then(|t| t.trim().parse().ok()) {
+            limits.push(n);
+        }
+    }
+    limits.into_iter().min()
 }

@@ -43,24 +43,6 @@ fn clock_seed() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
-/// The most threads this machine lets a user start: the lowest of the soft `RLIMIT_NPROC`, the
-/// kernel's `threads-max` and `pid_max` (`None` when none of them can be read).
-pub fn machine_thread_limit() -> Option<u64> {
-    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
-    let mut limits = Vec::new();
-    if let Ok((soft, _)) = getrlimit(Resource::RLIMIT_NPROC)
-        && soft != RLIM_INFINITY
-    {
-        limits.push(soft);
-    }
-    for f in ["/proc/sys/kernel/threads-max", "/proc/sys/kernel/pid_max"] {
-        if let Some(n) = std::fs::read_to_string(f).ok().and_then(|t| t.trim().parse().ok()) {
-            limits.push(n);
-        }
-    }
-    limits.into_iter().min()
-}
-
 /// Refuses more connections than the server's `max_connections` before any worker starts (a driver
 /// that cannot tell, such as `--mysql-dry-run`'s, is not checked; a server that cannot be reached is
 /// left to the workers to report).
