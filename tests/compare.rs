@@ -438,6 +438,8 @@ fn bad_input_is_refused_with_one_line() {
     let id = record(&mut empty, &sims, &Plan { failing: vec!["a"], ..Plan::new("broken", &[1], 3) });
     let e = error(&empty, Selection { experiments: vec![id.to_string()], ..Selection::default() });
     assert!(e.contains("--baseline: target 'a' has no finished runs (3 failed, 0 not finished)"), "{e}");
+    assert!(e.contains("target with finished runs: b (3 finished); choose one with --baseline LABEL"), "{e}");
+    assert!(e.ends_with(&format!("or finish its runs with `versus run --resume-id {id}`")), "{e}");
     let ok = report::build_report(&empty, &Selection { baseline: Some("b".into()), ..Selection::default() }).unwrap();
     assert!(ok.notes.iter().any(|n| n.contains("3 selected run(s) are failed")), "{:?}", ok.notes);
 

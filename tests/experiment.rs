@@ -257,7 +257,7 @@ fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() 
     let env = Env::new("versus-exp-");
     let file =
         env.file(&RESUMABLE.replace("\"resumable\"", "\"ctrlc\"").replace("duration = \"2s\"", "duration = \"6s\""));
-    let child =
+    let mut child =
         env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let db = env.home.path().join("results.db");
     wait_until("a run measuring", Duration::from_secs(120), || {
@@ -266,9 +266,13 @@ fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() 
     });
     std::thread::sleep(Duration::from_millis(2500));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
     let (code, err) = finish(child);
     assert_eq!(code, 130, "{err}");
     assert!(!err.contains("versus: error: interrupted"), "a clean stop is said once, not as an error too: {err}");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+    assert!(out.contains("interrupted; continue with: versus run --resume-id 1\n"), "the one resume hint: {out}");
     let store = env.store();
     let runs = store.runs(1).unwrap();
     let interrupted: Vec<_> = runs.iter().filter(|r| r.status == Status::Interrupted).collect();

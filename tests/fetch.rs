@@ -286,7 +286,8 @@ fn mariadb_11_8_is_fetched_from_debian_and_runs() {
     assert!(home.cache_dir().join("apt/trixie/sources.list").is_file(), "private apt state in the versus cache");
 
     let listed = fetch::available(&home, "mariadb-11.8").unwrap();
-    assert!(listed.contains(&build.name), "{listed:?}");
+    let row = listed.iter().find(|o| o.release == build.name).unwrap_or_else(|| panic!("{listed:?}"));
+    assert!(row.registered && row.file.contains(package_version.as_str()), "{row:?}");
 
     // Fetching again, by point version or by line, returns the registered build without downloading.
     for spec in [build.name.as_str(), "mariadb-11.8"] {

@@ -205,7 +205,8 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
     println!("experiment {} stored in {}", outcome.experiment_id, store.path().display());
     if outcome.interrupted {
         // Said once, here: an Err would add a second 'versus: error: interrupted' after a clean stop.
-        println!("interrupted; continue with: versus run --resume-id {}", outcome.experiment_id);
+        let db = a.db.db.is_some().then(|| store.location());
+        println!("interrupted; continue with: {}", crate::experiment::resume_command(outcome.experiment_id, db));
         return Ok(130);
     }
     if outcome.failed > 0 || matches!(status, Some(Status::Failed | Status::Partial)) {

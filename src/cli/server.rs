@@ -286,19 +286,18 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
 }
 
 fn available(home: &Home, spec: &str, v: VendorArgs) -> Result<()> {
-    if !fetch::is_vendor_spec(spec) {
-        for p in fetch::available(home, spec)? {
-            println!("{p}");
-        }
-        return Ok(());
-    }
-    let opts = FetchOptions { mirror: v.mirror, offline: v.offline, minimal: v.minimal, ..Default::default() };
-    let offers = fetch::available_releases(home, spec, &opts)?;
+    // Debian lines and vendor series in the same columns, `-` where a value is not known.
+    let offers = if fetch::is_vendor_spec(spec) {
+        let opts = FetchOptions { mirror: v.mirror, offline: v.offline, minimal: v.minimal, ..Default::default() };
+        fetch::available_releases(home, spec, &opts)?
+    } else {
+        fetch::available(home, spec)?
+    };
     let mut t = table(&["RELEASE", "FILE", "SIZE", "CHECKSUM", "CACHED", "FETCHED"]);
     for o in &offers {
-        let size = o.size.map(|s| format!("{} MB", s / 1_000_000)).unwrap_or_else(|| "?".into());
+        let size = o.size.map(|s| format!("{} MB", s / 1_000_000)).unwrap_or_else(|| "-".into());
         let sum = match (&o.checksum, o.listed) {
-            (Some(c), _) => c.split_once(':').map(|(a, _)| a.to_string()).unwrap_or_default(),
+            (Some(c), _) => c.split_once(':').map_or(c.as_str(), |(a, _)| a).to_string(),
             (None, true) => "vendor's".into(),
             (None, false) => "vendor's (name by pattern)".into(),
         };

@@ -30,3 +30,4 @@ pub use plan::{Cell, Plan, PlannedRun, Preparation, Target, TargetKind};
 pub use progress::Progress;
 pub use run::{Executor, RunOptions, run_experiment};
 pub use spec::{ExperimentFile, Order, Repetitions};
+pub use unstored::resume_command;

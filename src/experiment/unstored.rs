@@ -40,6 +40,19 @@ impl Recovery {
     }
 }
 
+/// The one command that continues an interrupted experiment, `versus run --resume-id ID`: it works
+/// whatever became of the file (the definition is read from the store). With `store`, the store the
+/// user named with `--db`, it carries that `--db` too (a password shown as [`store_arg`] does).
+pub fn resume_command(experiment_id: i64, store: Option<&Location>) -> String {
+    match store {
+        None => format!("versus run --resume-id {experiment_id}"),
+        Some(l) => {
+            let (db, note) = store_arg(l, std::env::var(crate::store::DB_ENV).ok().as_deref());
+            format!("versus run --resume-id {experiment_id} --db {db}{note}")
+        }
+    }
+}
+
 /// The `--db` value of a command that an error gives for `location`: shown as it is, except a URL with
 /// a password, which is never printed: `"$VERSUS_DB"` when that (`versus_db`) holds it, else the URL
 /// with `<redacted>` in the password's place, which the user must fill in: the note (to follow the
@@ -89,6 +102,8 @@ pub(super) fn unstored(
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
+
+    use super::{Location, quote, resume_command};
 
     use super::super::outcome::RunOutcome;
     use super::super::plan::{Plan, PlannedRun};
@@ -171,6 +186,19 @@ test = "oltp_point_select"
         let mut lossy = Lossy { db: db.clone(), interrupt: true, lose_store: false };
         let id = run(&db, None, &RunOptions::default(), &mut lossy).unwrap();
         (dir, db, id)
+    }
+
+    #[test]
+    fn the_resume_command_is_one_form_and_never_shows_a_password() {
+        assert_eq!(resume_command(7, None), "versus run --resume-id 7");
+        let file = Location::Sqlite(PathBuf::from("/data/my results.db"));
+        assert_eq!(
+            resume_command(7, Some(&file)),
+            format!("versus run --resume-id 7 --db {}", quote("/data/my results.db"))
+        );
+        let url = Location::Postgres("postgres://u:s3cret-h7@db.example/versus".into());
+        let c = resume_command(7, Some(&url));
+        assert!(c.starts_with("versus run --resume-id 7 --db ") && !c.contains("s3cret-h7"), "{c}");
     }
 
     #[test]

@@ -131,6 +131,9 @@ pub struct ExplainReport {
     /// Estimated seconds of one preparation.
     #[serde(default)]
     pub seconds_per_preparation: u64,
+    /// Preparations of B's and A's data (one when they share a build).
+    #[serde(default)]
+    pub base_preparations: usize,
     /// The search, unless this is a dry run.
     pub outcome: Option<SearchOutcome>,
     /// The experiments stored, by step: (id, name).
@@ -433,6 +436,7 @@ fn frame(home: &Home, a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &Expla
         shaping,
         extra_preparations,
         seconds_per_preparation: crate::experiment::plan::prepare_estimate(rows).as_secs(),
+        base_preparations: plan.preparations.len(),
         outcome: None,
         experiments: vec![],
         prepared: vec![],
@@ -504,6 +508,7 @@ pub fn explain(
             resume: Resume::new(opts.resume),
             log,
         };
+        (measure.log)(&super::steps::total_estimate(&report));
         let outcome = bisect::search(&prepared.candidates, &search_config(opts), &mut measure);
         let _ = crate::owned::remove(measure.executor.work_dir());
         report.experiments = std::mem::take(&mut measure.experiments);

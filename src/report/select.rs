@@ -335,15 +335,26 @@ pub fn select(store: &Store, sel: &Selection) -> Result<Selected> {
     };
     if sides[base].runs_done == 0 {
         let s = &sides[base];
+        let with_runs: Vec<String> = sides
+            .iter()
+            .filter(|x| x.runs_done > 0)
+            .map(|x| format!("{} ({} finished)", x.label, x.runs_done))
+            .collect();
+        let choose = if with_runs.is_empty() {
+            "no other has finished runs either".to_string()
+        } else {
+            format!("{} with finished runs: {}; choose one with --baseline LABEL", sel.vs.name(), with_runs.join(", "))
+        };
+        let finish: Vec<String> = s.experiments.iter().map(|&id| crate::experiment::resume_command(id, None)).collect();
         return Err(Error::option(
             "--baseline",
             format!(
-                "{} '{}' has no finished runs ({} failed, {} not finished); choose another with --baseline, or finish \
-                 its runs with `versus run FILE --resume`",
+                "{} '{}' has no finished runs ({} failed, {} not finished); {choose}, or finish its runs with `{}`",
                 sel.vs.name(),
                 s.label,
                 s.runs_failed,
-                s.runs_unfinished
+                s.runs_unfinished,
+                finish.join("` and `")
             ),
         ));
     }

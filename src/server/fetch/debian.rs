@@ -65,10 +65,32 @@ pub(super) fn choose(versions: &[(Version, Offer)], line: &Line, point: Option<V
 }
 
 /// See [`super::available`].
-pub fn available(home: &Home, spec: &str, line: &Line) -> Result<Vec<String>> {
+pub fn available(home: &Home, spec: &str, line: &Line) -> Result<Vec<super::vendor::Offer>> {
     let apt = open(home, line, &mut |_| {}).map_err(|m| fail(spec, m))?;
     let offers = apt.madison(&[line.server_package]).map_err(|m| fail(spec, m))?;
-    Ok(point_versions(&offers, line).into_iter().map(|(v, _)| format!("{}-{v}", line.flavor)).collect())
+    Ok(listing(&offers, line, &|name| existing(home, name).is_some()))
+}
+
+/// The point versions of `line` among `offers`, oldest first, in the columns of the vendor listing: the
+/// file is the server package, its Debian version and suite; apt checks every package it downloads
+/// against the SHA256 of the signed archive index; the size and a cache are not known (`None`,
+/// `false`). `registered` says whether a build of a name is registered.
+pub(super) fn listing(offers: &[Offer], line: &Line, registered: &dyn Fn(&str) -> bool) -> Vec<super::vendor::Offer> {
+    point_versions(offers, line)
+        .into_iter()
+        .map(|(v, o)| {
+            let release = format!("{}-{v}", line.flavor);
+            super::vendor::Offer {
+                registered: registered(&release),
+                release,
+                file: format!("{} {} ({})", o.package, o.version, o.suite),
+                size: None,
+                checksum: Some("SHA256 (apt)".into()),
+                listed: true,
+                cached: false,
+            }
+        })
+        .collect()
 }
 
 /// See [`super::fetch`].
@@ -188,5 +210,25 @@ mod tests {
         let e = choose(&v, line, Some(Version::new(10, 11, 99))).unwrap_err();
         assert_eq!(e, "mariadb-10.11.99 is not in the archive now; available: mariadb-10.11.18, mariadb-10.11.19");
         assert!(choose(&[], line, None).unwrap_err().contains("no mariadb-10.11 packages"));
+    }
+
+    #[test]
+    fn the_listing_has_the_vendor_columns() {
+        let line = &LINES[1]; // mariadb-10.11
+        let offers = crate::server::fetch::apt::parse_madison(
+            "mariadb-server-core | 1:10.11.18-0+deb12u2 | http://deb.debian.org/debian bookworm/main amd64 Packages\n\
+             mariadb-server-core | 1:10.11.19-0+deb12u1 | http://security.debian.org bookworm-security/main amd64 Packages\n",
+        );
+        let rows = listing(&offers, line, &|name| name == "mariadb-10.11.18");
+        let got: Vec<(&str, &str, bool)> =
+            rows.iter().map(|o| (o.release.as_str(), o.file.as_str(), o.registered)).collect();
+        assert_eq!(
+            got,
+            [
+                ("mariadb-10.11.18", "mariadb-server-core 1:10.11.18-0+deb12u2 (bookworm)", true),
+                ("mariadb-10.11.19", "mariadb-server-core 1:10.11.19-0+deb12u1 (bookworm-security)", false),
+            ]
+        );
+        assert!(rows.iter().all(|o| o.size.is_none() && !o.cached && o.checksum.as_deref() == Some("SHA256 (apt)")));
     }
 }

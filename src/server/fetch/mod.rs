@@ -87,9 +87,10 @@ pub fn fetch_all(home: &Home, spec: &str, opts: &FetchOptions, log: &mut dyn FnM
     }
 }
 
-/// The point versions of `line` (`mariadb-10.11`) the Debian archive offers now, as fetchable SPECs
-/// (`mariadb-10.11.18`, `mariadb-10.11.19`), oldest first. Refreshes the private apt lists.
-pub fn available(home: &Home, line: &str) -> Result<Vec<String>> {
+/// The point versions of `line` (`mariadb-10.11`) the Debian archive offers now, oldest first, each
+/// with its fetchable SPEC (`mariadb-10.11.18`) as `release`, in the columns of
+/// [`available_releases`]. Refreshes the private apt lists.
+pub fn available(home: &Home, line: &str) -> Result<Vec<vendor::Offer>> {
     match spec::parse(line) {
         Ok(spec::Spec::Line(l, None)) => debian::available(home, line, l),
         Ok(_) => Err(fail(line, format!("not a version line; known lines: {}", spec::line_names()))),
