@@ -146,7 +146,7 @@ fn explain_dry_run_sorts_out_what_b_accepts() {
     assert!(home.root().join("explain").join("dry").read_dir().is_err(), "the work directory is removed");
     let text = versus::report::explain::render_explain(&r, versus::report::explain::OutputFormat::Text, false).unwrap();
     assert!(text.contains("worst case") && text.contains("Variables not bisected"), "{text}");
-    let total = versus::explain::steps::total_estimate(&r);
+    let total = r.total_estimate();
     assert!(total.starts_with("about ") && total.contains(" min in all: "), "{total}");
     assert_eq!(text.lines().filter(|l| *l == total).count(), 1, "one total line in the dry run: {text}");
     assert!(text.contains("noise band 2.0 %: given with --noise-band"), "{text}");

@@ -18,6 +18,7 @@
 
 pub mod bisect;
 pub mod diffvars;
+mod estimate;
 pub mod noise;
 pub mod preflight;
 pub mod runner;

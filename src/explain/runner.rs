@@ -508,7 +508,7 @@ pub fn explain(
             resume: Resume::new(opts.resume),
             log,
         };
-        (measure.log)(&super::steps::total_estimate(&report));
+        (measure.log)(&report.total_estimate());
         let outcome = bisect::search(&prepared.candidates, &search_config(opts), &mut measure);
         let _ = crate::owned::remove(measure.executor.work_dir());
         report.experiments = std::mem::take(&mut measure.experiments);

@@ -9,7 +9,6 @@
 //! higher `--max-runs` is not part of a step, so a search that ran out of budget can be resumed with
 //! more.
 
-use super::runner::ExplainReport;
 use crate::error::{Error, Result};
 use crate::experiment::run::{Executor, RunOptions, changes, run_experiment};
 use crate::experiment::{ExperimentFile, Plan, Progress};
@@ -63,24 +62,6 @@ impl Resume {
         };
         (!said.is_empty()).then(|| format!("--resume: {}{rest}", said.join("; ")))
     }
-}
-
-/// The one line on the whole search's time, printed before its first step and by `--dry-run`: the worst
-/// case for up to 3 findings (as many as there are candidates), within `--max-runs`, and the data
-/// preparations, from the same per-run and per-preparation estimates as each step's.
-pub fn total_estimate(r: &ExplainReport) -> String {
-    let k = r.candidates.len().clamp(1, 3);
-    let runs = r.estimate_runs[k - 1].min(r.max_runs);
-    let preparations = r.base_preparations + r.extra_preparations;
-    let seconds = runs as u64 * r.seconds_per_run + preparations as u64 * r.seconds_per_preparation;
-    format!(
-        "about {} min in all: at most {runs} runs of about {} s (the worst case for {k} finding(s), within \
-         --max-runs {}) and up to {preparations} data preparation(s) of about {} s",
-        seconds.div_ceil(60),
-        r.seconds_per_run,
-        r.max_runs,
-        r.seconds_per_preparation
-    )
 }
 
 /// `--resume --dry-run`: an error, as the real run's first step gives, when no experiment named

@@ -172,31 +172,3 @@ fn resume_refuses_other_arguments_and_without_it_everything_is_measured() {
     let sources: Vec<Source> = r.steps.iter().map(|s| s.3).collect();
     assert_eq!(sources, [Source::Reused, Source::Measured, Source::Measured]);
 }
-
-/// A report frame with `n` candidates, 10-s runs and 90-s preparations.
-fn frame(n: usize, max_runs: usize, extra_preparations: usize) -> ExplainReport {
-    let candidates: Vec<crate::explain::bisect::Candidate> =
-        (0..n).map(|i| crate::explain::bisect::Candidate::new(format!("v{i}"), "1", "2")).collect();
-    serde_json::from_value(serde_json::json!({
-        "a": "A", "b": "B", "versions": [null, null], "workload": "w", "threads": [1], "duration_s": 1,
-        "repetitions": 2, "metric": "tps", "higher_is_better": true, "confidence": 0.95,
-        "candidates": candidates, "skipped": [], "max_runs": max_runs, "estimate_runs": [30, 60, 90],
-        "seconds_per_run": 10, "seconds_per_preparation": 90, "base_preparations": 1,
-        "extra_preparations": extra_preparations, "outcome": null, "experiments": []
-    }))
-    .unwrap()
-}
-
-#[test]
-fn the_total_is_the_worst_case_within_the_budget_and_the_preparations() {
-    // 4 candidates: the worst case for 3 findings, 90 runs of 10 s, and 1 + 2 preparations of 90 s.
-    let t = total_estimate(&frame(4, 200, 2));
-    assert!(t.starts_with("about 20 min in all: at most 90 runs of about 10 s"), "{t}");
-    assert!(t.contains("3 finding(s)") && t.contains("up to 3 data preparation(s)"), "{t}");
-    // The budget caps the runs: 40 runs and one preparation are 490 s, about 9 min.
-    let t = total_estimate(&frame(4, 40, 0));
-    assert!(t.starts_with("about 9 min in all: at most 40 runs"), "{t}");
-    // One candidate can be at most one finding.
-    let t = total_estimate(&frame(1, 200, 0));
-    assert!(t.starts_with("about 7 min in all: at most 30 runs") && t.contains("1 finding(s)"), "{t}");
-}

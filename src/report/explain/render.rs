@@ -300,7 +300,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
             write_table(&mut out, &t, format, color);
         }
         write_skipped(&mut out, r, format, color);
-        let total = crate::explain::steps::total_estimate(r);
+        let total = r.total_estimate();
         for l in plan_lines(r).into_iter().chain(super::mapping::data_plan_line(r)).chain([total]) {
             let _ = writeln!(out, "{}", text(md, &l));
         }
