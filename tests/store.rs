@@ -2,6 +2,8 @@
 //! the test starts and stops): experiments, cells and runs in, the same out; resume; constraints;
 //! atomic finish; secrets kept out; copies between engines; concurrent writers.
 
+#[path = "common/experiment.rs"]
+mod experiment;
 #[path = "common/postgres.rs"]
 mod postgres;
 

@@ -1,6 +1,7 @@
 //! Shared fixtures for the integration tests: real servers in temporary sandboxes.
 #![allow(dead_code)]
 
+pub mod experiment;
 pub mod home;
 pub mod mirror;
 pub mod reports;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::home::ok;
 use super::slurm_cluster::TempSlurm;
-use super::{Fleet, SMALL};
+use super::{Fleet, small};
 
 /// "block:attempt:status" of the experiment's real blocks (the fake history is at 100 and up).
 fn attempts(f: &Fleet) -> String {
@@ -50,7 +50,7 @@ fn a_rejected_task_requeues_only_itself_and_a_finished_block_skips_the_canary() 
     let f = Fleet::start();
     let (url, h) = (f.url.as_str(), f.home.path());
     let file = h.join("faults.toml");
-    let text = SMALL.replace("fleet-small", "fleet-faults").replace("repetitions = 3", "repetitions = 2");
+    let text = small().replace("fleet-small", "fleet-faults").replace("repetitions = 3", "repetitions = 2");
     std::fs::write(&file, text).unwrap();
     let file = file.to_str().unwrap();
 
@@ -118,7 +118,7 @@ fn the_follower_waits_out_a_restart_of_its_store_and_finishes_every_block() {
     let f = Fleet::start();
     let (url, h) = (f.url.as_str(), f.home.path());
     let file = h.join("outage.toml");
-    let text = SMALL.replace("fleet-small", "fleet-outage").replace("repetitions = 3", "repetitions = 2");
+    let text = small().replace("fleet-small", "fleet-outage").replace("repetitions = 3", "repetitions = 2");
     std::fs::write(&file, text).unwrap();
     let file = file.to_str().unwrap();
     let conf = cluster.conf();
@@ -170,7 +170,7 @@ fn a_follower_whose_store_stays_down_gives_up_and_names_the_command_that_finishe
     let f = Fleet::start();
     let (url, h) = (f.url.as_str(), f.home.path());
     let file = h.join("giveup.toml");
-    let text = SMALL.replace("fleet-small", "fleet-giveup").replace("repetitions = 3", "repetitions = 2");
+    let text = small().replace("fleet-small", "fleet-giveup").replace("repetitions = 3", "repetitions = 2");
     std::fs::write(&file, text).unwrap();
     let file = file.to_str().unwrap();
     let conf = cluster.conf();
