@@ -210,6 +210,32 @@ impl Fleet {
         Child(c.spawn().unwrap())
     }
 
+    /// [`small`] as experiment `fleet-NAME` of two blocks, written to NAME.toml in the home; its path.
+    fn two_blocks(&self, name: &str) -> String {
+        let text = sync_nosync(
+            &format!("fleet-{name}"),
+            "threads = [1]\nduration = \"1s\"\nwarmup = \"0s\"\nrepetitions = 2\n",
+            200,
+        );
+        self.home.write(&format!("{name}.toml"), &text).to_str().unwrap().to_string()
+    }
+
+    /// Waits up to 240 s for the store to hold a done block while the `follower` of the experiment
+    /// still runs.
+    fn wait_for_block_0(&self, follower: &mut Child, context: impl Fn() -> String) {
+        let deadline = Instant::now() + Duration::from_secs(240);
+        loop {
+            let tables = self.pg.sql("fleet", "SELECT count(*) FROM pg_tables WHERE tablename = 'block_attempts'");
+            let done = || self.pg.sql("fleet", "SELECT count(*) FROM block_attempts WHERE status = 'done'");
+            if tables == "1" && done() == "1" {
+                break;
+            }
+            assert!(follower.0.try_wait().unwrap().is_none(), "the follower ended early\n{}", context());
+            assert!(Instant::now() < deadline, "block 0 was not done in 240 s\n{}", context());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The text of NAME in the home ("" when absent).
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.home.path().join(name)).unwrap_or_default()
