@@ -13,9 +13,7 @@ use common::home::Home as Env;
 
 impl Env {
     fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.home.path().join(format!("{name}.toml"));
-        std::fs::write(&p, text).unwrap();
-        p
+        self.write(&format!("{name}.toml"), text)
     }
 
     /// Runs `versus run FILE ARGS`, returns stderr (the looks are printed there).

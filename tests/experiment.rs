@@ -9,13 +9,12 @@ use versus::store::{Status, Store};
 
 mod common;
 
+use common::experiment::sync_nosync;
 use common::home::Home as Env;
 
 impl Env {
     fn file(&self, text: &str) -> PathBuf {
-        let p = self.home.path().join("exp.toml");
-        std::fs::write(&p, text).unwrap();
-        p
+        self.write("exp.toml", text)
     }
 
     /// Server processes started from this home (their --defaults-file lies under it).
@@ -68,28 +67,15 @@ fn finish(mut child: Child) -> (i32, String) {
     (status.code().unwrap_or(-1), err)
 }
 
-const MATRIX: &str = r#"
-name = "matrix"
-builds = ["system"]
-threads = [1, 2]
-duration = "2s"
-warmup = "1s"
-repetitions = 2
-[[configs]]
-name = "sync"
-set = { innodb_flush_log_at_trx_commit = 1 }
-[[configs]]
-name = "nosync"
-set = { innodb_flush_log_at_trx_commit = 0 }
-[[workloads]]
-test = "oltp_point_select"
-options = { tables = 1, table-size = 2000 }
-"#;
+/// Two configs at two thread counts, twice.
+fn matrix() -> String {
+    sync_nosync("matrix", "threads = [1, 2]\nduration = \"2s\"\nwarmup = \"1s\"\nrepetitions = 2\n", 2000)
+}
 
 #[test]
 fn a_small_matrix_is_run_and_everything_is_stored() {
     let env = Env::new("versus-exp-");
-    let file = env.file(MATRIX);
+    let file = env.file(&matrix());
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
     assert!(
@@ -444,7 +430,7 @@ fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
 #[test]
 fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() {
     let env = Env::new("versus-exp-");
-    let text = MATRIX.replace("repetitions = 2\n", "repetitions = 2\nsettle = \"3s\"\npin_cpus = true\n");
+    let text = matrix().replace("repetitions = 2\n", "repetitions = 2\nsettle = \"3s\"\npin_cpus = true\n");
     let file = env.file(&text);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
@@ -458,7 +444,7 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
         let err = String::from_utf8_lossy(&dry.stderr);
         assert!(err.contains("pin_cpus") && err.contains("at least 2 CPUs"), "{err}");
     }
-    let bad = env.file(&MATRIX.replace("repetitions = 2\n", "repetitions = 2\nsettle = \"soon\"\n"));
+    let bad = env.file(&matrix().replace("repetitions = 2\n", "repetitions = 2\nsettle = \"soon\"\n"));
     let out = env.versus(&["run", bad.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -488,7 +474,7 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
 #[test]
 fn a_dry_run_refuses_the_store_the_real_run_would_refuse() {
     let env = Env::new("versus-exp-");
-    let file = env.file(MATRIX);
+    let file = env.file(&matrix());
     let dry = |db: &Path| {
         env.versus(&["run", file.to_str().unwrap(), "--dry-run", "--db", db.to_str().unwrap()]).output().unwrap()
     };
@@ -529,7 +515,7 @@ fn names_that_print_alike_are_refused() {
         ("caf\u{e9}", "cafe\u{301}", "differ only in how their characters are encoded"),
         ("sync", "sync ", "\"sync \" has leading or trailing whitespace"),
     ] {
-        let text = MATRIX.replacen("name = \"sync\"", &format!("name = \"{a}\""), 1).replacen(
+        let text = matrix().replacen("name = \"sync\"", &format!("name = \"{a}\""), 1).replacen(
             "name = \"nosync\"",
             &format!("name = \"{b}\""),
             1,
@@ -550,7 +536,7 @@ fn names_that_print_alike_are_refused() {
 fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
     let env = Env::new("versus-exp-");
     let text =
-        MATRIX.replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { innodb_buffer_pool_size = true }");
+        matrix().replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { innodb_buffer_pool_size = true }");
     let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -559,7 +545,7 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    let text = MATRIX.replace(
+    let text = matrix().replace(
         "set = { innodb_flush_log_at_trx_commit = 0 }",
         "set = { skip-external-locking = true, log-bin = true }",
     );
@@ -572,7 +558,7 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
 #[test]
 fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() {
     let env = Env::new("versus-exp-");
-    let text = MATRIX.replace("threads = [1, 2]", "threads = [1, 200]");
+    let text = matrix().replace("threads = [1, 2]", "threads = [1, 200]");
     let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -590,7 +576,7 @@ fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() 
 #[test]
 fn a_managed_option_in_a_target_is_refused_with_advice_that_fits_a_file() {
     let env = Env::new("versus-exp-");
-    let file = env.file(&MATRIX.replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { port = 3307 }"));
+    let file = env.file(&matrix().replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { port = 3307 }"));
     let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -605,7 +591,7 @@ fn a_managed_option_in_a_target_is_refused_with_advice_that_fits_a_file() {
 fn numbers_a_file_gives_as_floats_are_refused_unless_they_are_exact_whole_counts() {
     let env = Env::new("versus-exp-");
     let refused = |from: &str, to: &str, want: &str| {
-        let file = env.file(&MATRIX.replace(from, to));
+        let file = env.file(&matrix().replace(from, to));
         let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{to}: {err}");
@@ -621,7 +607,7 @@ fn numbers_a_file_gives_as_floats_are_refused_unless_they_are_exact_whole_counts
     );
     refused("table-size = 2000", "table-size = 9.2e18", "--table-size: invalid value '9200000000000000000.0'");
     // A whole number in a float's form is that number.
-    let file = env.file(&MATRIX.replace(sync, "set = { max_connections = 2e2 }").replace("2000 }", "2e3 }"));
+    let file = env.file(&matrix().replace(sync, "set = { max_connections = 2e2 }").replace("2000 }", "2e3 }"));
     let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(env.store_is_absent());

@@ -4,6 +4,8 @@
 
 #[path = "fleet/canary.rs"]
 mod canary;
+#[path = "common/experiment.rs"]
+mod experiment;
 #[path = "fleet/faults.rs"]
 mod faults;
 #[path = "common/home.rs"]
@@ -23,6 +25,7 @@ use versus::fleet::k8s::{self, K8sOptions};
 use versus::fleet::{FleetJob, slurm};
 use versus::store::Location;
 
+use experiment::sync_nosync;
 use home::{Home, ok};
 
 const EXPERIMENT: &str = r#"
@@ -174,31 +177,18 @@ fn hostile_scheduler_values_are_refused_in_one_line_before_anything_is_written()
     }
 }
 
-const SMALL: &str = r#"
-name = "fleet-small"
-builds = ["system"]
-threads = [1]
-duration = "1s"
-warmup = "0s"
-repetitions = 3
-[[configs]]
-name = "sync"
-set = { innodb_flush_log_at_trx_commit = 1 }
-[[configs]]
-name = "nosync"
-set = { innodb_flush_log_at_trx_commit = 0 }
-[[workloads]]
-test = "oltp_point_select"
-options = { tables = 1, table-size = 200 }
-"#;
+/// Two configs, three blocks of one second each.
+fn small() -> String {
+    sync_nosync("fleet-small", "threads = [1]\nduration = \"1s\"\nwarmup = \"0s\"\nrepetitions = 3\n", 200)
+}
 
 /// What the fleet tests that measure start from: a PostgreSQL cluster with a database `fleet`, and a
-/// home with the distribution's build and SMALL in it.
+/// home with the distribution's build and [`small`] in it.
 struct Fleet {
     pg: postgres::TempPostgres,
     url: String,
     home: Home,
-    /// SMALL's path.
+    /// [`small`]'s path.
     file: String,
 }
 
@@ -208,7 +198,7 @@ impl Fleet {
         let url = pg.url("fleet");
         let home = Home::new("versus-fleet-");
         let file = home.path().join("small.toml");
-        std::fs::write(&file, SMALL).unwrap();
+        std::fs::write(&file, small()).unwrap();
         Fleet { pg, url, file: file.to_str().unwrap().to_string(), home }
     }
 
@@ -218,6 +208,32 @@ impl Fleet {
         let mut c = self.home.versus(args);
         c.envs(env.iter().copied()).stdout(log("out")).stderr(log("err"));
         Child(c.spawn().unwrap())
+    }
+
+    /// [`small`] as experiment `fleet-NAME` of two blocks, written to NAME.toml in the home; its path.
+    fn two_blocks(&self, name: &str) -> String {
+        let text = sync_nosync(
+            &format!("fleet-{name}"),
+            "threads = [1]\nduration = \"1s\"\nwarmup = \"0s\"\nrepetitions = 2\n",
+            200,
+        );
+        self.home.write(&format!("{name}.toml"), &text).to_str().unwrap().to_string()
+    }
+
+    /// Waits up to 240 s for the store to hold a done block while the `follower` of the experiment
+    /// still runs.
+    fn wait_for_block_0(&self, follower: &mut Child, context: impl Fn() -> String) {
+        let deadline = Instant::now() + Duration::from_secs(240);
+        loop {
+            let tables = self.pg.sql("fleet", "SELECT count(*) FROM pg_tables WHERE tablename = 'block_attempts'");
+            let done = || self.pg.sql("fleet", "SELECT count(*) FROM block_attempts WHERE status = 'done'");
+            if tables == "1" && done() == "1" {
+                break;
+            }
+            assert!(follower.0.try_wait().unwrap().is_none(), "the follower ended early\n{}", context());
+            assert!(Instant::now() < deadline, "block 0 was not done in 240 s\n{}", context());
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The text of NAME in the home ("" when absent).
@@ -418,8 +434,11 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     // cancel is not undone), the follower names every block incomplete and exits 1, nothing lives on.
     let cancel_started = Instant::now();
     let cancel = h.join("cancel.toml");
-    std::fs::write(&cancel, SMALL.replace("fleet-small", "fleet-cancel").replace("repetitions = 3", "repetitions = 2"))
-        .unwrap();
+    std::fs::write(
+        &cancel,
+        small().replace("fleet-small", "fleet-cancel").replace("repetitions = 3", "repetitions = 2"),
+    )
+    .unwrap();
     let cancel = cancel.to_str().unwrap();
     let mut submit = f.spawn(
         "cancel",
@@ -551,7 +570,7 @@ fn sbatch_refusals_are_one_line_that_says_what_to_do() {
     let Some(cluster) = slurm_cluster::TempSlurm::start_if_installed() else { return };
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("small.toml");
-    std::fs::write(&file, SMALL).unwrap();
+    std::fs::write(&file, small()).unwrap();
     let submit = |partition: &str, conf: &Path| {
         let out = assert_cmd::Command::cargo_bin("versus")
             .unwrap()

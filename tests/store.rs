@@ -4,6 +4,8 @@
 
 #[path = "common/disk.rs"]
 mod disk;
+#[path = "common/experiment.rs"]
+mod experiment;
 #[path = "common/postgres.rs"]
 mod postgres;
 

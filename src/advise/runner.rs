@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::experiment::progress::human;
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef};
-use crate::experiment::{ExperimentFile, Order, Pace, Plan, Progress, RunOptions};
+use crate::experiment::{ExperimentFile, Pace, Plan, Progress, RunOptions};
 use crate::explain::bisect::Candidate as BisectCandidate;
 use crate::explain::preflight::preflight;
 use crate::explain::runner::{run_step_until, set_table};
@@ -57,52 +57,33 @@ fn experiment(
     threads: Vec<u32>,
     seed: u64,
 ) -> Result<ExperimentFile> {
-    let mut configs = Vec::new();
-    if let Some(file) = &current.config {
-        let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-        configs.push(ConfigDef {
-            name: "current".into(),
-            file: Some(file),
-            set: toml::Table::new(),
-            charset: None,
-            collation: None,
-        });
-    }
+    let configs: Vec<ConfigDef> =
+        current.config.iter().map(|file| ConfigDef::of_file("current".into(), file)).collect();
     let targets = targets
         .iter()
         .map(|(label, o)| {
-            Ok(TargetDef {
-                name: Some(label.clone()),
-                build: Some(current.build.clone()),
-                config: current.config.as_ref().map(|_| "current".to_string()),
-                set: set_table(o)?,
-                address: None,
-                user: None,
-                password_env: None,
-                database: None,
-                replace_tables: false,
-                charset: None,
-                collation: None,
-            })
+            Ok(TargetDef::sandbox(
+                label.clone(),
+                current.build.clone(),
+                current.config.as_ref().map(|_| "current".to_string()),
+                set_table(o)?,
+                None,
+            ))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(ExperimentFile {
-        description: Some(format!("{DESCRIPTION_MARKER} {} ({name})", current.describe())),
-        name,
-        builds: vec![],
-        configs,
-        targets,
-        workloads: vec![opts.workload.clone()],
         threads,
         duration: opts.duration,
         warmup: opts.warmup,
-        prewarm: true,
-        settle: Duration::ZERO,
-        pin_cpus: false,
-        drop_caches: false,
-        repetitions: crate::experiment::Repetitions::fixed(repetitions),
-        order: Order::Shuffled,
-        seed: Some(seed),
+        ..ExperimentFile::generated(
+            name.clone(),
+            format!("{DESCRIPTION_MARKER} {} ({name})", current.describe()),
+            configs,
+            targets,
+            opts.workload.clone(),
+            repetitions,
+            seed,
+        )
     })
 }
 

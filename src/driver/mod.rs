@@ -17,6 +17,7 @@ pub mod mock;
 pub mod mysql;
 mod packet;
 mod response;
+mod stream;
 pub mod tls;
 pub mod wire;
 

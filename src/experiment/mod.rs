@@ -7,6 +7,7 @@ pub mod block_run;
 pub mod blocks;
 pub mod calibrate;
 pub mod external;
+mod generated;
 pub mod names;
 pub mod outcome;
 pub mod pace;

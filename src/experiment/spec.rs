@@ -145,10 +145,10 @@ pub struct TargetDef {
     pub collation: Option<String>,
 }
 
-fn default_threads() -> Vec<u32> {
+pub(super) fn default_threads() -> Vec<u32> {
     vec![1]
 }
-fn default_duration() -> Duration {
+pub(super) fn default_duration() -> Duration {
     Duration::from_secs(60)
 }
 fn yes() -> bool {

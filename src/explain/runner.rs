@@ -17,7 +17,7 @@ use super::transfer::{self, Mapped, charset_with, overrides_with};
 use crate::error::{Error, Result};
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
-use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
+use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, run_experiment};
 use crate::metric::Metric;
 use crate::server::{Home, config};
 use crate::stats::{BootstrapConfig, CompareConfig};
@@ -229,38 +229,23 @@ pub fn step_experiment(
         Purpose::Split => format!("split-{}", step.number),
         Purpose::Confirm => "confirm".to_string(),
     };
-    let mut configs = Vec::new();
-    for (name, spec) in [("a", a), ("b", b)] {
-        if let Some(file) = &spec.config {
-            let file = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-            configs.push(ConfigDef {
-                name: name.into(),
-                file: Some(file),
-                set: toml::Table::new(),
-                charset: None,
-                collation: None,
-            });
-        }
-    }
+    let configs: Vec<ConfigDef> = [("a", a), ("b", b)]
+        .into_iter()
+        .filter_map(|(name, spec)| spec.config.as_ref().map(|file| ConfigDef::of_file(name.into(), file)))
+        .collect();
     let target = |label: String,
                   spec: &TargetSpec,
                   cfg: &str,
                   overrides: &[String],
                   charset: Option<&ConnectionCharset>|
      -> Result<TargetDef> {
-        Ok(TargetDef {
-            name: Some(label),
-            build: Some(spec.build.clone()),
-            config: spec.config.as_ref().map(|_| cfg.to_string()),
-            set: set_table(overrides)?,
-            address: None,
-            user: None,
-            password_env: None,
-            database: None,
-            replace_tables: false,
-            charset: charset.map(|c| c.charset.clone()),
-            collation: charset.and_then(|c| c.collation.clone()),
-        })
+        Ok(TargetDef::sandbox(
+            label,
+            spec.build.clone(),
+            spec.config.as_ref().map(|_| cfg.to_string()),
+            set_table(overrides)?,
+            charset,
+        ))
     };
     let mut targets = Vec::new();
     let mut used: Vec<String> = Vec::new();
@@ -280,22 +265,18 @@ pub fn step_experiment(
         });
     }
     Ok(ExperimentFile {
-        name: format!("{}-{purpose}", opts.name),
-        description: Some(format!("{DESCRIPTION_MARKER} {description} (step {}, {purpose})", step.number)),
-        builds: vec![],
-        configs,
-        targets,
-        workloads: vec![opts.workload.clone()],
         threads: opts.threads.clone(),
         duration: opts.duration,
         warmup: opts.warmup,
-        prewarm: true,
-        settle: Duration::ZERO,
-        pin_cpus: false,
-        drop_caches: false,
-        repetitions: crate::experiment::Repetitions::fixed(step.repetitions.unwrap_or(opts.repetitions)),
-        order: Order::Shuffled,
-        seed: Some(opts.seed.wrapping_add(step.number as u64)),
+        ..ExperimentFile::generated(
+            format!("{}-{purpose}", opts.name),
+            format!("{DESCRIPTION_MARKER} {description} (step {}, {purpose})", step.number),
+            configs,
+            targets,
+            opts.workload.clone(),
+            step.repetitions.unwrap_or(opts.repetitions),
+            opts.seed.wrapping_add(step.number as u64),
+        )
     })
 }
 

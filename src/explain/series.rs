@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use super::targets::{TargetSpec, find_experiment};
 use crate::error::{Error, Result};
 use crate::experiment::sandbox_executor::SandboxExecutor;
-use crate::experiment::spec::{TargetDef, WorkloadDef};
-use crate::experiment::{ExperimentFile, Order, Plan, Progress, RunOptions, run_experiment};
+use crate::experiment::spec::{ConfigDef, TargetDef, WorkloadDef};
+use crate::experiment::{ExperimentFile, Plan, Progress, RunOptions, run_experiment};
 use crate::metric::Metric;
 use crate::metric::RunValues;
 use crate::server::Home;
@@ -260,13 +260,7 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
     for (i, t) in targets.iter().enumerate() {
         let config = t.config.as_ref().map(|f| {
             let name = format!("c{}", i + 1);
-            configs.push(crate::experiment::spec::ConfigDef {
-                name: name.clone(),
-                file: Some(std::path::absolute(f).unwrap_or_else(|_| f.clone())),
-                set: toml::Table::new(),
-                charset: None,
-                collation: None,
-            });
+            configs.push(ConfigDef::of_file(name.clone(), f));
             name
         });
         let mut set = toml::Table::new();
@@ -274,40 +268,21 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
             let (name, value) = crate::server::config::parse_override(o)?;
             set.insert(name, value.map(toml::Value::String).unwrap_or(toml::Value::Boolean(true)));
         }
-        defs.push(TargetDef {
-            name: Some(t.label.clone()),
-            build: Some(t.build.clone()),
-            config,
-            set,
-            address: None,
-            user: None,
-            password_env: None,
-            database: None,
-            replace_tables: false,
-            charset: t.charset.as_ref().map(|c| c.charset.clone()),
-            collation: t.charset.as_ref().and_then(|c| c.collation.clone()),
-        });
+        defs.push(TargetDef::sandbox(t.label.clone(), t.build.clone(), config, set, t.charset.as_ref()));
     }
     Ok(ExperimentFile {
-        name: run.name.clone(),
-        description: Some(format!(
-            "versus series: {}",
-            targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>().join(" → ")
-        )),
-        builds: vec![],
-        configs,
-        targets: defs,
-        workloads: vec![run.workload.clone()],
         threads: run.threads.clone(),
         duration: run.duration,
         warmup: run.warmup,
-        prewarm: true,
-        settle: std::time::Duration::ZERO,
-        pin_cpus: false,
-        drop_caches: false,
-        repetitions: crate::experiment::Repetitions::fixed(run.repetitions),
-        order: Order::Shuffled,
-        seed: Some(run.seed),
+        ..ExperimentFile::generated(
+            run.name.clone(),
+            format!("versus series: {}", targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>().join(" → ")),
+            configs,
+            defs,
+            run.workload.clone(),
+            run.repetitions,
+            run.seed,
+        )
     })
 }
 

@@ -62,6 +62,13 @@ pub enum Metric {
     RedoKbPerTxn,
 }
 
+/// The latency metrics, as one pattern: they share their unit, floor and kind.
+macro_rules! latency {
+    () => {
+        Metric::AvgLatency | Metric::P50 | Metric::P90 | Metric::P95 | Metric::P99 | Metric::P999 | Metric::MaxLatency
+    };
+}
+
 /// The values a metric is read from: one finished run.
 #[derive(Debug, Clone, Copy)]
 pub struct RunValues<'a> {
@@ -170,13 +177,7 @@ impl Metric {
         match self {
             Metric::Tps => "transactions/s",
             Metric::Qps => "queries/s",
-            Metric::AvgLatency
-            | Metric::P50
-            | Metric::P90
-            | Metric::P95
-            | Metric::P99
-            | Metric::P999
-            | Metric::MaxLatency => "ms",
+            latency!() => "ms",
             Metric::CpuPerTxn | Metric::ClientCpuPerTxn => "µs/transaction",
             Metric::CswPerTxn => "context switches/transaction",
             Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => "KB/transaction",
@@ -220,13 +221,7 @@ impl Metric {
     pub fn floor(self) -> f64 {
         match self {
             Metric::Tps | Metric::Qps => 0.01,
-            Metric::AvgLatency
-            | Metric::P50
-            | Metric::P90
-            | Metric::P95
-            | Metric::P99
-            | Metric::P999
-            | Metric::MaxLatency => 0.001,
+            latency!() => 0.001,
             Metric::CpuPerTxn | Metric::ClientCpuPerTxn => 0.5,
             Metric::CswPerTxn => 0.01,
             Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => 0.01,
@@ -251,13 +246,7 @@ impl Metric {
     pub fn kind(self) -> MetricKind {
         match self {
             Metric::Tps | Metric::Qps => MetricKind::Throughput,
-            Metric::AvgLatency
-            | Metric::P50
-            | Metric::P90
-            | Metric::P95
-            | Metric::P99
-            | Metric::P999
-            | Metric::MaxLatency => MetricKind::Latency,
+            latency!() => MetricKind::Latency,
             _ => MetricKind::Cost,
         }
     }

@@ -141,6 +141,42 @@ fn abandon_running(db: &mut dyn Backend, experiment_id: i64, block: u32) -> DbRe
     )
 }
 
+/// Records the next attempt at `block` on `host` after marking the attempts left running abandoned:
+/// running, or rejected (finished at once) with `rejected`'s reason. Returns its id and number.
+fn record_attempt(
+    db: &mut dyn Backend,
+    experiment_id: i64,
+    block: u32,
+    host: &AttemptHost,
+    rejected: Option<&str>,
+) -> DbResult<(i64, i64)> {
+    abandon_running(db, experiment_id, block)?;
+    let next = next_attempt(db, experiment_id, block)?;
+    let at = now();
+    let id = db
+        .query(
+            "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, fingerprint, \
+             canary, error, started_at, finished_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+             RETURNING id",
+            params![
+                experiment_id,
+                block,
+                next,
+                if rejected.is_some() { "rejected" } else { "running" },
+                host.host.as_deref(),
+                host.class.as_deref(),
+                json(&host.fingerprint),
+                host.canary.as_ref().map(json),
+                rejected,
+                at,
+                rejected.map(|_| at)
+            ],
+        )?
+        .remove(0)
+        .get(0)?;
+    Ok((id, next))
+}
+
 fn begin(db: &mut dyn Backend, experiment_id: i64, block: u32, host: &AttemptHost) -> DbResult<BlockStart> {
     let done = db.query(
         "SELECT attempt FROM block_attempts WHERE experiment_id = ?1 AND block = ?2 AND status = 'done' \
@@ -150,25 +186,7 @@ fn begin(db: &mut dyn Backend, experiment_id: i64, block: u32, host: &AttemptHos
     if let Some(row) = done.first() {
         return Ok(BlockStart::AlreadyDone { attempt: row.get(0)? });
     }
-    abandon_running(db, experiment_id, block)?;
-    let next = next_attempt(db, experiment_id, block)?;
-    let attempt_id: i64 = db
-        .query(
-            "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, fingerprint, \
-             canary, started_at) VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8) RETURNING id",
-            params![
-                experiment_id,
-                block,
-                next,
-                host.host.as_deref(),
-                host.class.as_deref(),
-                json(&host.fingerprint),
-                host.canary.as_ref().map(json),
-                now()
-            ],
-        )?
-        .remove(0)
-        .get(0)?;
+    let (attempt_id, next) = record_attempt(db, experiment_id, block, host, None)?;
     // The block's runs start again under this attempt: one block, one host.
     let runs = db.query(
         "SELECT id FROM runs WHERE experiment_id = ?1 AND repetition = ?2",
@@ -204,23 +222,7 @@ impl Store {
     pub fn reject_block(&mut self, experiment_id: i64, block: u32, host: &AttemptHost, why: &str) -> Result<u32> {
         let shown = self.shown.clone();
         in_transaction(self.db.get_mut().as_mut(), |db| -> DbResult<u32> {
-            abandon_running(db, experiment_id, block)?;
-            let next = next_attempt(db, experiment_id, block)?;
-            db.execute(
-                "INSERT INTO block_attempts (experiment_id, block, attempt, status, host, host_class, fingerprint, \
-                 canary, error, started_at, finished_at) VALUES (?1, ?2, ?3, 'rejected', ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
-                params![
-                    experiment_id,
-                    block,
-                    next,
-                    host.host.as_deref(),
-                    host.class.as_deref(),
-                    json(&host.fingerprint),
-                    host.canary.as_ref().map(json),
-                    why,
-                    now()
-                ],
-            )?;
+            let (_, next) = record_attempt(db, experiment_id, block, host, Some(why))?;
             Ok(u32::try_from(next).unwrap_or(u32::MAX))
         })
         .map_err(|e| store_err(&shown, format_args!("cannot record block {block}"), e))

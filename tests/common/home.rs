@@ -2,7 +2,7 @@
 //! run in it as a user does: what the integration tests that drive the command line share.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use versus::store::Store;
@@ -39,6 +39,13 @@ impl Home {
         let out = self.versus(args).output().unwrap();
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+
+    /// Writes `text` to `name` in the home and returns its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.home.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
     }
 
     /// The home's default results store.

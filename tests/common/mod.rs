@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod disk;
+pub mod experiment;
 pub mod home;
 pub mod mirror;
 pub mod reports;

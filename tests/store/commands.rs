@@ -1,23 +1,11 @@
+use super::experiment::sync_nosync;
 use super::postgres::TempPostgres;
 use versus::store::{Location, Store};
 
-const TINY: &str = r#"
-name = "tiny"
-builds = ["system"]
-threads = [1]
-duration = "1s"
-warmup = "0s"
-repetitions = 2
-[[configs]]
-name = "sync"
-set = { innodb_flush_log_at_trx_commit = 1 }
-[[configs]]
-name = "nosync"
-set = { innodb_flush_log_at_trx_commit = 0 }
-[[workloads]]
-test = "oltp_point_select"
-options = { tables = 1, table-size = 500 }
-"#;
+/// Two configs, two blocks of one second each.
+fn tiny() -> String {
+    sync_nosync("tiny", "threads = [1]\nduration = \"1s\"\nwarmup = \"0s\"\nrepetitions = 2\n", 500)
+}
 
 /// `versus ARGS` with its own home; returns (exit code, stdout, stderr).
 fn versus(home: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
@@ -47,7 +35,7 @@ fn every_command_works_against_postgres_and_copies_compare_the_same() {
     let h = home.path();
     ok(versus(h, &["server", "fetch", "system"], &[]), "server fetch");
     let file = h.join("tiny.toml");
-    std::fs::write(&file, TINY).unwrap();
+    std::fs::write(&file, tiny()).unwrap();
     let file = file.to_str().unwrap();
 
     let out = ok(versus(h, &["run", file, "--db", &url], &[]), "run --db postgres://");
@@ -277,7 +265,7 @@ fn the_quick_start_stores_into_postgres() {
 fn import_after_the_store_died(pg: &TempPostgres, h: &std::path::Path) {
     let url = pg.url("lost");
     let file = h.join("lost.toml");
-    std::fs::write(&file, TINY.replace("name = \"tiny\"", "name = \"lost\"")).unwrap();
+    std::fs::write(&file, tiny().replace("name = \"tiny\"", "name = \"lost\"")).unwrap();
     // A recovery file of a PostgreSQL store goes to the temporary directory: this one.
     let tmp = h.join("tmp");
     std::fs::create_dir(&tmp).unwrap();
@@ -337,13 +325,13 @@ fn free_port() -> u16 {
 fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
     let pg = TempPostgres::start();
     let url = pg.url("fleet");
-    let plan_id = versus::experiment::blocks::plan_id(&versus::experiment::ExperimentFile::parse(TINY).unwrap());
+    let plan_id = versus::experiment::blocks::plan_id(&versus::experiment::ExperimentFile::parse(&tiny()).unwrap());
     // Two workers, each with a home of its own, as two hosts of a fleet.
     let homes: Vec<tempfile::TempDir> =
         (0..2).map(|_| tempfile::Builder::new().prefix("versus-worker-").tempdir().unwrap()).collect();
     for h in &homes {
         ok(versus(h.path(), &["server", "fetch", "system"], &[]), "server fetch");
-        std::fs::write(h.path().join("tiny.toml"), TINY).unwrap();
+        std::fs::write(h.path().join("tiny.toml"), tiny()).unwrap();
     }
     let tasks: Vec<std::process::Child> = homes
         .iter()
@@ -400,7 +388,7 @@ fn two_block_tasks_write_into_postgres_at_once_and_blocks_are_idempotent() {
     // A file changed since submission (edited after the job took its plan id, or a forged id), or a
     // block outside the plan: exit code 3, one line, nothing run.
     let edited = h.join("edited.toml");
-    std::fs::write(&edited, TINY.replace("duration = \"1s\"", "duration = \"2s\"")).unwrap();
+    std::fs::write(&edited, tiny().replace("duration = \"1s\"", "duration = \"2s\"")).unwrap();
     let edited = edited.to_str().unwrap();
     for (f, id) in [(edited, plan_id.as_str()), (file, "p-0000000000000000")] {
         let (code, _, err) = versus(h, &["run", f, "--block", "1", "--plan-id", id, "--db", &url], &[]);

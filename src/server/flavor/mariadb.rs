@@ -9,23 +9,15 @@ const AUTH_METHOD_OPTION: Version = Version::new(10, 4, 0);
 const SKIP_TEST_DB: Version = Version::new(10, 5, 0);
 
 pub(super) fn init_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) -> CommandLine {
-    let script =
-        build.layout.install_db.clone().unwrap_or_else(|| build.layout.basedir.join("scripts/mysql_install_db"));
-    let mut args = vec![
-        format!("--defaults-file={}", paths.cnf.display()),
-        format!("--basedir={}", build.layout.basedir.display()),
-        format!("--datadir={}", paths.datadir.display()),
-    ];
-    if let Some(user) = run_as {
-        args.push(format!("--user={user}"));
-    }
+    let mut command = super::install_script_command(build, paths, run_as);
+    let args = &mut command.args;
     if build.version >= AUTH_METHOD_OPTION {
         args.push("--auth-root-authentication-method=normal".into());
     }
     if build.version >= SKIP_TEST_DB {
         args.push("--skip-test-db".into());
     }
-    CommandLine { program: script, args }
+    command
 }
 
 pub(super) fn required_options(_version: Version) -> Vec<(String, Option<String>)> {

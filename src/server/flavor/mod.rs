@@ -103,6 +103,23 @@ pub fn init_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) 
     }
 }
 
+/// The install script's command line (`mariadb-install-db`, MySQL 5.5/5.6's `mysql_install_db`): the
+/// script finds my_print_defaults, resolveip and share/*.sql through `--basedir`. The flavor adds its own
+/// options after these.
+fn install_script_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) -> CommandLine {
+    let script =
+        build.layout.install_db.clone().unwrap_or_else(|| build.layout.basedir.join("scripts/mysql_install_db"));
+    let mut args = vec![
+        format!("--defaults-file={}", paths.cnf.display()),
+        format!("--basedir={}", build.layout.basedir.display()),
+        format!("--datadir={}", paths.datadir.display()),
+    ];
+    if let Some(user) = run_as {
+        args.push(format!("--user={user}"));
+    }
+    CommandLine { program: script, args }
+}
+
 /// True when the datadir is created by an install script (`mariadb-install-db`, MySQL 5.5/5.6's
 /// `mysql_install_db`) rather than by the server itself (`mysqld --initialize-insecure`, MySQL 5.7.6+).
 pub fn uses_install_script(flavor: Flavor, version: Version) -> bool {

@@ -22,18 +22,7 @@ pub(super) fn uses_install_script(version: Version) -> bool {
 
 pub(super) fn init_command(build: &Build, paths: &InstancePaths, run_as: Option<&str>) -> CommandLine {
     if uses_install_script(build.version) {
-        let script =
-            build.layout.install_db.clone().unwrap_or_else(|| build.layout.basedir.join("scripts/mysql_install_db"));
-        // The script finds my_print_defaults, resolveip and share/*.sql through --basedir.
-        let mut args = vec![
-            format!("--defaults-file={}", paths.cnf.display()),
-            format!("--basedir={}", build.layout.basedir.display()),
-            format!("--datadir={}", paths.datadir.display()),
-        ];
-        if let Some(user) = run_as {
-            args.push(format!("--user={user}"));
-        }
-        return CommandLine { program: script, args };
+        return super::install_script_command(build, paths, run_as);
     }
     CommandLine {
         program: build.layout.server.clone(),

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod random;
 pub mod run;
 pub mod stored;
+pub mod value;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
