@@ -2,9 +2,8 @@
 //! one sandbox). A lock is a file that holds the holder's PID and command line; the lock itself is an
 //! `flock` on it, so it ends with the process however that ends, and the file is never removed.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use nix::fcntl::{Flock, FlockArg};
@@ -16,17 +15,9 @@ pub type Held = Flock<File>;
 
 /// Takes the lock at `path` (its directory must exist), without waiting. When another process holds it,
 /// `busy` gets that process's description ("pid N: versus …", or "another versus") and makes the error.
-/// A symbolic link at `path` is not followed.
+/// A symbolic link at `path` is refused, not followed ([`crate::owned::open_write`]).
 pub fn take(path: &Path, busy: impl FnOnce(&str) -> Error) -> Result<Held> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| Error::file(path, e))?;
+    let file = crate::owned::open_write(path, 0o600, false)?;
     let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,
         Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => {
