@@ -87,7 +87,7 @@ impl Error {
 }
 
 /// `s` with its control characters (line breaks, tabs, NUL …) escaped as in Rust (`\n`): one line.
-fn escape_controls(s: &str) -> String {
+pub fn escape_controls(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 

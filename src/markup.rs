@@ -44,6 +44,11 @@ fn literal(s: &str, punct: impl Fn(&mut String, char)) -> String {
     out
 }
 
+/// A label as markdown ([`escape`]) or the terminal ([`shown`]) shows it literally.
+pub fn text(markdown: bool, s: &str) -> String {
+    if markdown { escape(s) } else { shown(s) }
+}
+
 /// Text as the terminal shows it literally: a control character of a label (an escape sequence that
 /// would recolour, move the cursor or retitle the terminal; a line break that would fake a row) as a
 /// space.

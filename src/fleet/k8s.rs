@@ -186,7 +186,7 @@ pub fn manifest(job: &FleetJob, opts: &K8sOptions) -> Result<String> {
             &job.file,
             format!(
                 "config file '{}' is in another directory; for Kubernetes put it next to the experiment file and name it without a path",
-                values::one_line(name)
+                crate::error::escape_controls(name)
             ),
         ));
     }
@@ -195,7 +195,7 @@ pub fn manifest(job: &FleetJob, opts: &K8sOptions) -> Result<String> {
             &job.file,
             format!(
                 "config file '{}' cannot be a ConfigMap key; rename it to ASCII letters, digits, '-', '_' and '.'",
-                values::one_line(name)
+                crate::error::escape_controls(name)
             ),
         ));
     }
@@ -209,7 +209,7 @@ pub fn manifest(job: &FleetJob, opts: &K8sOptions) -> Result<String> {
         "# versus {}: experiment '{}', plan {}, {} block(s), one completion index per block.\n\
          # Apply with `kubectl apply -f THIS_FILE`; nodes of the host class carry the label {HOST_CLASS_LABEL}.\n",
         env!("CARGO_PKG_VERSION"),
-        values::one_line(&job.name),
+        crate::error::escape_controls(&job.name),
         job.plan_id,
         job.blocks
     );

@@ -57,7 +57,7 @@ pub fn sbatch(job: &FleetJob) -> Result<String> {
         s,
         "# versus {}: experiment '{}', plan {}, {} block(s), one array task per block.",
         env!("CARGO_PKG_VERSION"),
-        values::one_line(&job.name),
+        crate::error::escape_controls(&job.name),
         job.plan_id,
         job.blocks
     );

@@ -16,13 +16,9 @@ pub fn shown(c: char) -> String {
     c.escape_default().to_string()
 }
 
-/// `v` for an error message or a comment line: control characters escaped, so it stays on one line.
-pub fn one_line(v: &str) -> String {
-    v.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
-
 fn bad(flag: &str, v: &str, rule: &str) -> Error {
-    Error::option(flag, format!("'{}' is not valid here: {rule}", one_line(v)))
+    // Error::option escapes the message's control characters.
+    Error::option(flag, format!("'{v}' is not valid here: {rule}"))
 }
 
 /// A Slurm partition or node feature name: letters, digits, `_`, `-` and `.`, 1 to 64 of them.
@@ -195,9 +191,11 @@ fn path_component(p: &str) -> bool {
 /// `what`).
 pub fn path(what: &str, v: &str) -> Result<()> {
     match control_char(v) {
-        Some(c) => {
-            Err(Error::Other(format!("{what} '{}' has a control character ({}); rename it", one_line(v), shown(c))))
-        }
+        Some(c) => Err(Error::Other(format!(
+            "{what} '{}' has a control character ({}); rename it",
+            crate::error::escape_controls(v),
+            shown(c)
+        ))),
         None => Ok(()),
     }
 }

@@ -207,7 +207,7 @@ fn render_text(r: &AdviseReport, format: OutputFormat, color: bool) -> String {
     let f = &r.facts;
     let md = format == OutputFormat::Markdown;
     // Names and values come from the user's files and the server: text, whatever they hold.
-    let t = |s: &str| if md { crate::markup::escape(s) } else { crate::markup::shown(s) };
+    let t = |s: &str| crate::markup::text(md, s);
     let h = |s: &str| if md { format!("## {}\n\n", t(s)) } else { format!("{}\n", t(s)) };
     out.push_str(&h("versus advise"));
     let _ = writeln!(

@@ -37,11 +37,6 @@ impl FromStr for OutputFormat {
     }
 }
 
-/// A line's text as `format` shows it literally: names and values come from users' files and servers.
-fn text(md: bool, s: &str) -> String {
-    if md { crate::markup::escape(s) } else { crate::markup::shown(s) }
-}
-
 /// Writes `t` in `format` (text or markdown).
 pub fn write_table(out: &mut String, t: &Table, format: OutputFormat, color: bool) {
     match format {
@@ -291,7 +286,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         let _ = writeln!(out, "# versus explain: B against A\n");
     }
     for l in header(r) {
-        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, text(md, &l));
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, crate::markup::text(md, &l));
     }
     out.push('\n');
     let Some(o) = &r.outcome else {
@@ -302,7 +297,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         write_skipped(&mut out, r, format, color);
         let total = r.total_estimate();
         for l in plan_lines(r).into_iter().chain(super::mapping::data_plan_line(r)).chain([total]) {
-            let _ = writeln!(out, "{}", text(md, &l));
+            let _ = writeln!(out, "{}", crate::markup::text(md, &l));
         }
         return Ok(out);
     };
@@ -323,7 +318,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         Conclusion::Partial => "The search is incomplete (see the notes): some groups are unresolved.",
     };
     for line in super::sentences(&s).into_iter().chain((!verdict.is_empty()).then(|| verdict.to_string())) {
-        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, text(md, &line));
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, crate::markup::text(md, &line));
     }
     let unexplainable: Vec<String> = r
         .skipped
@@ -341,7 +336,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
             out,
             "{}Unexplainable by configuration (cannot be given A's value on B): {}.",
             if md { "- " } else { "" },
-            text(md, &unexplainable.join(", "))
+            crate::markup::text(md, &unexplainable.join(", "))
         );
     }
     out.push('\n');
@@ -359,7 +354,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
     write_table(&mut out, &steps_table(r), format, color);
     if !o.notes.is_empty() && s.effects.is_empty() {
         for n in &o.notes {
-            let _ = writeln!(out, "note: {}", text(md, n));
+            let _ = writeln!(out, "note: {}", crate::markup::text(md, n));
         }
     }
     let _ = writeln!(out, "{} runs used of --max-runs {}.", o.runs_used, r.max_runs);
@@ -367,7 +362,7 @@ pub fn render_explain(r: &ExplainReport, format: OutputFormat, color: bool) -> R
         let _ = writeln!(
             out,
             "Every step is a stored experiment; for the report: versus report {} -o explain.html",
-            text(md, name)
+            crate::markup::text(md, name)
         );
     }
     Ok(out)
@@ -459,16 +454,16 @@ pub fn render_series(s: &SeriesReport, format: OutputFormat, color: bool) -> Res
     let md = format == OutputFormat::Markdown;
     let mut out = String::new();
     if md {
-        let _ = writeln!(out, "# Series: {}\n", text(md, &s.labels.join(" → ")));
+        let _ = writeln!(out, "# Series: {}\n", crate::markup::text(md, &s.labels.join(" → ")));
     } else {
         let _ = writeln!(
             out,
             "series {}\n",
-            text(md, &format!("{} from {}", s.labels.join(" → "), s.experiments.join(", ")))
+            crate::markup::text(md, &format!("{} from {}", s.labels.join(" → "), s.experiments.join(", ")))
         );
     }
     for l in series_lines(s) {
-        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, text(md, &l));
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, crate::markup::text(md, &l));
     }
     out.push('\n');
     for i in 0..s.cases.len() {
