@@ -1,0 +1,95 @@
+//! Folding `perf script` output into stacks weighted by each sample's period (CPU nanoseconds for
+//! `cpu-clock`), with inferno's collapser: frames that perf could not name become their object file in
+//! brackets (`[mariadbd]`), kernel frames carry `_[k]`.
+
+use inferno::collapse::Collapse;
+use inferno::collapse::perf::{Folder, Options};
+
+/// Folds `perf script` text: `(stack, weight)` sorted by stack, and the number of samples.
+///
+/// Errors: text that inferno cannot read, or folded lines that do not end in a weight.
+pub fn fold_perf_script(text: &[u8]) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
+    let samples = count_samples(text);
+    let mut options = Options::default();
+    options.annotate_kernel = true;
+    options.nthreads = 1;
+    let mut folder = Folder::from(options);
+    let mut out = Vec::new();
+    folder.collapse(text, &mut out).map_err(|e| format!("perf script output could not be folded: {e}"))?;
+    let folded = String::from_utf8_lossy(&out);
+    let mut stacks = parse_folded(&folded)?;
+    stacks.sort();
+    Ok((stacks, samples))
+}
+
+/// Reads folded lines (`a;b;c 123`).
+pub fn parse_folded(text: &str) -> std::result::Result<Vec<(String, u64)>, String> {
+    let mut stacks = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (stack, weight) = line
+            .rsplit_once(' ')
+            .and_then(|(s, w)| Some((s, w.trim().parse::<u64>().ok()?)))
+            .ok_or_else(|| format!("a folded stack without a weight: {}", crate::markup::shown(line)))?;
+        stacks.push((stack.to_string(), weight));
+    }
+    Ok(stacks)
+}
+
+/// Sample headers of `perf script` output: the lines that do not begin with white space.
+fn count_samples(text: &[u8]) -> u64 {
+    text.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l[0].is_ascii_whitespace()).count() as u64
+}
+
+/// The folded form of `stacks` (one `stack weight` line each), as flame-graph tools read it.
+pub fn to_folded(stacks: &[(String, u64)]) -> String {
+    let mut s = String::new();
+    for (stack, w) in stacks {
+        s.push_str(stack);
+        s.push(' ');
+        s.push_str(&w.to_string());
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCRIPT: &str = "\
+mariadbd 100/101 10.000001:    5025125 cpu-clock: 
+\t    55d0a1b2c3d4 JOIN::exec+0x14 (/usr/sbin/mariadbd)
+\t    55d0a1b2c000 mysql_execute_command+0x80 (/usr/sbin/mariadbd)
+\t    7f0011223344 start_thread+0x1f (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+mariadbd 100/101 10.005001:    5025125 cpu-clock: 
+\t    55d0a1b2dddd [unknown] (/usr/sbin/mariadbd)
+\t    55d0a1b2c000 mysql_execute_command+0x80 (/usr/sbin/mariadbd)
+\t    7f0011223344 start_thread+0x1f (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+mariadbd 100/102 10.005002:    5025125 cpu-clock: 
+\tffffffff8100aaaa do_syscall_64+0x10 ([kernel.kallsyms])
+\t    7f0011223344 start_thread+0x1f (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+";
+
+    #[test]
+    fn folds_by_period_names_unknowns_by_object_and_marks_the_kernel() {
+        let (stacks, samples) = fold_perf_script(SCRIPT.as_bytes()).unwrap();
+        assert_eq!(samples, 3);
+        assert_eq!(
+            stacks,
+            vec![
+                ("mariadbd;start_thread;do_syscall_64_[k]".to_string(), 5_025_125),
+                ("mariadbd;start_thread;mysql_execute_command;JOIN::exec".to_string(), 5_025_125),
+                ("mariadbd;start_thread;mysql_execute_command;[mariadbd]".to_string(), 5_025_125),
+            ]
+        );
+        assert_eq!(parse_folded(&to_folded(&stacks)).unwrap(), stacks);
+    }
+
+    #[test]
+    fn a_line_without_weight_is_refused() {
+        assert!(parse_folded("a;b\n").unwrap_err().contains("without a weight"));
+    }
+}

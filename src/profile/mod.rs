@@ -1,0 +1,157 @@
+//! Where the server's CPU went: on-CPU stacks of the server sampled during a run's measured interval
+//! (with the kernel's perf events, through the distribution's `perf`), folded, stored with the run, and
+//! turned into CPU µs per transaction per function (self and inclusive).
+//!
+//! A stored profile is a set of folded stacks (`root;…;leaf`, root first) each with the CPU
+//! nanoseconds sampled in it: `cpu-clock` samples carry their period in nanoseconds, so the sum over
+//! stacks estimates the server's CPU time in the window, which is what makes per-transaction figures
+//! comparable with the sampler's own CPU per transaction.
+
+pub mod diff;
+pub mod fold;
+pub mod perf;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use perf::{Recorder, availability};
+
+/// Sampling frequency when nothing else is asked for: low enough that the server loses well under 2 %
+/// of its throughput (BENCHMARKS.md), high enough for a few thousand samples in a 30-s run.
+pub const DEFAULT_HZ: u32 = 199;
+
+/// What a frame that could not be named is called, when even its object file is unknown.
+pub const UNKNOWN_FRAME: &str = "[unknown]";
+
+/// The on-CPU profile of one run: folded stacks with the CPU nanoseconds sampled in each.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Profile {
+    /// The perf event sampled (`cpu-clock`).
+    pub event: String,
+    /// Samples per second asked for.
+    pub hz: u32,
+    /// Samples taken.
+    pub samples: u64,
+    /// Transactions in the window the samples cover (the run's measured events).
+    pub transactions: u64,
+    /// `(folded stack, CPU ns)`, root first, sorted by stack.
+    pub stacks: Vec<(String, u64)>,
+}
+
+/// A function's CPU per transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct FunctionCost {
+    /// CPU µs per transaction spent in the function itself (samples whose leaf it is).
+    pub self_us: f64,
+    /// CPU µs per transaction spent in the function and what it called (samples with it anywhere on
+    /// the stack, counted once per sample even when it recurses).
+    pub total_us: f64,
+}
+
+impl Profile {
+    /// CPU nanoseconds over all stacks.
+    pub fn total_ns(&self) -> u64 {
+        self.stacks.iter().map(|(_, n)| n).sum()
+    }
+
+    /// CPU µs per transaction over all stacks; `None` without transactions.
+    pub fn total_us_per_txn(&self) -> Option<f64> {
+        (self.transactions > 0).then(|| self.total_ns() as f64 / 1000.0 / self.transactions as f64)
+    }
+
+    /// The share (0–1) of the sampled CPU whose leaf frame has a name (not an object file in brackets
+    /// nor `[unknown]`); 1 for an empty profile.
+    pub fn named_share(&self) -> f64 {
+        let total = self.total_ns();
+        if total == 0 {
+            return 1.0;
+        }
+        let named: u64 = self.stacks.iter().filter(|(s, _)| is_named(leaf(s))).map(|(_, n)| n).sum();
+        named as f64 / total as f64
+    }
+
+    /// Self and inclusive CPU µs per transaction of every function on any stack; empty without
+    /// transactions.
+    pub fn function_costs(&self) -> BTreeMap<String, FunctionCost> {
+        let mut out: BTreeMap<String, FunctionCost> = BTreeMap::new();
+        if self.transactions == 0 {
+            return out;
+        }
+        let per_txn = 1.0 / 1000.0 / self.transactions as f64;
+        let mut seen: Vec<&str> = Vec::new();
+        for (stack, ns) in &self.stacks {
+            let us = *ns as f64 * per_txn;
+            seen.clear();
+            for frame in frames(stack) {
+                if !seen.contains(&frame) {
+                    seen.push(frame);
+                    out.entry(frame.to_string()).or_default().total_us += us;
+                }
+            }
+            out.entry(leaf(stack).to_string()).or_default().self_us += us;
+        }
+        out
+    }
+}
+
+/// The frames of a folded stack, root first.
+pub fn frames(stack: &str) -> impl Iterator<Item = &str> {
+    stack.split(';').filter(|f| !f.is_empty())
+}
+
+/// The leaf (last) frame of a folded stack.
+pub fn leaf(stack: &str) -> &str {
+    stack.rsplit(';').next().unwrap_or(stack)
+}
+
+/// True when a frame names a function: not `[unknown]` and not an object file standing in for an
+/// unnamed address (`[mariadbd]`, `[libc.so.6]`).
+pub fn is_named(frame: &str) -> bool {
+    !(frame.starts_with('[') && frame.ends_with(']')) && !frame.starts_with("0x")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(stacks: &[(&str, u64)], transactions: u64) -> Profile {
+        Profile {
+            event: "cpu-clock".into(),
+            hz: 99,
+            samples: stacks.len() as u64,
+            transactions,
+            stacks: stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        }
+    }
+
+    #[test]
+    fn self_and_inclusive_costs_per_transaction() {
+        let p = profile(&[("main;a;b", 4_000), ("main;a", 2_000), ("main;a;a;c", 2_000), ("main;[mariadbd]", 2_000)], 2);
+        let f = p.function_costs();
+        assert_eq!(f["b"].self_us, 2.0);
+        assert_eq!(f["a"].self_us, 1.0);
+        // `a` recurses in one stack: counted once there.
+        assert_eq!(f["a"].total_us, 4.0);
+        assert_eq!(f["main"].total_us, 5.0);
+        assert_eq!(f["main"].self_us, 0.0);
+        assert_eq!(p.total_us_per_txn(), Some(5.0));
+        assert!((p.named_share() - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_transactions_no_costs() {
+        let p = profile(&[("main;a", 1_000)], 0);
+        assert!(p.function_costs().is_empty());
+        assert_eq!(p.total_us_per_txn(), None);
+    }
+
+    #[test]
+    fn unnamed_frames_are_recognised() {
+        assert!(!is_named("[unknown]"));
+        assert!(!is_named("[libc.so.6]"));
+        assert!(!is_named("0x7f00"));
+        assert!(is_named("JOIN::exec"));
+        assert!(is_named("operator new[]"));
+    }
+}
