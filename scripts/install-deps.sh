@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what versus and its tests need on Debian/Ubuntu, when it is missing: the distribution's
 # MariaDB (used only as a sandboxed server build, never as a system service), sysbench (the peer the
-# tests compare against), patchelf (for server builds that bring their own C library) and the Rust
-# toolchain check; with --tests also what the fleet and shared-store tests start for themselves:
+# tests compare against), patchelf (for server builds that bring their own C library), perf (profiles)
+# and the Rust toolchain check; with --tests also what the fleet and shared-store tests start for themselves:
 # PostgreSQL (a throwaway cluster per test), Slurm and munge (a single-node localhost cluster). No
 # service of these packages is started. Safe to run again.
 set -euo pipefail
@@ -12,6 +12,11 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v patchelf >/dev/null 2>&1 || need+=(patchelf)
 command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+# perf samples the server's stacks for profiled experiments (`profile = true`, docs/profile.md):
+# Debian packages it as linux-perf, Ubuntu as linux-tools-common.
+if ! command -v perf >/dev/null 2>&1 && command -v apt-cache >/dev/null 2>&1; then
+  if apt-cache show linux-perf >/dev/null 2>&1; then need+=(linux-perf); else need+=(linux-tools-common); fi
+fi
 # Headless Chromium renders the HTML reports in the tests (--tests; VERSUS_NO_CHROMIUM=1 skips it).
 if [ "${1:-}" = "--tests" ] && [ -z "${VERSUS_NO_CHROMIUM:-}" ]; then
   command -v chromium >/dev/null 2>&1 || need+=(chromium)

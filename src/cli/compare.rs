@@ -78,6 +78,11 @@ pub struct CompareArgs {
     /// Print only the summary and the ratio table.
     #[arg(long)]
     brief: bool,
+    /// Where the server's CPU went: each side's sampled CPU per transaction and the functions whose
+    /// cost differs from the baseline's beyond the noise (runs of experiments with `profile = true`);
+    /// printed even with --brief, and an error when no selected run was profiled.
+    #[arg(long)]
+    profile: bool,
 }
 
 /// `versus report`.
@@ -157,12 +162,18 @@ impl SelectArgs {
 pub fn compare(home: &Home, args: CompareArgs) -> Result<i32> {
     let store = args.select.open(home)?;
     let report = report::build_report(&store, &args.select.selection())?;
+    if args.profile && report.profiles.is_empty() {
+        return Err(Error::option(
+            "--profile",
+            "no selected run was profiled; add `profile = true` to the experiment file and run it again",
+        ));
+    }
     let color = match args.color {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
         ColorWhen::Auto => anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
     };
-    let text = terminal::render_with(&report, &terminal::Options { color, brief: args.brief });
+    let text = terminal::render_with(&report, &terminal::Options { color, brief: args.brief, profile: args.profile });
     super::output::print(&format!("{text}\n"))?;
     Ok(0)
 }

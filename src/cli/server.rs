@@ -267,7 +267,10 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
     println!(
         "{}",
-        crate::report::terminal::render_with(&report, &crate::report::terminal::Options { color, brief: true })
+        crate::report::terminal::render_with(
+            &report,
+            &crate::report::terminal::Options { color, brief: true, profile: false }
+        )
     );
     let html = dir.join("report.html");
     let page = crate::report::render(&report, crate::report::Format::Html)?;

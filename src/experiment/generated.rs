@@ -34,6 +34,8 @@ impl ExperimentFile {
             warmup: Duration::ZERO,
             prewarm: true,
             settle: Duration::ZERO,
+            profile: false,
+            profile_hz: None,
             pin_cpus: false,
             drop_caches: false,
             repetitions: Repetitions::fixed(repetitions),

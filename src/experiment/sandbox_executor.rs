@@ -313,6 +313,7 @@ impl SandboxExecutor {
             warmup: plan.file.warmup,
             repetition: run.repetition,
             seed: plan.seed,
+            profile_hz: plan.file.profile.then(|| plan.file.profile_hz.unwrap_or(crate::profile::DEFAULT_HZ)),
         };
         let mut watch = Watch { started, progress };
         let outcome = w.run(RunContext {

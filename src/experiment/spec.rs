@@ -52,6 +52,13 @@ pub struct ExperimentFile {
         skip_serializing_if = "Duration::is_zero"
     )]
     pub settle: Duration,
+    /// Sample the server's on-CPU stacks during each run's measured time (with `perf`), stored with the
+    /// run: CPU per transaction per function (docs/profile.md). Sandboxed targets only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
+    /// Samples per second when profiling (default 199).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_hz: Option<u32>,
     /// Pin each started server to one half of the CPUs versus may use and the client's threads to the
     /// other half (needs at least 2 CPUs; external servers are never pinned).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

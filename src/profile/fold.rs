@@ -52,6 +52,27 @@ pub fn to_folded(stacks: &[(String, u64)]) -> String {
     s
 }
 
+/// `stacks` as gzip-compressed folded text, as the store keeps them.
+pub fn compress(stacks: &[(String, u64)]) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(to_folded(stacks).as_bytes()).map_err(|e| format!("cannot compress a profile: {e}"))?;
+    gz.finish().map_err(|e| format!("cannot compress a profile: {e}"))
+}
+
+/// The stacks of [`compress`]'s output.
+pub fn decompress(data: &[u8]) -> std::result::Result<Vec<(String, u64)>, String> {
+    use std::io::Read;
+    if data.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(data)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("a stored profile cannot be read: {e}"))?;
+    parse_folded(&text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +107,7 @@ mariadbd 100/102 10.005002:    5025125 cpu-clock:
             ]
         );
         assert_eq!(parse_folded(&to_folded(&stacks)).unwrap(), stacks);
+        assert_eq!(decompress(&compress(&stacks).unwrap()).unwrap(), stacks);
     }
 
     #[test]

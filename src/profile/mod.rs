@@ -8,6 +8,7 @@
 //! comparable with the sampler's own CPU per transaction.
 
 pub mod diff;
+pub mod flame;
 pub mod fold;
 pub mod perf;
 
@@ -37,6 +38,9 @@ pub struct Profile {
     pub transactions: u64,
     /// `(folded stack, CPU ns)`, root first, sorted by stack.
     pub stacks: Vec<(String, u64)>,
+    /// Why a run that asked for a profile has none (perf missing or refused, or failed), in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A function's CPU per transaction.
@@ -95,6 +99,47 @@ impl Profile {
     }
 }
 
+/// Profiling one run: begun when its measured time begins, finished when the run ends.
+#[derive(Debug)]
+pub struct Sampling {
+    hz: u32,
+    recorder: Option<Recorder>,
+    refused: Option<String>,
+}
+
+impl Sampling {
+    /// A run to be profiled at `hz` samples per second.
+    pub fn new(hz: u32) -> Sampling {
+        Sampling { hz, recorder: None, refused: None }
+    }
+
+    /// Starts sampling process `pid` (again, if it had begun: a warm-up's samples are dropped).
+    pub fn begin(&mut self, pid: u32) {
+        self.recorder = None;
+        match Recorder::start(pid, self.hz) {
+            Ok(r) => self.recorder = Some(r),
+            Err(e) => self.refused = Some(e),
+        }
+    }
+
+    /// Stops sampling: the profile, without transactions (the caller knows them), or an empty one with
+    /// a note saying why there is none.
+    pub fn finish(self) -> Profile {
+        let base = Profile { event: perf::EVENT.into(), hz: self.hz, ..Profile::default() };
+        match (self.recorder, self.refused) {
+            (Some(r), _) => match r.finish() {
+                Ok((stacks, samples)) => Profile { samples, stacks, ..base },
+                Err(e) => Profile { note: Some(e), ..base },
+            },
+            (None, Some(why)) => Profile { note: Some(why), ..base },
+            (None, None) => Profile {
+                note: Some("not profiled: the server's process is not on this machine or not known".into()),
+                ..base
+            },
+        }
+    }
+}
+
 /// The frames of a folded stack, root first.
 pub fn frames(stack: &str) -> impl Iterator<Item = &str> {
     stack.split(';').filter(|f| !f.is_empty())
@@ -108,7 +153,8 @@ pub fn leaf(stack: &str) -> &str {
 /// True when a frame names a function: not `[unknown]` and not an object file standing in for an
 /// unnamed address (`[mariadbd]`, `[libc.so.6]`).
 pub fn is_named(frame: &str) -> bool {
-    !(frame.starts_with('[') && frame.ends_with(']')) && !frame.starts_with("0x")
+    let object = frame.starts_with('[') && frame.ends_with(']');
+    !object && !frame.starts_with("0x")
 }
 
 #[cfg(test)]
@@ -122,12 +168,14 @@ mod tests {
             samples: stacks.len() as u64,
             transactions,
             stacks: stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+            note: None,
         }
     }
 
     #[test]
     fn self_and_inclusive_costs_per_transaction() {
-        let p = profile(&[("main;a;b", 4_000), ("main;a", 2_000), ("main;a;a;c", 2_000), ("main;[mariadbd]", 2_000)], 2);
+        let p =
+            profile(&[("main;a;b", 4_000), ("main;a", 2_000), ("main;a;a;c", 2_000), ("main;[mariadbd]", 2_000)], 2);
         let f = p.function_costs();
         assert_eq!(f["b"].self_us, 2.0);
         assert_eq!(f["a"].self_us, 1.0);

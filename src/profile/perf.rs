@@ -52,8 +52,8 @@ pub struct Recorder {
 impl Recorder {
     /// Starts sampling the on-CPU stacks of every thread of `pid` at `hz` samples per second.
     ///
-    /// Errors: one line, when perf is missing or the kernel refuses (see [`availability`]), or when
-    /// perf stops at once (its own first line of complaint).
+    /// Errors: one line, when perf is missing or the kernel refuses (see [`availability`]). A perf that
+    /// starts and then refuses the process says so when it is finished.
     pub fn start(pid: u32, hz: u32) -> std::result::Result<Recorder, String> {
         availability()?;
         let dir = std::env::temp_dir().join(format!("versus-profile-{}-{}", std::process::id(), unique()));
@@ -68,24 +68,13 @@ impl Recorder {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         process::isolate(&mut cmd, true);
-        let mut child = match cmd.spawn() {
+        let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
                 let _ = owned::remove(&dir);
                 return Err(format!("perf did not start: {e}"));
             }
         };
-        // perf refuses (a bad pid, the kernel's limits) within moments; a sampler still running after
-        // this has attached.
-        let deadline = Instant::now() + Duration::from_millis(300);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                let why = stderr_line(&mut child);
-                let _ = owned::remove(&dir);
-                return Err(format!("perf stopped at once: {why}"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
         Ok(Recorder { child, dir, data, started: Instant::now(), hz })
     }
 
@@ -103,6 +92,9 @@ impl Recorder {
     }
 
     fn stop_and_fold(&mut self) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Err(format!("perf record stopped early ({status}): {}", stderr_line(&mut self.child)));
+        }
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -165,7 +157,9 @@ fn stderr_line(child: &mut Child) -> String {
 fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
     nanos ^ (N.fetch_add(1, Ordering::Relaxed) << 32)
 }

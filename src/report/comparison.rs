@@ -30,7 +30,10 @@ pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let explain = super::explain::explain_sections(store, &selected, sel)?;
     let advise = super::advise_section::advise_sections(store, &selected, sel)?;
     let findings = super::explain::findings(&explain);
+    let baseline = selected.sides.iter().position(|s| s.baseline).unwrap_or(0);
+    let profiles = super::profile::sections(store, &selected, baseline)?;
     let mut r = from_selected(selected, sel, &explicit, &findings)?;
+    r.profiles = profiles;
     r.noise_band_source = band.source;
     r.variable_changes = changes;
     // The targets of a `versus explain` step are not an ordered series.
@@ -178,6 +181,7 @@ fn from_selected(
         series: None,
         explain: Vec::new(),
         advise: Vec::new(),
+        profiles: Vec::new(),
     })
 }
 

@@ -30,6 +30,57 @@ fn breakable(text: &str) -> String {
     s
 }
 
+/// Sections in HTML (see [`super::writer::Writer`]); pictures are shown each in an inline frame of
+/// its own, so that the flame graphs' scripts (zoom, search) work and do not meet.
+pub struct HtmlWriter<'a> {
+    /// Where the HTML goes.
+    pub out: &'a mut String,
+    /// Headings written so far (for their ids).
+    pub headings: usize,
+}
+
+impl super::writer::Writer for HtmlWriter<'_> {
+    fn heading(&mut self, text: &str) {
+        self.headings += 1;
+        let _ = writeln!(self.out, "<h2 id=\"section-{}\">{}</h2>", self.headings, escape(text));
+    }
+    fn table(&mut self, t: &Table) {
+        write_table(self.out, t, 3);
+    }
+    fn paragraph(&mut self, text: &str) {
+        let _ = writeln!(self.out, "<p>{}</p>", escape(text));
+    }
+    fn list(&mut self, items: &[String]) {
+        self.out.push_str("<ul>\n");
+        for i in items {
+            let _ = writeln!(self.out, "<li>{}</li>", escape(i));
+        }
+        self.out.push_str("</ul>\n");
+    }
+    fn figure(&mut self, caption: &str, svg: &str) {
+        let height = svg_height(svg).unwrap_or(600) + 8;
+        let _ = writeln!(
+            self.out,
+            "<figure class=\"flame\"><iframe title=\"{}\" style=\"width:100%;height:{height}px;border:0\" \
+             srcdoc=\"{}\"></iframe><figcaption>{}</figcaption></figure>",
+            escape(caption),
+            escape(svg),
+            escape(caption)
+        );
+    }
+    fn shows_figures(&self) -> bool {
+        true
+    }
+}
+
+/// The `height` of an SVG document's root element, in pixels.
+fn svg_height(svg: &str) -> Option<usize> {
+    let root = &svg[svg.find("<svg")?..];
+    let root = &root[..root.find('>')?];
+    let at = root.find(" height=\"")? + 9;
+    root[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
 /// Writes `t` as an HTML table with an `h2` (or `h3`) heading.
 /// Without a title, only the table (and its caption).
 pub fn write_table(out: &mut String, t: &Table, level: u8) {
@@ -364,6 +415,7 @@ pub fn render(r: &CompareReport) -> String {
         super::ibench::write_section(&mut out, &format!("ibench-{i}"), &sec.tables, 3);
     }
     super::statements::write_html(&mut out, r);
+    super::profile::write(&mut HtmlWriter { out: &mut out, headings: 0 }, r);
     super::explain::write_html_changes(&mut out, r);
     out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");
     for e in &r.experiments {

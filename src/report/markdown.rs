@@ -16,6 +16,30 @@ fn fence(text: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
+/// Sections in markdown (see [`super::writer::Writer`]).
+pub struct MarkdownWriter<'a> {
+    /// Where the markdown goes.
+    pub out: &'a mut String,
+}
+
+impl super::writer::Writer for MarkdownWriter<'_> {
+    fn heading(&mut self, text: &str) {
+        let _ = writeln!(self.out, "## {}\n", escape(text));
+    }
+    fn table(&mut self, t: &Table) {
+        write_table(self.out, t);
+    }
+    fn paragraph(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{}\n", escape(text));
+    }
+    fn list(&mut self, items: &[String]) {
+        for i in items {
+            let _ = writeln!(self.out, "- {}", escape(i));
+        }
+        self.out.push('\n');
+    }
+}
+
 /// Writes `t` as a GitHub-flavoured markdown table with a level-2 heading.
 /// Without a title, only the table (and its caption).
 pub fn write_table(out: &mut String, t: &Table) {
@@ -119,6 +143,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
     }
     super::statements::write_markdown(&mut out, r);
+    super::profile::write(&mut MarkdownWriter { out: &mut out }, r);
     super::explain::write_markdown_changes(&mut out, r);
     if !r.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");

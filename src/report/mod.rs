@@ -27,12 +27,14 @@ pub mod markdown;
 pub mod model;
 pub mod noise;
 pub mod page;
+pub mod profile;
 pub mod select;
 pub mod statements;
 pub mod svg;
 pub mod tables;
 pub mod terminal;
 pub mod variables;
+pub mod writer;
 
 use std::fmt as stdfmt;
 use std::str::FromStr;

@@ -432,6 +432,10 @@ pub struct CompareReport {
     /// The confirmation of every selected experiment stored by `versus advise` (`NAME-confirm-N`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub advise: Vec<crate::advise::section::AdviseSection>,
+    /// Per case with profiled runs: each side's sampled server CPU per transaction and each candidate's
+    /// functions that differ from the baseline's beyond the noise (absent when no run was profiled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<super::profile::ProfileSection>,
 }
 
 impl CompareReport {

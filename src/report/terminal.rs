@@ -17,6 +17,8 @@ pub struct Options {
     pub color: bool,
     /// Only the summary and the ratio table.
     pub brief: bool,
+    /// The profile section even when brief.
+    pub profile: bool,
 }
 
 fn style(tone: Tone) -> Style {
@@ -30,6 +32,32 @@ fn style(tone: Tone) -> Style {
 
 fn width(s: &str) -> usize {
     s.chars().count()
+}
+
+/// Sections in terminal text (see [`super::writer::Writer`]).
+pub struct TextWriter<'a> {
+    /// Where the text goes.
+    pub out: &'a mut String,
+    /// Whether to colour.
+    pub color: bool,
+}
+
+impl super::writer::Writer for TextWriter<'_> {
+    fn heading(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{}\n", shown(text));
+    }
+    fn table(&mut self, t: &Table) {
+        write_table(self.out, t, self.color);
+    }
+    fn paragraph(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{}\n", shown(text));
+    }
+    fn list(&mut self, items: &[String]) {
+        for i in items {
+            let _ = writeln!(self.out, "• {}", shown(i));
+        }
+        self.out.push('\n');
+    }
 }
 
 /// Writes `t` as aligned text: numbers right-aligned, text left-aligned, two spaces between columns.
@@ -133,7 +161,7 @@ fn write_variables(out: &mut String, r: &CompareReport, color: bool) {
 
 /// The full terminal report (`color`: with ANSI colours).
 pub fn render(r: &CompareReport, color: bool) -> String {
-    render_with(r, &Options { color, brief: false })
+    render_with(r, &Options { color, brief: false, profile: false })
 }
 
 /// The terminal report with `opts`.
@@ -168,6 +196,9 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
             let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));
         }
         super::statements::write_terminal(&mut out, r, opts.color);
+    }
+    if !opts.brief || opts.profile {
+        super::profile::write(&mut TextWriter { out: &mut out, color: opts.color }, r);
     }
     for n in &r.notes {
         let _ = writeln!(out, "Note: {}", shown(n));

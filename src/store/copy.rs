@@ -101,6 +101,7 @@ const RUN_CHILDREN: &[(&str, &[&str])] = &[
     ("status_deltas", &["name", "delta"]),
     ("status_ends", &["name", "value"]),
     ("efficiency", &["metric", "value"]),
+    ("profiles", &["event", "hz", "samples", "transactions", "note", "folded"]),
 ];
 
 /// `?from, ?from+1, …` for `n` values.

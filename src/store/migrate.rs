@@ -43,6 +43,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0003_block_attempts.sql"),
     migration!("0004_noise_calibrations.sql"),
     migration!("0005_status_ends.sql"),
+    migration!("0006_profiles.sql"),
 ];
 
 /// The schema version this versus writes.

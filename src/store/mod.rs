@@ -332,6 +332,7 @@ mod tests {
             "experiments",
             "histograms",
             "intervals",
+            "profiles",
             "run_variables",
             "runs",
             "status_deltas",

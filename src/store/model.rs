@@ -303,6 +303,9 @@ pub struct RunResult {
     pub status_ends: Vec<(String, i64)>,
     /// Cost per transaction.
     pub efficiency: Efficiency,
+    /// The server's on-CPU profile over the measured time, when the run was profiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::Profile>,
 }
 
 /// A run with its cell, for listings and resume.

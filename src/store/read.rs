@@ -174,6 +174,23 @@ fn run_detail(db: &mut dyn Backend, run_id: i64) -> DbResult<Option<RunDetail>> 
     Ok(Some(RunDetail { run, command, intervals, histograms, variables, status_deltas, status_ends, efficiency }))
 }
 
+fn profile_of(db: &mut dyn Backend, run_id: i64) -> DbResult<Option<crate::profile::Profile>> {
+    let rows = db.query(
+        "SELECT event, hz, samples, transactions, note, folded FROM profiles WHERE run_id = ?1",
+        params![run_id],
+    )?;
+    let Some(r) = rows.first() else { return Ok(None) };
+    let folded: Vec<u8> = r.get(5)?;
+    Ok(Some(crate::profile::Profile {
+        event: r.get(0)?,
+        hz: r.get(1)?,
+        samples: r.get(2)?,
+        transactions: r.get(3)?,
+        note: r.get(4)?,
+        stacks: crate::profile::fold::decompress(&folded).map_err(DbError)?,
+    }))
+}
+
 impl Store {
     /// The experiment with this id.
     pub fn experiment(&self, id: i64) -> Result<Option<Experiment>> {
@@ -248,6 +265,12 @@ impl Store {
             (true, true) => Status::Partial,
             (true, false) => Status::Failed,
         })
+    }
+
+    /// The server's profile stored with run `run_id`, if it was profiled.
+    pub fn profile(&self, run_id: i64) -> Result<Option<crate::profile::Profile>> {
+        profile_of(self.db.borrow_mut().as_mut(), run_id)
+            .map_err(|e| self.err(format!("cannot read the profile of run {run_id}: {e}")))
     }
 
     /// One run with everything stored for it (for `versus show RUN`).

@@ -29,7 +29,7 @@ fn run_status(db: &mut dyn Backend, id: i64) -> DbResult<Option<Status>> {
 
 /// Removes everything measured for a run (before a restart, or before storing partial intervals).
 pub(super) fn clear_measurements(db: &mut dyn Backend, id: i64) -> DbResult<()> {
-    for table in ["intervals", "histograms", "status_deltas", "status_ends", "efficiency"] {
+    for table in ["intervals", "histograms", "status_deltas", "status_ends", "efficiency", "profiles"] {
         db.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), params![id])?;
     }
     Ok(())
@@ -392,6 +392,14 @@ fn store_result(db: &mut dyn Backend, run_id: i64, result: &RunResult) -> DbResu
         db.execute(
             "INSERT INTO efficiency (run_id, metric, value) VALUES (?1, ?2, ?3)",
             params![run_id, metric, value],
+        )?;
+    }
+    if let Some(p) = &result.profile {
+        let folded = crate::profile::fold::compress(&p.stacks).map_err(DbError)?;
+        db.execute(
+            "INSERT INTO profiles (run_id, event, hz, samples, transactions, note, folded) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![run_id, &p.event, p.hz, p.samples, p.transactions, p.note.as_deref(), folded.as_slice()],
         )?;
     }
     Ok(())

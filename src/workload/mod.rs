@@ -144,6 +144,8 @@ pub struct RunSettings<'a> {
     pub repetition: u32,
     /// The experiment's seed.
     pub seed: u64,
+    /// Samples per second of the server's on-CPU stacks during the measured time; `None`: not profiled.
+    pub profile_hz: Option<u32>,
 }
 
 impl RunSettings<'_> {

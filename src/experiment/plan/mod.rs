@@ -145,6 +145,7 @@ impl Plan {
                 Err(e) => problems.push(e),
             }
         }
+        problems.extend(profile_problems(file, &targets));
         if !problems.is_empty() {
             // Every problem at once, one a line, so that one edit of the file fixes them all.
             return Err(problems.join("\n"));
@@ -362,6 +363,24 @@ impl Plan {
         }
         s
     }
+}
+
+/// What keeps the experiment's `profile` settings from being honoured.
+fn profile_problems(file: &ExperimentFile, targets: &[Target]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(hz) = file.profile_hz.filter(|hz| !(1..=10_000).contains(hz)) {
+        out.push(format!("profile_hz = {hz}: give a sampling rate from 1 to 10000 per second (199 by default)"));
+    }
+    if file.profile {
+        for t in targets.iter().filter(|t| matches!(t.kind, TargetKind::External { .. })) {
+            out.push(format!(
+                "profile = true: target {} is an external server; versus profiles only the servers it starts \
+                 (sandboxes): drop profile or the target",
+                crate::markup::shown(&t.label)
+            ));
+        }
+    }
+    out
 }
 
 /// `1 h 05 min`, `4 min 10 s`, `42 s`: how estimates and ETAs are written (dry run, start banner,

@@ -451,6 +451,8 @@ pub fn run_result(r: &StepResult, version: &str, variables: Vec<(String, String)
         variables,
         status_deltas: status,
         status_ends: r.status_ends.clone(),
+        // The Insert Benchmark's steps are not profiled yet (docs/profile.md).
+        profile: None,
     })
 }
 

@@ -79,6 +79,7 @@ impl SysbenchWorkload {
             warmup: Duration::ZERO,
             repetition: 1,
             seed: 1,
+            profile_hz: None,
         };
         w.options(&w.pairs(1, &placeholder, Command::Run, Some(&settings)), Command::Run, &[])
             .map_err(|e| format!("workload {label}: {e}"))?;
@@ -276,6 +277,7 @@ fn measure_with(
     observer.measuring(settings.warmup, settings.duration);
     collector.server_pid = collector.probe.server_pid();
     collector.warmup_s = settings.warmup.as_secs_f64();
+    collector.profile = settings.profile_hz.map(crate::profile::Sampling::new);
     // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
     let driver = super::driver_for(o);
     let outcome = super::runner::run_source(source, o, driver, interrupt::flag(), collector);
@@ -283,6 +285,7 @@ fn measure_with(
     let server_after = collector.server_pid.map(ProcessSample::read).transpose();
     let client_after = ProcessSample::read_self();
     collector.probe.check_alive().map_err(Error::Other)?;
+    let profile = collector.profile.take().map(crate::profile::Sampling::finish);
     let r = outcome?;
     if r.interrupted {
         return Err(Error::Interrupted);
@@ -311,6 +314,7 @@ fn measure_with(
         status_deltas: status,
         status_ends: ends,
         efficiency,
+        profile: profile.map(|p| crate::profile::Profile { transactions: r.counts.events, ..p }),
     };
     Ok((r, stored))
 }
@@ -325,6 +329,7 @@ struct Collector<'a> {
     status_before: Option<Vec<(String, String)>>,
     server_before: Option<ProcessSample>,
     client_before: Option<ProcessSample>,
+    profile: Option<crate::profile::Sampling>,
 }
 
 impl<'a> Collector<'a> {
@@ -338,11 +343,17 @@ impl<'a> Collector<'a> {
             status_before: None,
             server_before: None,
             client_before: None,
+            profile: None,
         }
     }
 
-    fn begin_measuring(&mut self) {
+    /// Samples the counters as the measured time begins; `profiled`: and starts the profile (not at
+    /// the start of a warm-up, which is not measured).
+    fn begin_measuring(&mut self, profiled: bool) {
         self.measuring = true;
+        if let (true, Some(p), Some(pid)) = (profiled, self.profile.as_mut(), self.server_pid) {
+            p.begin(pid);
+        }
         self.status_before = self.probe.global_status();
         self.server_before = self.server_pid.and_then(|p| ProcessSample::read(p).ok());
         self.client_before = ProcessSample::read_self().ok();
@@ -352,12 +363,12 @@ impl<'a> Collector<'a> {
 impl SysbenchObserver for Collector<'_> {
     fn started(&mut self) {
         if !self.measuring && self.intervals.is_empty() {
-            self.begin_measuring();
+            self.begin_measuring(self.warmup_s == 0.0);
         }
     }
     fn warmup_done(&mut self) {
         self.intervals.clear();
-        self.begin_measuring();
+        self.begin_measuring(true);
     }
     fn interval(&mut self, i: &SysbenchInterval) {
         // Intervals that begin inside the warm-up are not part of the measurement (stamps are measured

@@ -1,0 +1,274 @@
+//! The profile section: for every case with profiled runs, each side's server CPU per transaction as
+//! sampled, and for each candidate the functions whose CPU per transaction differs from the
+//! baseline's beyond the noise (false discoveries controlled over all functions), the few that make
+//! most of the gap first; flame graphs where the format shows pictures. Written once against
+//! [`Writer`] for every format.
+
+use serde::{Deserialize, Serialize};
+
+use super::fmt;
+use super::model::CompareReport;
+use super::select::Selected;
+use super::tables::{Cell, Table, Tone};
+use super::writer::Writer;
+use crate::error::Result;
+use crate::profile::diff::{self, CostKind, DiffConfig, DiffRow, Differential, RunCosts};
+use crate::profile::{Profile, flame};
+use crate::store::Store;
+
+/// Rows of each table (the largest differences); the rest are counted below it.
+const ROWS: usize = 15;
+
+/// One side of a profiled case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSide {
+    /// Index into [`CompareReport::sides`].
+    pub side: usize,
+    /// Finished runs of the side in the case.
+    pub runs: usize,
+    /// Of those, runs with a profile.
+    pub profiled: usize,
+    /// Samples over the profiled runs.
+    pub samples: u64,
+    /// Sampled server CPU µs per transaction, the mean over the profiled runs.
+    pub cpu_us_per_txn: Option<f64>,
+    /// The share of sampled CPU whose function has a name, over the profiled runs.
+    pub named_share: Option<f64>,
+    /// Why runs that asked for a profile have none, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The mean stacks in picoseconds per transaction, for the flame graphs (not exported).
+    #[serde(skip)]
+    pub stacks: Vec<(String, u64)>,
+}
+
+/// A profiled case: its sides and each candidate's differential comparison with the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSection {
+    /// Index into [`CompareReport::cases`].
+    pub case: usize,
+    /// The sides with finished runs, the baseline first.
+    pub sides: Vec<ProfileSide>,
+    /// Per candidate side (index into [`CompareReport::sides`]) with profiled runs on both ends.
+    pub comparisons: Vec<(usize, Differential)>,
+}
+
+/// The profile sections of the selected runs; empty when no run was profiled.
+pub fn sections(store: &Store, s: &Selected, baseline: usize) -> Result<Vec<ProfileSection>> {
+    let mut out = Vec::new();
+    for case in 0..s.cases.len() {
+        let mut sides = Vec::new();
+        let mut costs: Vec<(usize, Vec<RunCosts>)> = Vec::new();
+        let order = std::iter::once(baseline).chain((0..s.sides.len()).filter(|&i| i != baseline));
+        for side in order {
+            let runs: Vec<_> = s.runs.iter().filter(|r| r.case == case && r.side == side).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            let mut profiles = Vec::new();
+            for r in &runs {
+                if let Some(p) = store.profile(r.detail.run.id)? {
+                    profiles.push(p);
+                }
+            }
+            costs.push((side, profiles.iter().filter_map(run_costs).collect()));
+            sides.push(side_of(side, runs.len(), &profiles));
+        }
+        if sides.iter().all(|x| x.profiled == 0 && x.notes.is_empty()) {
+            continue;
+        }
+        let cfg = DiffConfig::default();
+        let mut comparisons = Vec::new();
+        if let Some((_, base)) = costs.first().filter(|(b, c)| *b == baseline && !c.is_empty()) {
+            for (side, cand) in costs.iter().skip(1).filter(|(_, c)| !c.is_empty()) {
+                comparisons.push((*side, diff::differential(base, cand, &cfg)));
+            }
+        }
+        out.push(ProfileSection { case, sides, comparisons });
+    }
+    Ok(out)
+}
+
+/// A run's costs for the comparison; `None` for a profile without samples or transactions.
+fn run_costs(p: &Profile) -> Option<RunCosts> {
+    let total_us = p.total_us_per_txn().filter(|_| p.samples > 0 && !p.stacks.is_empty())?;
+    Some(RunCosts {
+        functions: p.function_costs(),
+        total_us,
+        sample_us: p.total_ns() as f64 / p.samples as f64 / 1000.0 / p.transactions as f64,
+    })
+}
+
+fn side_of(side: usize, runs: usize, profiles: &[Profile]) -> ProfileSide {
+    let sampled: Vec<&Profile> = profiles.iter().filter(|p| p.note.is_none() && p.transactions > 0).collect();
+    let mut notes: Vec<String> = Vec::new();
+    for n in profiles.iter().filter_map(|p| p.note.clone()) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    let mean = |f: &dyn Fn(&Profile) -> Option<f64>| {
+        let v: Vec<f64> = sampled.iter().filter_map(|p| f(p)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    ProfileSide {
+        side,
+        runs,
+        profiled: sampled.len(),
+        samples: sampled.iter().map(|p| p.samples).sum(),
+        cpu_us_per_txn: mean(&|p| p.total_us_per_txn()),
+        named_share: mean(&|p| Some(p.named_share())),
+        notes,
+        stacks: flame::per_transaction(&sampled),
+    }
+}
+
+/// The profile sections of `r`, written to `w`.
+pub fn write(w: &mut dyn Writer, r: &CompareReport) {
+    for sec in &r.profiles {
+        w.heading(&format!("Where the server's CPU went: {}", r.case_label(sec.case)));
+        w.paragraph(&side_line(r, sec));
+        let notes: Vec<String> = sec
+            .sides
+            .iter()
+            .flat_map(|s| s.notes.iter().map(move |n| format!("{}: {n}", r.sides[s.side].label)))
+            .collect();
+        if !notes.is_empty() {
+            w.list(&notes);
+        }
+        for (side, d) in &sec.comparisons {
+            let label = &r.sides[*side].label;
+            w.paragraph(&gap_line(r, label, d));
+            for kind in [CostKind::SelfCost, CostKind::Inclusive] {
+                w.table(&table(r, sec.case, *side, d, kind));
+            }
+        }
+        if w.shows_figures() {
+            figures(w, r, sec);
+        }
+    }
+}
+
+fn side_line(r: &CompareReport, sec: &ProfileSection) -> String {
+    let parts: Vec<String> = sec
+        .sides
+        .iter()
+        .map(|s| {
+            let cpu = s.cpu_us_per_txn.map(|v| format!("{} µs", fmt::num(v))).unwrap_or_else(|| "not profiled".into());
+            let named = s.named_share.map(|v| format!(", {:.0} % named", v * 100.0)).unwrap_or_default();
+            format!("{} {cpu} ({} of {} runs, {} samples{named})", r.sides[s.side].label, s.profiled, s.runs, s.samples)
+        })
+        .collect();
+    format!(
+        "Server CPU per transaction, sampled on-CPU with perf during the measured time: {}. Unnamed code is \
+         counted under its object file in brackets, kernel functions end in _[k].",
+        parts.join("; ")
+    )
+}
+
+fn gap_line(r: &CompareReport, label: &str, d: &Differential) -> String {
+    let base = &r.sides[r.baseline_index()].label;
+    let explained = d
+        .explained_share
+        .map(|s| format!("; the functions below add up to {:.0} % of it", s * 100.0))
+        .unwrap_or_default();
+    format!(
+        "{label} against {base}: {} µs CPU per transaction ({} % CI {}){explained}. {} functions compared, \
+         {} with a self cost beyond the noise (false discovery rate 5 %, intervals at {}; runs {} and {}).",
+        signed(d.gap_us),
+        (r.confidence * 100.0).round(),
+        fmt::ci(d.gap_low_us, d.gap_high_us),
+        d.tested,
+        d.self_rows.len(),
+        crate::stats::level_percent(d.level),
+        d.runs.0,
+        d.runs.1,
+    )
+}
+
+fn signed(v: f64) -> String {
+    if v >= 0.0 { format!("+{}", fmt::num(v)) } else { format!("−{}", fmt::num(-v)) }
+}
+
+fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: CostKind) -> Table {
+    let (rows, what, id) = match kind {
+        CostKind::SelfCost => (&d.self_rows, "in the function itself", "self"),
+        CostKind::Inclusive => (&d.inclusive_rows, "with what it calls", "inclusive"),
+    };
+    let base = &r.sides[r.baseline_index()].label;
+    let cand = &r.sides[side].label;
+    let mut header = vec![
+        "function".to_string(),
+        format!("{base} µs/txn"),
+        format!("{cand} µs/txn"),
+        "Δ µs/txn".into(),
+        format!("{} CI", crate::stats::level_percent(d.level)),
+        "q".into(),
+    ];
+    let mut numeric = vec![false, true, true, true, true, true];
+    if kind == CostKind::SelfCost {
+        header.push("share of gap".into());
+        numeric.push(true);
+    }
+    let mut t = Table {
+        id: format!("profile-{case}-{side}-{id}"),
+        title: format!("CPU per transaction {what}: {cand} against {base}, {}", r.case_label(case)),
+        caption: Some(format!(
+            "Functions whose CPU per transaction {what} differs beyond the noise, the largest difference first \
+             (sampled CPU µs per transaction, means over the runs; q: the false-discovery-adjusted p value)."
+        )),
+        header,
+        numeric,
+        rows: Vec::new(),
+        footnotes: Vec::new(),
+    };
+    for row in rows.iter().take(ROWS) {
+        t.rows.push(cells(row, kind));
+    }
+    if rows.is_empty() {
+        t.footnotes.push("No function differs beyond the noise.".into());
+    } else if rows.len() > ROWS {
+        t.footnotes.push(format!("{} more beyond the noise, smaller (in the JSON export).", rows.len() - ROWS));
+    }
+    t
+}
+
+fn cells(row: &DiffRow, kind: CostKind) -> Vec<Cell> {
+    let tone = if row.delta_us > 0.0 { Tone::Worse } else { Tone::Better };
+    let mut c = vec![
+        Cell::toned(crate::workload::script::stored::short(&row.function, 60), Tone::Plain),
+        Cell::toned(fmt::num(row.baseline_us), Tone::Muted),
+        Cell::toned(fmt::num(row.candidate_us), Tone::Plain),
+        Cell::toned(signed(row.delta_us), tone),
+        Cell::toned(fmt::ci(row.low_us, row.high_us), Tone::Plain),
+        Cell::toned(format!("{:.2e}", row.q), Tone::Muted),
+    ];
+    if kind == CostKind::SelfCost {
+        c.push(Cell::toned(
+            row.share_of_gap.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "—".into()),
+            tone,
+        ));
+    }
+    c
+}
+
+fn figures(w: &mut dyn Writer, r: &CompareReport, sec: &ProfileSection) {
+    let Some(base) = sec.sides.first().filter(|s| !s.stacks.is_empty()) else { return };
+    let total = |s: &ProfileSide| s.stacks.iter().map(|(_, v)| *v).sum::<u64>();
+    let max = sec.sides.iter().map(total).max().unwrap_or(1).max(1);
+    for (side, _) in &sec.comparisons {
+        let Some(cand) = sec.sides.iter().find(|s| s.side == *side && !s.stacks.is_empty()) else { continue };
+        let title =
+            format!("{} against {}, {}", r.sides[*side].label, r.sides[base.side].label, r.case_label(sec.case));
+        if let Ok(svg) = flame::differential(&title, &base.stacks, &cand.stacks) {
+            w.figure(&format!("Differential flame graph: {title}"), &svg);
+        }
+    }
+    for s in sec.sides.iter().filter(|s| !s.stacks.is_empty()) {
+        let width = (flame::FULL_WIDTH as f64 * total(s) as f64 / max as f64).round() as usize;
+        let title = format!("{}, {}", r.sides[s.side].label, r.case_label(sec.case));
+        if let Ok(svg) = flame::plain(&title, &s.stacks, width) {
+            w.figure(&format!("Flame graph (width in proportion to CPU per transaction): {title}"), &svg);
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! What a report section writes, whatever the format: a section made of headings, tables, lines and
+//! figures is written once against [`Writer`], and each format (terminal, markdown, HTML) renders the
+//! pieces in its own markup.
+
+use super::tables::Table;
+
+/// The pieces a section is made of, rendered by one format.
+pub trait Writer {
+    /// A section heading.
+    fn heading(&mut self, text: &str);
+    /// A table (its own title and caption included).
+    fn table(&mut self, t: &Table);
+    /// A paragraph of text.
+    fn paragraph(&mut self, text: &str);
+    /// A bulleted list.
+    fn list(&mut self, items: &[String]);
+    /// A picture (an SVG document) with its caption, where the format can show one; text formats
+    /// leave it out.
+    fn figure(&mut self, caption: &str, svg: &str) {
+        let _ = (caption, svg);
+    }
+    /// Whether [`Writer::figure`] shows anything (so that a section draws only when it does).
+    fn shows_figures(&self) -> bool {
+        false
+    }
+}
