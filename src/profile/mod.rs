@@ -108,7 +108,8 @@ pub fn leaf(stack: &str) -> &str {
 /// True when a frame names a function: not `[unknown]` and not an object file standing in for an
 /// unnamed address (`[mariadbd]`, `[libc.so.6]`).
 pub fn is_named(frame: &str) -> bool {
-    !(frame.starts_with('[') && frame.ends_with(']')) && !frame.starts_with("0x")
+    let object = frame.starts_with('[') && frame.ends_with(']');
+    !object && !frame.starts_with("0x")
 }
 
 #[cfg(test)]
@@ -127,7 +128,8 @@ mod tests {
 
     #[test]
     fn self_and_inclusive_costs_per_transaction() {
-        let p = profile(&[("main;a;b", 4_000), ("main;a", 2_000), ("main;a;a;c", 2_000), ("main;[mariadbd]", 2_000)], 2);
+        let p =
+            profile(&[("main;a;b", 4_000), ("main;a", 2_000), ("main;a;a;c", 2_000), ("main;[mariadbd]", 2_000)], 2);
         let f = p.function_costs();
         assert_eq!(f["b"].self_us, 2.0);
         assert_eq!(f["a"].self_us, 1.0);
