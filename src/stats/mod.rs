@@ -7,6 +7,7 @@
 //! - [`summary`]: mean, median, standard deviation, quantiles, coefficient of variation, min/max.
 //! - [`bootstrap`]: ratio of means with a bootstrap confidence interval over repetitions.
 //! - [`autocorr`]: autocorrelation, effective sample size and a within-run CI of a mean.
+//! - [`fdr`]: Benjamini–Hochberg adjusted p values (q) over many tests at once.
 //! - [`compare`](mod@compare): the Faster / Slower / NoSignificantChange verdict and the A/A noise band.
 //! - [`calibrate`]: a host's noise (CV and noise band) from an A/A pair, for `versus calibrate`.
 //! - [`power`]: the smallest change a comparison could detect, and the repetitions that would detect one.
@@ -22,6 +23,7 @@ pub mod bootstrap;
 pub mod calibrate;
 pub mod changepoint;
 pub mod compare;
+pub mod fdr;
 pub mod outlier;
 pub mod power;
 pub mod sequential;
@@ -142,6 +144,23 @@ pub(crate) fn normal_quantile(p: f64) -> f64 {
     Normal::standard().inverse_cdf(p)
 }
 
+/// Two-sided p value of a t statistic with `df` degrees of freedom (an infinite or huge `df` gives the
+/// normal's); 1 for a NaN statistic.
+pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        return 1.0;
+    }
+    let tail = if !df.is_finite() || df > 1e7 {
+        Normal::standard().sf(t.abs())
+    } else {
+        match StudentsT::new(0.0, 1.0, df.max(1e-3)) {
+            Ok(d) => d.sf(t.abs()),
+            Err(_) => Normal::standard().sf(t.abs()),
+        }
+    };
+    (2.0 * tail).clamp(0.0, 1.0)
+}
+
 /// Quantile of Student's t with `df` degrees of freedom (`df` ≥ some tiny positive value; a huge or
 /// infinite `df` gives the normal quantile).
 pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
@@ -214,6 +233,9 @@ mod tests {
         // t(0.975, 4) = 2.776445
         assert!((t_quantile(0.975, 4.0) - 2.776445).abs() < 1e-3);
         assert!((t_quantile(0.975, f64::INFINITY) - 1.959964).abs() < 1e-5);
+        assert!((t_two_sided_p(1.959964, f64::INFINITY) - 0.05).abs() < 1e-6);
+        assert!((t_two_sided_p(-2.776445, 4.0) - 0.05).abs() < 1e-5);
+        assert_eq!(t_two_sided_p(f64::NAN, 4.0), 1.0);
     }
 
     #[test]
