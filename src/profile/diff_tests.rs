@@ -171,7 +171,7 @@ fn planted_regression_comes_first_with_its_share_of_the_gap() {
     let true_gap = cand.iter().sum::<f64>() - base.iter().sum::<f64>();
     assert!(d.gap_low_us <= true_gap && true_gap <= d.gap_high_us, "gap {true_gap} {d:?}");
     assert!(d.inclusive_rows.iter().any(|r| r.function == name(k)), "{:?}", d.inclusive_rows);
-    assert!(d.inclusive_rows.iter().all(|r| r.share_of_gap.is_none()));
+    assert!(d.inclusive_rows.iter().all(|r| r.share_of_gap == Some(r.delta_us / d.gap_us)));
     assert_eq!(d.runs, (5, 5));
     let r = d.self_rows.len() as f64;
     assert!((d.level - (1.0 - 0.05 * r / d.tested as f64)).abs() < 1e-12);
@@ -198,7 +198,7 @@ fn one_run_a_side_finds_the_regression_in_the_sampling_noise() {
 
 #[test]
 fn empty_sides_compare_nothing() {
-    let one = vec![costs(&[("a", 1.0, 1.0)], 0.01)];
+    let one = [costs(&[("a", 1.0, 1.0)], 0.01)];
     for (b, c) in [(&[][..], &[][..]), (&one[..], &[][..]), (&[][..], &one[..])] {
         let d = differential(b, c, &cfg());
         assert!(d.self_rows.is_empty() && d.inclusive_rows.is_empty());
@@ -226,20 +226,32 @@ fn single_runs_use_the_poisson_variance() {
 }
 
 #[test]
-fn variance_is_between_runs_but_never_below_poisson() {
-    let p = |c: &[f64], s: f64| estimate(c.iter().map(|&c| (c, s)));
-    // Between runs: var(10, 12, 14) = 4, over 3 → 4/3; Poisson 12·0.01/3 = 0.04.
-    let e = p(&[10.0, 12.0, 14.0], 0.01);
-    assert!((e.mean - 12.0).abs() < 1e-12 && (e.var - 4.0 / 3.0).abs() < 1e-12);
-    // Identical runs: the Poisson floor 12·1/3 = 4.
-    let e = p(&[12.0, 12.0, 12.0], 1.0);
-    assert!((e.var - 4.0).abs() < 1e-12);
+fn variance_is_the_models_unless_the_runs_spread_more() {
+    let p = |c: &[f64], s: f64, b: f64| estimate(c.iter().map(|&c| (c, s)), b);
+    // Between runs: var(10, 12, 14) = 4 > the model's 12·0.01 = 0.12: the runs' own, over 3, with 2 df.
+    let e = p(&[10.0, 12.0, 14.0], 0.01, 0.0);
+    assert!((e.mean - 12.0).abs() < 1e-12 && (e.var - 4.0 / 3.0).abs() < 1e-12 && e.df == 2.0);
+    // Identical runs: the model, sampling 12·1 plus 0.01·12² = 1.44, over 3, known (infinite df).
+    let e = p(&[12.0, 12.0, 12.0], 1.0, 0.01);
+    assert!((e.var - (12.0 + 1.44) / 3.0).abs() < 1e-12 && e.df.is_infinite());
     // One run: cost · sample_us.
-    assert!((p(&[12.0], 0.5).var - 6.0).abs() < 1e-12);
-    // Welch–Satterthwaite with equal variances and 3 runs a side: 4 degrees of freedom.
-    let t = welch(p(&[10.0, 12.0, 14.0], 0.0), p(&[11.0, 13.0, 15.0], 0.0));
+    assert!((p(&[12.0], 0.5, 0.0).var - 6.0).abs() < 1e-12);
+    // Welch–Satterthwaite with equal own variances and 3 runs a side: 4 degrees of freedom.
+    let t = welch(p(&[10.0, 12.0, 14.0], 0.0, 0.0), p(&[11.0, 13.0, 15.0], 0.0, 0.0));
     assert!((t.df - 4.0).abs() < 1e-12 && (t.delta - 1.0).abs() < 1e-12);
-    assert!(welch(p(&[1.0], 1.0), p(&[1.0, 2.0], 1.0)).df.is_infinite());
+    assert!(welch(p(&[1.0], 1.0, 0.0), p(&[1.0, 1.0], 1.0, 0.0)).df.is_infinite());
+}
+
+#[test]
+fn proportional_noise_is_pooled_from_the_spread_beyond_sampling() {
+    // Two functions, runs at ±10 % of their cost and no sampling noise: b = 0.01·2 (the sample
+    // variance of 0.9, 1.1 times the mean is 0.02·mean²).
+    let run = |f: f64| costs(&[("a", 100.0 * f, 100.0 * f), ("b", 10.0 * f, 10.0 * f)], 0.0);
+    let side = [run(0.9), run(1.1)];
+    let b = proportional_noise(&[&side, &side[..1]], &["a", "b"]);
+    assert!((b - 0.02).abs() < 1e-12, "{b}");
+    // Without repetitions nothing is known about it.
+    assert_eq!(proportional_noise(&[&side[..1]], &["a", "b"]), 0.0);
 }
 
 #[test]
@@ -268,4 +280,19 @@ fn garbage_in_no_nan_out() {
     assert_sane(&d);
     assert!(d.gap_us.is_finite() && d.gap_low_us.is_finite() && d.gap_high_us.is_finite());
     assert_eq!(d.tested, 2);
+}
+
+#[test]
+fn entry_points_come_after_the_functions_that_moved() {
+    // `root` is on every stack; `work` grew by 20 µs, `x` by 5, `y` stayed: `root` grew by 25.
+    let run = |work: f64, x: f64| {
+        let mut r = costs(&[("root", 1.0, 0.0), ("work", work, work), ("x", x, x), ("y", 40.0, 40.0)], 0.001);
+        r.functions.get_mut("root").unwrap().total_us = r.total_us;
+        r
+    };
+    let b: Vec<RunCosts> = (0..3).map(|_| run(20.0, 10.0)).collect();
+    let c: Vec<RunCosts> = (0..3).map(|_| run(40.0, 15.0)).collect();
+    let d = differential(&b, &c, &cfg());
+    let order: Vec<(&str, bool)> = d.inclusive_rows.iter().map(|r| (r.function.as_str(), r.trunk)).collect();
+    assert_eq!(order, vec![("work", false), ("x", false), ("root", true)], "{d:?}");
 }

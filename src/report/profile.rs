@@ -140,7 +140,10 @@ pub fn write(w: &mut dyn Writer, r: &CompareReport) {
             let label = &r.sides[*side].label;
             w.paragraph(&gap_line(r, label, d));
             for kind in [CostKind::SelfCost, CostKind::Inclusive] {
-                w.table(&table(r, sec.case, *side, d, kind));
+                let rows = if kind == CostKind::SelfCost { &d.self_rows } else { &d.inclusive_rows };
+                if !rows.is_empty() {
+                    w.table(&table(r, sec.case, *side, d, kind));
+                }
             }
         }
         if w.shows_figures() {
@@ -168,19 +171,26 @@ fn side_line(r: &CompareReport, sec: &ProfileSection) -> String {
 
 fn gap_line(r: &CompareReport, label: &str, d: &Differential) -> String {
     let base = &r.sides[r.baseline_index()].label;
-    let explained = d
-        .explained_share
-        .map(|s| format!("; the functions below add up to {:.0} % of it", s * 100.0))
-        .unwrap_or_default();
+    let explained = match d.explained_share {
+        Some(s) if !d.self_rows.is_empty() => {
+            format!("; the functions in the first table add up to {:.0} % of it in their own code", s * 100.0)
+        }
+        _ if !d.inclusive_rows.is_empty() => {
+            "; no function's own code differs beyond the noise: the difference is spread over many, and the \
+             table shows where they are called from"
+                .to_string()
+        }
+        _ => String::new(),
+    };
     format!(
         "{label} against {base}: {} µs CPU per transaction ({} % CI {}){explained}. {} functions compared, \
-         {} with a self cost beyond the noise (false discovery rate 5 %, intervals at {}; runs {} and {}).",
+         {} with a self cost and {} with an inclusive cost beyond the noise (false discovery rate 5 %; runs {} and {}).",
         signed(d.gap_us),
         (r.confidence * 100.0).round(),
         fmt::ci(d.gap_low_us, d.gap_high_us),
         d.tested,
         d.self_rows.len(),
-        crate::stats::level_percent(d.level),
+        d.inclusive_rows.len(),
         d.runs.0,
         d.runs.1,
     )
@@ -191,9 +201,9 @@ fn signed(v: f64) -> String {
 }
 
 fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: CostKind) -> Table {
-    let (rows, what, id) = match kind {
-        CostKind::SelfCost => (&d.self_rows, "in the function itself", "self"),
-        CostKind::Inclusive => (&d.inclusive_rows, "with what it calls", "inclusive"),
+    let (rows, what, id, level) = match kind {
+        CostKind::SelfCost => (&d.self_rows, "in the function itself", "self", d.level),
+        CostKind::Inclusive => (&d.inclusive_rows, "with what it calls", "inclusive", d.inclusive_level),
     };
     let base = &r.sides[r.baseline_index()].label;
     let cand = &r.sides[side].label;
@@ -202,20 +212,23 @@ fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: Co
         format!("{base} µs/txn"),
         format!("{cand} µs/txn"),
         "Δ µs/txn".into(),
-        format!("{} CI", crate::stats::level_percent(d.level)),
+        format!("{} % CI", crate::stats::level_percent(level)),
         "q".into(),
     ];
     let mut numeric = vec![false, true, true, true, true, true];
-    if kind == CostKind::SelfCost {
-        header.push("share of gap".into());
-        numeric.push(true);
-    }
+    header.push("share of gap".into());
+    numeric.push(true);
     let mut t = Table {
         id: format!("profile-{case}-{side}-{id}"),
         title: format!("CPU per transaction {what}: {cand} against {base}, {}", r.case_label(case)),
         caption: Some(format!(
-            "Functions whose CPU per transaction {what} differs beyond the noise, the largest difference first \
-             (sampled CPU µs per transaction, means over the runs; q: the false-discovery-adjusted p value)."
+            "Functions whose CPU per transaction {what} differs beyond the noise, {} (sampled CPU µs per \
+             transaction, means over the runs; q: the false-discovery-adjusted p value; share of gap: the \
+             difference over the whole difference in CPU per transaction).",
+            match kind {
+                CostKind::SelfCost => "the largest difference first",
+                CostKind::Inclusive => "the largest difference that the interval assures first",
+            }
         )),
         header,
         numeric,
@@ -223,32 +236,39 @@ fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: Co
         footnotes: Vec::new(),
     };
     for row in rows.iter().take(ROWS) {
-        t.rows.push(cells(row, kind));
+        t.rows.push(cells(row));
     }
-    if rows.is_empty() {
-        t.footnotes.push("No function differs beyond the noise.".into());
-    } else if rows.len() > ROWS {
+    if rows.iter().take(ROWS).any(|r| r.trunk) {
+        t.footnotes.push(
+            "*: on the stacks of more than half of both sides' CPU (an entry point): its difference is mostly \
+             that of what it calls, listed above it."
+                .into(),
+        );
+    }
+    if rows.len() > ROWS {
         t.footnotes.push(format!("{} more beyond the noise, smaller (in the JSON export).", rows.len() - ROWS));
     }
     t
 }
 
-fn cells(row: &DiffRow, kind: CostKind) -> Vec<Cell> {
+fn cells(row: &DiffRow) -> Vec<Cell> {
     let tone = if row.delta_us > 0.0 { Tone::Worse } else { Tone::Better };
     let mut c = vec![
-        Cell::toned(crate::workload::script::stored::short(&row.function, 60), Tone::Plain),
+        Cell::toned(
+            format!(
+                "{}{}",
+                crate::workload::script::stored::short(&row.function, 60),
+                if row.trunk { " *" } else { "" }
+            ),
+            Tone::Plain,
+        ),
         Cell::toned(fmt::num(row.baseline_us), Tone::Muted),
         Cell::toned(fmt::num(row.candidate_us), Tone::Plain),
         Cell::toned(signed(row.delta_us), tone),
         Cell::toned(fmt::ci(row.low_us, row.high_us), Tone::Plain),
         Cell::toned(format!("{:.2e}", row.q), Tone::Muted),
     ];
-    if kind == CostKind::SelfCost {
-        c.push(Cell::toned(
-            row.share_of_gap.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "—".into()),
-            tone,
-        ));
-    }
+    c.push(Cell::toned(row.share_of_gap.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "—".into()), tone));
     c
 }
 
