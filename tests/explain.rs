@@ -369,6 +369,7 @@ fn options(name: &str, max_runs: usize) -> ExplainOptions {
         confidence: 0.95,
         seed: 1,
         resume: false,
+        profile: false,
     }
 }
 

@@ -100,7 +100,17 @@ fn profiled_runs_agree_with_proc_and_the_comparison_finds_the_planted_work() {
     let html = ok(home.output(&["report", "prof", "--baseline", "base", "--format", "html"]), "report html");
     assert!(html.contains("<figure class=\"flame\">") && html.contains("srcdoc="), "no flame graph in the HTML");
     let md = ok(home.output(&["report", "prof", "--baseline", "base", "--format", "markdown"]), "report markdown");
-    assert!(md.contains("CPU per transaction in the function itself"), "{md}");
+    assert!(md.contains("CPU per transaction with what it calls"), "{md}");
+
+    // The same runs as a version series: at a change point, the profile of the two targets around it.
+    let series = ok(
+        home.output(&["series", "--from", "prof", "base", "again", "genlog", "--profile", "--color", "never"]),
+        "series",
+    );
+    assert!(
+        series.contains("Where the server's CPU went") || series.contains("No change point"),
+        "series --profile printed neither a profile nor why not:\n{series}"
+    );
 }
 
 fn is_general_log(function: &str) -> bool {

@@ -252,6 +252,11 @@ const SMALLER_FILES: &[(&str, &str, &str)] = &[
     ("examples/durability.toml", "warmup = \"5s\"", "warmup = \"0s\""),
     ("examples/durability.toml", "repetitions = 3", "repetitions = 1"),
     ("examples/durability.toml", "table-size = 100000", "table-size = 1000"),
+    ("examples/why.toml", "duration = \"30s\"", "duration = \"2s\""),
+    ("examples/why.toml", "warmup = \"5s\"", "warmup = \"0s\""),
+    ("examples/why.toml", "threads = [1, 4]", "threads = [2]"),
+    ("examples/why.toml", "repetitions = 3", "repetitions = 1"),
+    ("examples/why.toml", "table-size = 10000", "table-size = 1000"),
 ];
 
 /// The port the README's lines give a sandbox and connect to.

@@ -66,6 +66,8 @@ pub struct ExplainOptions {
     pub seed: u64,
     /// Reuse the steps an earlier search with the same arguments stored (see [`super::steps`]).
     pub resume: bool,
+    /// Profile the server in the first step (A against B), `profile = true` on its experiment.
+    pub profile: bool,
 }
 
 /// Seed of every interval of the attribution, so that `versus explain` and `versus report` agree.
@@ -268,6 +270,7 @@ pub fn step_experiment(
         threads: opts.threads.clone(),
         duration: opts.duration,
         warmup: opts.warmup,
+        profile: opts.profile && step.purpose == Purpose::Gap && step.number == 1,
         ..ExperimentFile::generated(
             format!("{}-{purpose}", opts.name),
             format!("{DESCRIPTION_MARKER} {description} (step {}, {purpose})", step.number),
@@ -547,6 +550,7 @@ mod tests {
             repetitions: 3,
             max_runs: 60,
             confirm: true,
+            profile: false,
             singles_max: 4,
             extra_rounds: 1,
             adaptive: None,

@@ -251,6 +251,8 @@ pub struct SeriesRun {
     pub repetitions: u32,
     /// Seed of the order.
     pub seed: u64,
+    /// Profile the server in every run (`profile = true`).
+    pub profile: bool,
 }
 
 /// The experiment that measures `targets` in order.
@@ -274,6 +276,7 @@ pub fn series_experiment(targets: &[TargetSpec], run: &SeriesRun) -> Result<Expe
         threads: run.threads.clone(),
         duration: run.duration,
         warmup: run.warmup,
+        profile: run.profile,
         ..ExperimentFile::generated(
             run.name.clone(),
             format!("versus series: {}", targets.iter().map(|t| t.label.as_str()).collect::<Vec<_>>().join(" → ")),

@@ -81,17 +81,7 @@ fn draw(o: &mut Options<'_>, lines: &[String]) -> std::result::Result<String, St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn profile(stacks: &[(&str, u64)], transactions: u64) -> Profile {
-        Profile {
-            event: "cpu-clock".into(),
-            hz: 99,
-            samples: 1,
-            transactions,
-            stacks: stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
-            note: None,
-        }
-    }
+    use crate::profile::profile;
 
     #[test]
     fn per_transaction_weights_average_the_runs() {

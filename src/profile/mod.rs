@@ -157,20 +157,22 @@ pub fn is_named(frame: &str) -> bool {
     !object && !frame.starts_with("0x")
 }
 
+/// A profile of `stacks` (one sample each) over `transactions`, for the module's tests.
+#[cfg(test)]
+pub(crate) fn profile(stacks: &[(&str, u64)], transactions: u64) -> Profile {
+    Profile {
+        event: "cpu-clock".into(),
+        hz: 99,
+        samples: stacks.len() as u64,
+        transactions,
+        stacks: stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        note: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn profile(stacks: &[(&str, u64)], transactions: u64) -> Profile {
-        Profile {
-            event: "cpu-clock".into(),
-            hz: 99,
-            samples: stacks.len() as u64,
-            transactions,
-            stacks: stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
-            note: None,
-        }
-    }
 
     #[test]
     fn self_and_inclusive_costs_per_transaction() {

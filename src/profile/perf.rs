@@ -39,7 +39,20 @@ pub fn availability() -> std::result::Result<(), String> {
     }
 }
 
-/// A `perf record` attached to a process, writing to a directory versus made for it.
+/// Whether this user may sample every CPU (root, or `kernel.perf_event_paranoid` ≤ 0).
+///
+/// Sampling every CPU and keeping the server's samples costs the server far less than attaching to
+/// its threads (`-p`): a per-thread event is switched in and out with its thread, and each switch then
+/// reprograms the sampling timer, which on a virtual machine traps to the hypervisor; with a database's
+/// hundreds of thousands of switches per second that took half the throughput at 4 threads here
+/// (BENCHMARKS.md, "Profiling overhead"). A per-CPU timer costs the same whatever runs.
+fn may_sample_system_wide() -> bool {
+    let paranoid = std::fs::read_to_string(PARANOID).ok().and_then(|t| t.trim().parse::<i32>().ok());
+    nix::unistd::geteuid().is_root() || paranoid.is_some_and(|p| p <= 0)
+}
+
+/// A `perf record` sampling the server (every CPU, keeping the server's samples, where the kernel
+/// allows; else attached to the server's threads), writing to a directory versus made for it.
 #[derive(Debug)]
 pub struct Recorder {
     child: Child,
@@ -47,6 +60,8 @@ pub struct Recorder {
     data: PathBuf,
     started: Instant,
     hz: u32,
+    pid: u32,
+    system_wide: bool,
 }
 
 impl Recorder {
@@ -60,13 +75,14 @@ impl Recorder {
         owned::create_dir(&dir).map_err(|e| e.to_string())?;
         let data = dir.join("perf.data");
         let mut cmd = Command::new("perf");
-        cmd.args(["record", "-q", "-e", EVENT, "-F", &hz.to_string(), "--call-graph", "fp", "-p"])
-            .arg(pid.to_string())
-            .arg("-o")
-            .arg(&data)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        let system_wide = may_sample_system_wide();
+        cmd.args(["record", "-q", "-e", EVENT, "-F", &hz.to_string(), "--call-graph", "fp"]);
+        if system_wide {
+            cmd.arg("-a");
+        } else {
+            cmd.arg("-p").arg(pid.to_string());
+        }
+        cmd.arg("-o").arg(&data).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         process::isolate(&mut cmd, true);
         let child = match cmd.spawn() {
             Ok(c) => c,
@@ -75,7 +91,7 @@ impl Recorder {
                 return Err(format!("perf did not start: {e}"));
             }
         };
-        Ok(Recorder { child, dir, data, started: Instant::now(), hz })
+        Ok(Recorder { child, dir, data, started: Instant::now(), hz, pid, system_wide })
     }
 
     /// The sampling frequency asked for.
@@ -115,7 +131,7 @@ impl Recorder {
         if !self.data.exists() {
             return Err(format!("perf record wrote nothing: {}", stderr_line(&mut self.child)));
         }
-        script_and_fold(&self.data)
+        script_and_fold(&self.data, self.system_wide.then_some(self.pid))
     }
 }
 
@@ -130,10 +146,13 @@ impl Drop for Recorder {
 }
 
 /// Runs `perf script` on `data` and folds its output.
-fn script_and_fold(data: &Path) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
-    let out = Command::new("perf")
-        .args(["script", "-F", "comm,pid,tid,time,period,event,ip,sym,dso", "-i"])
-        .arg(data)
+fn script_and_fold(data: &Path, only: Option<u32>) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
+    let mut cmd = Command::new("perf");
+    cmd.args(["script", "-F", "comm,pid,tid,time,period,event,ip,sym,dso", "-i"]).arg(data);
+    if let Some(pid) = only {
+        cmd.arg(format!("--pid={pid}"));
+    }
+    let out = cmd
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .output()
