@@ -508,14 +508,15 @@ fn statement_tables_in_every_format() {
     assert_ne!(sec.statements[0].comparisons[0].verdict, Some(Verdict::Slower));
     assert!(!sec.statements[0].comparisons[0].plan_changed);
 
+    // One section, written once against the Writer interface, in each format's markup.
     let mut terminal = String::new();
-    report::statements::write_terminal(&mut terminal, &r, false);
+    report::statements::write(&mut report::terminal::TextWriter { out: &mut terminal, color: false }, &r);
     insta::assert_snapshot!("statements_terminal", terminal);
     let mut md = String::new();
-    report::statements::write_markdown(&mut md, &r);
+    report::statements::write(&mut report::markdown::MarkdownWriter { out: &mut md }, &r);
     insta::assert_snapshot!("statements_markdown", md);
     let mut html = String::new();
-    report::statements::write_html(&mut html, &r);
+    report::statements::write(&mut report::html::HtmlWriter { out: &mut html, headings: 0, table_level: 2 }, &r);
     insta::assert_snapshot!("statements_html", html);
     let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
     insta::assert_snapshot!("statements_json", serde_json::to_string_pretty(&json["statements"]).unwrap());

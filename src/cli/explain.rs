@@ -310,74 +310,6 @@ fn write_report(
     Ok(())
 }
 
-/// The profile section of `experiment` (explain's first step, A against B).
-fn profile_text(
-    home: &Home,
-    db: &DbArg,
-    experiment: i64,
-    metric: Metric,
-    format: OutputFormat,
-    color: bool,
-) -> Result<String> {
-    let sel = Selection {
-        experiments: vec![experiment.to_string()],
-        vs: Dimension::Target,
-        baseline: Some("A".into()),
-        metric,
-        ..Selection::default()
-    };
-    profile_of(home, db, &sel, format, color)
-}
-
-/// At each change point of the series `s`, the profile section of the two targets around it.
-fn change_point_profiles(
-    home: &Home,
-    db: &DbArg,
-    experiments: &[String],
-    s: &series::SeriesReport,
-    metric: Metric,
-    format: OutputFormat,
-    color: bool,
-) -> Result<String> {
-    let mut steps: Vec<usize> = s.cases.iter().flat_map(|c| c.changes.iter().map(|ch| ch.index)).collect();
-    steps.sort_unstable();
-    steps.dedup();
-    let mut out = String::new();
-    if steps.is_empty() && format != OutputFormat::Json {
-        out.push_str("No change point: no step of the series to profile.\n");
-    }
-    for k in steps.into_iter().filter(|&k| k > 0 && k < s.labels.len()) {
-        let (before, after) = (&s.labels[k - 1], &s.labels[k]);
-        let sel = Selection {
-            experiments: experiments.to_vec(),
-            vs: Dimension::Target,
-            baseline: Some(before.clone()),
-            targets: vec![before.clone(), after.clone()],
-            metric,
-            ..Selection::default()
-        };
-        out.push_str(&profile_of(home, db, &sel, format, color)?);
-    }
-    Ok(out)
-}
-
-/// The profile section of the runs `sel` selects, in `format` (nothing for JSON: `versus report
-/// --format json` has it).
-fn profile_of(home: &Home, db: &DbArg, sel: &Selection, format: OutputFormat, color: bool) -> Result<String> {
-    let store = db.open(home)?;
-    let r = report::build_report(&store, sel)?;
-    let mut out = String::new();
-    match format {
-        OutputFormat::Json => {}
-        OutputFormat::Markdown => report::profile::write(&mut report::markdown::MarkdownWriter { out: &mut out }, &r),
-        OutputFormat::Text => report::profile::write(&mut report::terminal::TextWriter { out: &mut out, color }, &r),
-    }
-    if r.profiles.is_empty() && format != OutputFormat::Json {
-        out.push_str("No run of these targets was profiled (docs/profile.md).\n");
-    }
-    Ok(out)
-}
-
 /// `versus explain`.
 #[derive(Debug, Args)]
 pub(super) struct ExplainArgs {
@@ -484,7 +416,7 @@ pub(super) fn explain_cmd(home: &Home, a: ExplainArgs) -> Result<i32> {
     drop(store);
     print(&render::render_explain(&r, a.out.format, color(a.out.color))?)?;
     if let Some((id, _)) = r.experiments.iter().find(|(_, name)| a.profile && name.ends_with("-gap")) {
-        print(&profile_text(home, &a.db, *id, m.metric, a.out.format, color(a.out.color))?)?;
+        print(&super::profile::profile_text(home, &a.db, *id, m.metric, a.out.format, color(a.out.color))?)?;
     }
     if let (Some(out), Some((id, _))) = (&report_file, r.final_experiment()) {
         write_report(home, &a.db, *id, Some("B"), m.metric, out)?;
@@ -600,7 +532,15 @@ pub(super) fn series_cmd(home: &Home, a: SeriesArgs) -> Result<i32> {
     drop(store);
     print(&render::render_series(&s, a.out.format, color(a.out.color))?)?;
     if a.profile {
-        print(&change_point_profiles(home, &a.db, &experiments, &s, metric, a.out.format, color(a.out.color))?)?;
+        print(&super::profile::change_point_profiles(
+            home,
+            &a.db,
+            &experiments,
+            &s,
+            metric,
+            a.out.format,
+            color(a.out.color),
+        )?)?;
     }
     if let Some(out) = &report_file {
         let store = a.db.open(home)?;

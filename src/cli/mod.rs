@@ -11,6 +11,7 @@ mod ibench;
 pub mod output;
 pub mod output_file;
 mod path_hint;
+mod profile;
 mod server;
 mod store;
 

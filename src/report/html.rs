@@ -37,6 +37,8 @@ pub struct HtmlWriter<'a> {
     pub out: &'a mut String,
     /// Headings written so far (for their ids).
     pub headings: usize,
+    /// The heading level of a table's title (2 when the table is the section, 3 below a heading).
+    pub table_level: u8,
 }
 
 impl super::writer::Writer for HtmlWriter<'_> {
@@ -45,13 +47,23 @@ impl super::writer::Writer for HtmlWriter<'_> {
         let _ = writeln!(self.out, "<h2 id=\"section-{}\">{}</h2>", self.headings, escape(text));
     }
     fn table(&mut self, t: &Table) {
-        write_table(self.out, t, 3);
+        write_table(self.out, t, self.table_level);
     }
     fn paragraph(&mut self, text: &str) {
         let _ = writeln!(self.out, "<p>{}</p>", escape(text));
     }
     fn list(&mut self, items: &[String]) {
         self.out.push_str("<ul>\n");
+        for i in items {
+            let _ = writeln!(self.out, "<li>{}</li>", escape(i));
+        }
+        self.out.push_str("</ul>\n");
+    }
+    fn summary(&mut self, items: &[String]) {
+        if items.is_empty() {
+            return;
+        }
+        self.out.push_str("<ul class=\"summary\">\n");
         for i in items {
             let _ = writeln!(self.out, "<li>{}</li>", escape(i));
         }
@@ -414,8 +426,10 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "<h2 class=\"ibench\" id=\"ibench-{i}\">{}</h2>", escape(&sec.title));
         super::ibench::write_section(&mut out, &format!("ibench-{i}"), &sec.tables, 3);
     }
-    super::statements::write_html(&mut out, r);
-    super::profile::write(&mut HtmlWriter { out: &mut out, headings: 0 }, r);
+    let mut w = HtmlWriter { out: &mut out, headings: 0, table_level: 2 };
+    super::statements::write(&mut w, r);
+    w.table_level = 3;
+    super::profile::write(&mut w, r);
     super::explain::write_html_changes(&mut out, r);
     out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");
     for e in &r.experiments {

@@ -38,6 +38,14 @@ impl super::writer::Writer for MarkdownWriter<'_> {
         }
         self.out.push('\n');
     }
+    fn summary(&mut self, items: &[String]) {
+        for i in items {
+            let _ = writeln!(self.out, "- {}", escape(i));
+        }
+    }
+    fn end_section(&mut self) {
+        self.out.push('\n');
+    }
 }
 
 /// Writes `t` as a GitHub-flavoured markdown table with a level-2 heading.
@@ -142,7 +150,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "## {}\n", escape(&sec.title));
         let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
     }
-    super::statements::write_markdown(&mut out, r);
+    super::statements::write(&mut MarkdownWriter { out: &mut out }, r);
     super::profile::write(&mut MarkdownWriter { out: &mut out }, r);
     super::explain::write_markdown_changes(&mut out, r);
     if !r.notes.is_empty() {

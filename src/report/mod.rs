@@ -28,6 +28,7 @@ pub mod model;
 pub mod noise;
 pub mod page;
 pub mod profile;
+pub mod profile_model;
 pub mod select;
 pub mod statements;
 pub mod svg;

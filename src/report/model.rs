@@ -435,7 +435,7 @@ pub struct CompareReport {
     /// Per case with profiled runs: each side's sampled server CPU per transaction and each candidate's
     /// functions that differ from the baseline's beyond the noise (absent when no run was profiled).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profiles: Vec<super::profile::ProfileSection>,
+    pub profiles: Vec<super::profile_model::ProfileSection>,
 }
 
 impl CompareReport {

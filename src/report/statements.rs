@@ -3,12 +3,10 @@
 //! plan changed; the sentences below the table name every statement that got slower or faster or whose
 //! plan changed.
 
-use std::fmt::Write as _;
-
 use super::fmt;
 use super::model::CompareReport;
 use super::tables::{Cell, Table, Tone};
-use super::{html, markdown, terminal};
+use super::writer::Writer;
 use crate::stats::Verdict;
 use crate::workload::script::stored::{Section, short};
 
@@ -114,52 +112,13 @@ fn plan_lines(s: &Section) -> Vec<String> {
     out
 }
 
-/// The sections as terminal text.
-pub fn write_terminal(out: &mut String, r: &CompareReport, color: bool) {
+/// The sections, written to `w`: per section its table, the sentences that sum it up, and the plans
+/// that changed.
+pub fn write(w: &mut dyn Writer, r: &CompareReport) {
     for (i, s) in r.statements.iter().enumerate() {
-        terminal::write_table(out, &table(s, &format!("statements-{i}")), color);
-        for l in s.sentences() {
-            let _ = writeln!(out, "{}", crate::markup::shown(&l));
-        }
-        for l in plan_lines(s) {
-            let _ = writeln!(out, "plan changed: {}", crate::markup::shown(&l));
-        }
-    }
-}
-
-/// The sections in markdown.
-pub fn write_markdown(out: &mut String, r: &CompareReport) {
-    for (i, s) in r.statements.iter().enumerate() {
-        markdown::write_table(out, &table(s, &format!("statements-{i}")));
-        for l in s.sentences() {
-            let _ = writeln!(out, "- {}", crate::markup::escape(&l));
-        }
-        for l in plan_lines(s) {
-            let _ = writeln!(out, "- plan changed: {}", crate::markup::escape(&l));
-        }
-        out.push('\n');
-    }
-}
-
-/// The sections in HTML.
-pub fn write_html(out: &mut String, r: &CompareReport) {
-    for (i, s) in r.statements.iter().enumerate() {
-        html::write_table(out, &table(s, &format!("statements-{i}")), 2);
-        let sentences = s.sentences();
-        if !sentences.is_empty() {
-            out.push_str("<ul class=\"summary\">\n");
-            for l in sentences {
-                let _ = writeln!(out, "<li>{}</li>", html::escape(&l));
-            }
-            out.push_str("</ul>\n");
-        }
-        let plans = plan_lines(s);
-        if !plans.is_empty() {
-            out.push_str("<ul>\n");
-            for l in plans {
-                let _ = writeln!(out, "<li>plan changed: {}</li>", html::escape(&l));
-            }
-            out.push_str("</ul>\n");
-        }
+        w.table(&table(s, &format!("statements-{i}")));
+        w.summary(&s.sentences());
+        w.summary(&plan_lines(s).into_iter().map(|l| format!("plan changed: {l}")).collect::<Vec<_>>());
+        w.end_section();
     }
 }

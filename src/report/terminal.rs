@@ -58,6 +58,11 @@ impl super::writer::Writer for TextWriter<'_> {
         }
         self.out.push('\n');
     }
+    fn summary(&mut self, items: &[String]) {
+        for i in items {
+            let _ = writeln!(self.out, "{}", shown(i));
+        }
+    }
 }
 
 /// Writes `t` as aligned text: numbers right-aligned, text left-aligned, two spaces between columns.
@@ -195,7 +200,7 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
             let _ = writeln!(out, "{}\n", shown(&sec.title));
             let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));
         }
-        super::statements::write_terminal(&mut out, r, opts.color);
+        super::statements::write(&mut TextWriter { out: &mut out, color: opts.color }, r);
     }
     if !opts.brief || opts.profile {
         super::profile::write(&mut TextWriter { out: &mut out, color: opts.color }, r);

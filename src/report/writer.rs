@@ -14,6 +14,12 @@ pub trait Writer {
     fn paragraph(&mut self, text: &str);
     /// A bulleted list.
     fn list(&mut self, items: &[String]);
+    /// The sentences that sum a section up, right below its table: plain lines in the terminal, a
+    /// list in markdown (the section's end then follows with [`Writer::end_section`]), a summary list
+    /// in HTML. Nothing for no items.
+    fn summary(&mut self, items: &[String]);
+    /// The end of a section written with [`Writer::summary`] lines (a blank line in markdown).
+    fn end_section(&mut self) {}
     /// A picture (an SVG document) with its caption, where the format can show one; text formats
     /// leave it out.
     fn figure(&mut self, caption: &str, svg: &str) {

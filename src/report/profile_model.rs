@@ -1,0 +1,40 @@
+//! The profile section's data in the report model (what `report/profile.rs` builds and writes): kept
+//! apart so that the model does not import the section that renders it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::profile::diff::Differential;
+
+/// One side of a profiled case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSide {
+    /// Index into `CompareReport::sides`.
+    pub side: usize,
+    /// Finished runs of the side in the case.
+    pub runs: usize,
+    /// Of those, runs with a profile.
+    pub profiled: usize,
+    /// Samples over the profiled runs.
+    pub samples: u64,
+    /// Sampled server CPU µs per transaction, the mean over the profiled runs.
+    pub cpu_us_per_txn: Option<f64>,
+    /// The share of sampled CPU whose function has a name, over the profiled runs.
+    pub named_share: Option<f64>,
+    /// Why runs that asked for a profile have none, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The mean stacks in picoseconds per transaction, for the flame graphs (not exported).
+    #[serde(skip)]
+    pub stacks: Vec<(String, u64)>,
+}
+
+/// A profiled case: its sides and each candidate's differential comparison with the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSection {
+    /// Index into `CompareReport::cases`.
+    pub case: usize,
+    /// The sides with finished runs, the baseline first.
+    pub sides: Vec<ProfileSide>,
+    /// Per candidate side (index into `CompareReport::sides`) with profiled runs on both ends.
+    pub comparisons: Vec<(usize, Differential)>,
+}
