@@ -52,8 +52,8 @@ pub struct DiffRow {
     pub high_us: f64,
     /// The false-discovery-adjusted p value (Benjamini–Hochberg) over all functions of its kind.
     pub q: f64,
-    /// `delta_us` over the whole gap in CPU per transaction, when the gap is not 0 (self rows add up to
-    /// the gap; inclusive rows overlap).
+    /// `delta_us` over the whole gap in CPU per transaction, when the gap's interval excludes 0 (self
+    /// rows add up to the gap; inclusive rows overlap).
     pub share_of_gap: Option<f64>,
     /// For inclusive rows: the function is on the stacks of more than half of both sides' CPU (a root,
     /// a thread's or a statement's entry point), so its difference is mostly its callees'. Such rows
@@ -167,7 +167,9 @@ pub fn differential(baseline: &[RunCosts], candidate: &[RunCosts], cfg: &DiffCon
     // points last.
     inclusive_rows.sort_by(|a, b| a.trunk.cmp(&b.trunk).then(assured(b).total_cmp(&assured(a))));
 
-    let share = |x: f64| (gap.delta != 0.0).then(|| x / gap.delta);
+    // A share of a gap that the runs cannot tell from 0 would be noise over noise.
+    let established = gap_low_us > 0.0 || gap_high_us < 0.0;
+    let share = |x: f64| (established && gap.delta != 0.0).then(|| x / gap.delta);
     for row in self_rows.iter_mut().chain(inclusive_rows.iter_mut()) {
         row.share_of_gap = share(row.delta_us);
     }
@@ -213,7 +215,8 @@ fn clean(x: f64) -> f64 {
 struct SideEstimate {
     mean: f64,
     var: f64,
-    /// Infinite when the variance is the model's (known), `n − 1` when it is the runs' own.
+    /// Infinite when the variance is the model's (known), `PRIOR_DF + n − 1` when moderated by the runs'
+    /// own.
     df: f64,
 }
 
@@ -222,8 +225,10 @@ struct SideEstimate {
 /// A run's variance is modelled as `cost·sample_us + b·cost²`: sampling (a cost is a count of samples
 /// times `sample_us`, and counts are Poisson) plus run-to-run noise in proportion to the cost, with
 /// `b` pooled over every function of both sides ([`proportional_noise`]), so it is known rather than
-/// estimated from a side's two or three runs. A cost whose runs spread more than the model says keeps
-/// its own variance, with `n − 1` degrees of freedom.
+/// estimated from a side's two or three runs. A cost whose runs spread more than the model says gets
+/// the model's variance moderated by its own (weighted as [`PRIOR_DF`] degrees of freedom against its
+/// `n − 1`, as limma moderates gene-wise variances), with that many degrees of freedom: its own spread
+/// widens its interval without one odd pair of runs making it untestable.
 fn estimate(runs: impl Iterator<Item = (f64, f64)>, b: f64) -> SideEstimate {
     let runs: Vec<(f64, f64)> = runs.collect();
     let n = runs.len();
@@ -235,11 +240,15 @@ fn estimate(runs: impl Iterator<Item = (f64, f64)>, b: f64) -> SideEstimate {
     let model = runs.iter().map(|(c, s)| c * s).sum::<f64>() / nf + b * mean * mean;
     let own = if n >= 2 { runs.iter().map(|(c, _)| (c - mean).powi(2)).sum::<f64>() / (nf - 1.0) } else { 0.0 };
     if own > model {
-        SideEstimate { mean, var: own / nf, df: nf - 1.0 }
+        let df = PRIOR_DF + nf - 1.0;
+        SideEstimate { mean, var: (PRIOR_DF * model + (nf - 1.0) * own) / df / nf, df }
     } else {
         SideEstimate { mean, var: model / nf, df: f64::INFINITY }
     }
 }
+
+/// The weight of the variance model against a function's own spread, in degrees of freedom.
+const PRIOR_DF: f64 = 10.0;
 
 /// `b` of the variance model `cost·sample_us + b·cost²` (see [`estimate`]): the run-to-run variance
 /// beyond sampling, relative to the squared cost, pooled over the self costs of every function on

@@ -228,17 +228,19 @@ fn single_runs_use_the_poisson_variance() {
 #[test]
 fn variance_is_the_models_unless_the_runs_spread_more() {
     let p = |c: &[f64], s: f64, b: f64| estimate(c.iter().map(|&c| (c, s)), b);
-    // Between runs: var(10, 12, 14) = 4 > the model's 12·0.01 = 0.12: the runs' own, over 3, with 2 df.
+    // Between runs: var(10, 12, 14) = 4 > the model's 12·0.01 = 0.12: moderated, (10·0.12 + 2·4) / 12,
+    // over 3, with 12 df.
     let e = p(&[10.0, 12.0, 14.0], 0.01, 0.0);
-    assert!((e.mean - 12.0).abs() < 1e-12 && (e.var - 4.0 / 3.0).abs() < 1e-12 && e.df == 2.0);
+    let moderated = (10.0 * 0.12 + 2.0 * 4.0) / 12.0 / 3.0;
+    assert!((e.mean - 12.0).abs() < 1e-12 && (e.var - moderated).abs() < 1e-12 && e.df == 12.0, "{e:?}");
     // Identical runs: the model, sampling 12·1 plus 0.01·12² = 1.44, over 3, known (infinite df).
     let e = p(&[12.0, 12.0, 12.0], 1.0, 0.01);
     assert!((e.var - (12.0 + 1.44) / 3.0).abs() < 1e-12 && e.df.is_infinite());
     // One run: cost · sample_us.
     assert!((p(&[12.0], 0.5, 0.0).var - 6.0).abs() < 1e-12);
-    // Welch–Satterthwaite with equal own variances and 3 runs a side: 4 degrees of freedom.
+    // Welch–Satterthwaite with equal moderated variances and 3 runs a side: 2 × 12 degrees of freedom.
     let t = welch(p(&[10.0, 12.0, 14.0], 0.0, 0.0), p(&[11.0, 13.0, 15.0], 0.0, 0.0));
-    assert!((t.df - 4.0).abs() < 1e-12 && (t.delta - 1.0).abs() < 1e-12);
+    assert!((t.df - 24.0).abs() < 1e-9 && (t.delta - 1.0).abs() < 1e-12, "{t:?}");
     assert!(welch(p(&[1.0], 1.0, 0.0), p(&[1.0, 1.0], 1.0, 0.0)).df.is_infinite());
 }
 

@@ -57,10 +57,12 @@ pub fn differential(
 ) -> std::result::Result<String, String> {
     let mut both: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for (s, w) in baseline {
-        both.entry(s.as_str()).or_default().0 += w;
+        let e = both.entry(s.as_str()).or_default();
+        e.0 = e.0.saturating_add(*w);
     }
     for (s, w) in candidate {
-        both.entry(s.as_str()).or_default().1 += w;
+        let e = both.entry(s.as_str()).or_default();
+        e.1 = e.1.saturating_add(*w);
     }
     let lines: Vec<String> = both.iter().map(|(s, (b, c))| format!("{s} {b} {c}")).collect();
     let mut o = options(title, FULL_WIDTH);

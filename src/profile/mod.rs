@@ -56,7 +56,7 @@ pub struct FunctionCost {
 impl Profile {
     /// CPU nanoseconds over all stacks.
     pub fn total_ns(&self) -> u64 {
-        self.stacks.iter().map(|(_, n)| n).sum()
+        self.stacks.iter().fold(0u64, |t, (_, n)| t.saturating_add(*n))
     }
 
     /// CPU µs per transaction over all stacks; `None` without transactions.
@@ -87,13 +87,16 @@ impl Profile {
         for (stack, ns) in &self.stacks {
             let us = *ns as f64 * per_txn;
             seen.clear();
-            for frame in frames(stack) {
+            // The root (`fold::ROOT`) stands for the whole process, not a function.
+            for frame in frames(stack).skip(1) {
                 if !seen.contains(&frame) {
                     seen.push(frame);
                     out.entry(frame.to_string()).or_default().total_us += us;
                 }
             }
-            out.entry(leaf(stack).to_string()).or_default().self_us += us;
+            // A sample with no frame below the root is code nobody could name.
+            let own = if frames(stack).nth(1).is_some() { leaf(stack) } else { UNKNOWN_FRAME };
+            out.entry(own.to_string()).or_default().self_us += us;
         }
         out
     }
@@ -128,6 +131,7 @@ impl Sampling {
         let base = Profile { event: perf::EVENT.into(), hz: self.hz, ..Profile::default() };
         match (self.recorder, self.refused) {
             (Some(r), _) => match r.finish() {
+                Ok((_, 0)) => Profile { note: Some("perf took no sample of the server".into()), ..base },
                 Ok((stacks, samples)) => Profile { samples, stacks, ..base },
                 Err(e) => Profile { note: Some(e), ..base },
             },
@@ -176,15 +180,17 @@ mod tests {
 
     #[test]
     fn self_and_inclusive_costs_per_transaction() {
-        let p =
-            profile(&[("main;a;b", 4_000), ("main;a", 2_000), ("main;a;a;c", 2_000), ("main;[mariadbd]", 2_000)], 2);
+        let p = profile(
+            &[("server;a;b", 4_000), ("server;a", 2_000), ("server;a;a;c", 2_000), ("server;[mariadbd]", 2_000)],
+            2,
+        );
         let f = p.function_costs();
         assert_eq!(f["b"].self_us, 2.0);
         assert_eq!(f["a"].self_us, 1.0);
         // `a` recurses in one stack: counted once there.
         assert_eq!(f["a"].total_us, 4.0);
-        assert_eq!(f["main"].total_us, 5.0);
-        assert_eq!(f["main"].self_us, 0.0);
+        // The root is the process, not a function.
+        assert!(!f.contains_key("server"));
         assert_eq!(p.total_us_per_txn(), Some(5.0));
         assert!((p.named_share() - 0.8).abs() < 1e-12);
     }

@@ -6,7 +6,6 @@
 //! id, and demangles C++. Frame-pointer call graphs: about 100 bytes per sample, against 8 KB for DWARF
 //! stacks, and the servers of interest keep frame pointers in most non-leaf functions.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,8 +13,7 @@ use std::time::{Duration, Instant};
 use crate::owned;
 use crate::server::process;
 
-/// The event sampled: the only one a VM without a PMU offers, and timer-driven, so samples are CPU time.
-pub const EVENT: &str = "cpu-clock";
+pub use super::fold::EVENT;
 
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 
@@ -28,15 +26,21 @@ pub fn availability() -> std::result::Result<(), String> {
                     or leave out --profile"
             .into());
     }
-    let paranoid = std::fs::read_to_string(PARANOID).ok().and_then(|t| t.trim().parse::<i32>().ok());
-    let root = nix::unistd::geteuid().is_root();
-    match paranoid {
-        Some(level) if level > 2 || (!root && level > 1) => Err(format!(
+    // Root (CAP_PERFMON) is not held back by perf_event_paranoid, whatever its level.
+    if nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    match paranoid_level() {
+        Some(level) if level > 1 => Err(format!(
             "the kernel refuses perf events to this user (kernel.perf_event_paranoid = {level}): \
              run as root or set it to 1 (sysctl -w kernel.perf_event_paranoid=1), or leave out --profile"
         )),
         _ => Ok(()),
     }
+}
+
+fn paranoid_level() -> Option<i32> {
+    std::fs::read_to_string(PARANOID).ok().and_then(|t| t.trim().parse::<i32>().ok())
 }
 
 /// Whether this user may sample every CPU (root, or `kernel.perf_event_paranoid` ≤ 0).
@@ -47,8 +51,7 @@ pub fn availability() -> std::result::Result<(), String> {
 /// hundreds of thousands of switches per second that took half the throughput at 4 threads here
 /// (BENCHMARKS.md, "Profiling overhead"). A per-CPU timer costs the same whatever runs.
 fn may_sample_system_wide() -> bool {
-    let paranoid = std::fs::read_to_string(PARANOID).ok().and_then(|t| t.trim().parse::<i32>().ok());
-    nix::unistd::geteuid().is_root() || paranoid.is_some_and(|p| p <= 0)
+    nix::unistd::geteuid().is_root() || paranoid_level().is_some_and(|p| p <= 0)
 }
 
 /// A `perf record` sampling the server (every CPU, keeping the server's samples, where the kernel
@@ -71,18 +74,32 @@ impl Recorder {
     /// starts and then refuses the process says so when it is finished.
     pub fn start(pid: u32, hz: u32) -> std::result::Result<Recorder, String> {
         availability()?;
-        let dir = std::env::temp_dir().join(format!("versus-profile-{}-{}", std::process::id(), unique()));
-        owned::create_dir(&dir).map_err(|e| e.to_string())?;
+        sweep_stale();
+        let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{}", std::process::id(), unique()));
+        if let Err(e) = owned::create_dir(&dir) {
+            // A directory made but not marked (the marker could not be written) is still ours: empty.
+            let _ = std::fs::remove_dir(&dir);
+            return Err(e.to_string());
+        }
         let data = dir.join("perf.data");
+        let log = match std::fs::File::create_new(dir.join("perf.log")) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = owned::remove(&dir);
+                return Err(format!("cannot write perf's log in {}: {e}", dir.display()));
+            }
+        };
         let mut cmd = Command::new("perf");
         let system_wide = may_sample_system_wide();
-        cmd.args(["record", "-q", "-e", EVENT, "-F", &hz.to_string(), "--call-graph", "fp"]);
+        // No build-id pass at the end (-B) and nothing copied into ~/.debug (-N): perf script reads the
+        // same binaries right away, and versus writes nothing outside what it made.
+        cmd.args(["record", "-q", "-B", "-N", "-e", EVENT, "-F", &hz.to_string(), "--call-graph", "fp"]);
         if system_wide {
             cmd.arg("-a");
         } else {
             cmd.arg("-p").arg(pid.to_string());
         }
-        cmd.arg("-o").arg(&data).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.arg("-o").arg(&data).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(log));
         process::isolate(&mut cmd, true);
         let child = match cmd.spawn() {
             Ok(c) => c,
@@ -109,7 +126,7 @@ impl Recorder {
 
     fn stop_and_fold(&mut self) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
         if let Ok(Some(status)) = self.child.try_wait() {
-            return Err(format!("perf record stopped early ({status}): {}", stderr_line(&mut self.child)));
+            return Err(format!("perf record stopped early ({status}): {}", self.log_line()));
         }
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
@@ -129,9 +146,33 @@ impl Recorder {
             }
         }
         if !self.data.exists() {
-            return Err(format!("perf record wrote nothing: {}", stderr_line(&mut self.child)));
+            return Err(format!("perf record wrote nothing: {}", self.log_line()));
         }
         script_and_fold(&self.data, self.system_wide.then_some(self.pid))
+    }
+
+    /// The first line perf wrote to its log.
+    fn log_line(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("perf.log")).unwrap_or_default();
+        text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string()
+    }
+}
+
+const DIR_PREFIX: &str = "versus-profile-";
+
+/// Removes the data directories of earlier versus processes that died before removing them (killed,
+/// or a second Ctrl-C that exits at once): only directories versus marked as its own, of a process
+/// that is gone.
+fn sweep_stale() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(DIR_PREFIX).and_then(|r| r.split('-').next()?.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !process::is_alive(pid) && owned::has_own_marker(&e.path()) {
+            let _ = owned::remove(&e.path());
+        }
     }
 }
 
@@ -145,32 +186,33 @@ impl Drop for Recorder {
     }
 }
 
-/// Runs `perf script` on `data` and folds its output.
+/// Runs `perf script` on `data` (keeping the samples of process `only`, when given) and folds its
+/// output as it streams: memory stays that of the folded stacks, whatever the run's length.
 fn script_and_fold(data: &Path, only: Option<u32>) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
     let mut cmd = Command::new("perf");
     cmd.args(["script", "-F", "comm,pid,tid,time,period,event,ip,sym,dso", "-i"]).arg(data);
     if let Some(pid) = only {
         cmd.arg(format!("--pid={pid}"));
     }
-    let out = cmd
+    let log = std::fs::File::create(data.with_extension("script.log"))
+        .map_err(|e| format!("cannot write perf script's log: {e}"))?;
+    let mut child = cmd
         .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .spawn()
         .map_err(|e| format!("perf script did not run: {e}"))?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stderr);
-        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message").trim().to_string();
+    let folded = match child.stdout.take() {
+        Some(out) => super::fold::fold_perf_script(out),
+        None => Err("perf script gave no output".into()),
+    };
+    let status = child.wait().map_err(|e| format!("perf script did not finish: {e}"))?;
+    if !status.success() {
+        let text = std::fs::read_to_string(data.with_extension("script.log")).unwrap_or_default();
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string();
         return Err(format!("perf script failed: {line}"));
     }
-    super::fold::fold_perf_script(&out.stdout)
-}
-
-fn stderr_line(child: &mut Child) -> String {
-    let mut text = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut text);
-    }
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string()
+    folded
 }
 
 fn unique() -> u64 {

@@ -31,7 +31,7 @@ pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let advise = super::advise_section::advise_sections(store, &selected, sel)?;
     let findings = super::explain::findings(&explain);
     let baseline = selected.sides.iter().position(|s| s.baseline).unwrap_or(0);
-    let profiles = super::profile::sections(store, &selected, baseline)?;
+    let profiles = super::profile::sections(store, &selected, baseline, sel.confidence)?;
     let mut r = from_selected(selected, sel, &explicit, &findings)?;
     r.profiles = profiles;
     r.noise_band_source = band.source;

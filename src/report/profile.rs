@@ -19,7 +19,7 @@ use crate::store::Store;
 const ROWS: usize = 15;
 
 /// The profile sections of the selected runs; empty when no run was profiled.
-pub fn sections(store: &Store, s: &Selected, baseline: usize) -> Result<Vec<ProfileSection>> {
+pub fn sections(store: &Store, s: &Selected, baseline: usize, confidence: f64) -> Result<Vec<ProfileSection>> {
     let mut out = Vec::new();
     for case in 0..s.cases.len() {
         let mut sides = Vec::new();
@@ -32,8 +32,12 @@ pub fn sections(store: &Store, s: &Selected, baseline: usize) -> Result<Vec<Prof
             }
             let mut profiles = Vec::new();
             for r in &runs {
-                if let Some(p) = store.profile(r.detail.run.id)? {
-                    profiles.push(p);
+                let id = r.detail.run.id;
+                match store.profile(id) {
+                    Ok(Some(p)) => profiles.push(p),
+                    Ok(None) => {}
+                    // A damaged profile costs its run's profile, not the report.
+                    Err(e) => profiles.push(Profile { note: Some(format!("run {id}: {e}")), ..Profile::default() }),
                 }
             }
             costs.push((side, profiles.iter().filter_map(run_costs).collect()));
@@ -42,7 +46,7 @@ pub fn sections(store: &Store, s: &Selected, baseline: usize) -> Result<Vec<Prof
         if sides.iter().all(|x| x.profiled == 0 && x.notes.is_empty()) {
             continue;
         }
-        let cfg = DiffConfig::default();
+        let cfg = DiffConfig { confidence, ..DiffConfig::default() };
         let mut comparisons = Vec::new();
         if let Some((_, base)) = costs.first().filter(|(b, c)| *b == baseline && !c.is_empty()) {
             for (side, cand) in costs.iter().skip(1).filter(|(_, c)| !c.is_empty()) {

@@ -285,7 +285,9 @@ fn measure_with(
     let server_after = collector.server_pid.map(ProcessSample::read).transpose();
     let client_after = ProcessSample::read_self();
     collector.probe.check_alive().map_err(Error::Other)?;
-    let profile = collector.profile.take().map(crate::profile::Sampling::finish);
+    // After Ctrl-C the run is dropped: stop perf at once rather than fold what it wrote.
+    let profile =
+        collector.profile.take().filter(|_| !interrupt::is_interrupted()).map(crate::profile::Sampling::finish);
     let r = outcome?;
     if r.interrupted {
         return Err(Error::Interrupted);
