@@ -55,9 +55,10 @@ pub struct DiffRow {
     /// `delta_us` over the whole gap in CPU per transaction, when the gap's interval excludes 0 (self
     /// rows add up to the gap; inclusive rows overlap).
     pub share_of_gap: Option<f64>,
-    /// For inclusive rows: the function is on the stacks of more than half of both sides' CPU (a root,
-    /// a thread's or a statement's entry point), so its difference is mostly its callees'. Such rows
-    /// come after the others.
+    /// For inclusive rows: the function is on the stacks of more than half of either side's CPU (a
+    /// root, a thread's or a statement's entry point, or an unnamed frame that stands for one when a
+    /// build's library has no symbols), so its difference is mostly its callees' or the naming's.
+    /// Such rows come after the others.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trunk: bool,
 }
@@ -160,7 +161,7 @@ pub fn differential(baseline: &[RunCosts], candidate: &[RunCosts], cfg: &DiffCon
     let mean_total = |runs: &[RunCosts]| runs.iter().map(|r| clean(r.total_us)).sum::<f64>() / runs.len() as f64;
     let (base_total, cand_total) = (mean_total(baseline), mean_total(candidate));
     for row in &mut inclusive_rows {
-        row.trunk = row.baseline_us > 0.5 * base_total && row.candidate_us > 0.5 * cand_total;
+        row.trunk = row.baseline_us > 0.5 * base_total || row.candidate_us > 0.5 * cand_total;
     }
     // Nested costs move with their callees', so the largest inclusive differences are the entry points'
     // and the noisiest: inclusive rows go by the smallest difference their interval allows, entry

@@ -209,7 +209,7 @@ fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: Co
     }
     if rows.iter().take(ROWS).any(|r| r.trunk) {
         t.footnotes.push(
-            "*: on the stacks of more than half of both sides' CPU (an entry point): its difference is mostly \
+            "*: on the stacks of more than half of either side's CPU (an entry point): its difference is mostly \
              that of what it calls, listed above it."
                 .into(),
         );
