@@ -143,3 +143,40 @@ fn compare_profile_without_profiles_names_the_setting() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--profile") && err.contains("profile = true"), "{err}");
 }
+
+#[test]
+fn without_perf_the_runs_go_on_and_say_why() {
+    let home = Home::new("versus-noperf-");
+    // Every program of /usr/bin but perf: what a machine without the perf package offers.
+    let bin = home.path().join("bin-without-perf");
+    std::fs::create_dir(&bin).unwrap();
+    for e in std::fs::read_dir("/usr/bin").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name != "perf" && !name.starts_with("perf_") {
+            std::os::unix::fs::symlink(e.path(), bin.join(&name)).unwrap();
+        }
+    }
+    let file = home.write(
+        "noperf.toml",
+        &common::experiment::sync_nosync("noperf", "threads = [1]\nduration = \"2s\"\nprofile = true\n", 500),
+    );
+    let out = home
+        .versus(&["run", file.to_str().unwrap()])
+        .env("PATH", format!("{}:/usr/sbin:/sbin", bin.display()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("versus: warning:")).collect();
+    assert_eq!(warnings.len(), 1, "said once: {err}");
+    assert!(warnings[0].contains("perf is not installed"), "{err}");
+    let store = home.store();
+    let e = store.latest_experiment_named("noperf").unwrap().unwrap();
+    for r in store.runs(e.id).unwrap() {
+        assert_eq!(r.status, versus::store::Status::Done);
+        let p = store.profile(r.id).unwrap().expect("the run's missing profile is marked");
+        assert!(p.stacks.is_empty() && p.note.as_deref().is_some_and(|n| n.contains("perf is not installed")), "{p:?}");
+    }
+    let text = ok(home.output(&["compare", "noperf", "--profile", "--color", "never"]), "compare --profile");
+    assert!(text.contains("not profiled") && text.contains("perf is not installed"), "{text}");
+}

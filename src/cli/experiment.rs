@@ -185,6 +185,12 @@ pub(super) fn run(home: &Home, a: RunArgs) -> Result<i32> {
         print!("\nwhat it changes on each server:\n{}", crate::experiment::external::describe_changes(&plan));
         return Ok(0);
     }
+    if file.profile
+        && let Err(why) = crate::profile::availability()
+    {
+        // Said once here; every run stores it with its (missing) profile.
+        eprintln!("versus: warning: {why}; the runs go on without profiles");
+    }
     let mut store = a.db.open(home)?;
     let mut executor = SandboxExecutor::locked(home, &file.name)?.strict(a.strict);
     let mut progress = Progress::stderr();

@@ -54,6 +54,13 @@ pub fn describe(file: &ExperimentFile) -> Option<String> {
             file.settle.as_secs()
         ));
     }
+    if file.profile {
+        let hz = file.profile_hz.unwrap_or(crate::profile::DEFAULT_HZ);
+        parts.push(match crate::profile::availability() {
+            Ok(()) => format!("profile the server's on-CPU stacks with perf at {hz} Hz during each measured time"),
+            Err(why) => format!("profile: {why}; the runs would go on without profiles"),
+        });
+    }
     (!parts.is_empty()).then(|| format!("set-up: {}", parts.join("; ")))
 }
 

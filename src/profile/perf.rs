@@ -23,7 +23,7 @@ pub fn availability() -> std::result::Result<(), String> {
     let runs = Command::new("perf").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     if !matches!(runs, Ok(s) if s.success()) {
         return Err("perf is not installed: install the distribution's perf (apt-get install linux-perf), \
-                    or leave out --profile"
+                    or turn profiling off"
             .into());
     }
     // Root (CAP_PERFMON) is not held back by perf_event_paranoid, whatever its level.
@@ -33,7 +33,7 @@ pub fn availability() -> std::result::Result<(), String> {
     match paranoid_level() {
         Some(level) if level > 1 => Err(format!(
             "the kernel refuses perf events to this user (kernel.perf_event_paranoid = {level}): \
-             run as root or set it to 1 (sysctl -w kernel.perf_event_paranoid=1), or leave out --profile"
+             run as root or set it to 1 (sysctl -w kernel.perf_event_paranoid=1), or turn profiling off"
         )),
         _ => Ok(()),
     }
