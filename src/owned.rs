@@ -57,9 +57,28 @@ pub fn create_dir_all(path: &Path) -> Result<()> {
 }
 
 /// Creates a new directory `path` (its parent must exist) and marks it; an existing one is an error.
+/// When the marker cannot be written, the directory just made (still empty) is removed again.
 pub fn create_dir(path: &Path) -> Result<()> {
     std::fs::create_dir(path).map_err(|e| Error::file(path, e))?;
-    mark(path)
+    mark(path).inspect_err(|_| {
+        let _ = std::fs::remove_dir(path);
+    })
+}
+
+/// A new directory of versus's own in the system's temporary directory, named
+/// `{prefix}{pid}-{n}` (this process's id, then a number no other directory there has), marked.
+pub fn create_temp_dir(prefix: &str) -> Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    loop {
+        let n = (u64::from(nanos) << 16) ^ N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("{prefix}{}-{n}", std::process::id()));
+        match create_dir(&dir) {
+            Err(_) if dir.exists() => continue,
+            r => return r.map(|()| dir),
+        }
+    }
 }
 
 /// Records that versus made the directory `dir` (for directories it made by other means than

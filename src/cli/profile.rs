@@ -8,6 +8,7 @@ use crate::metric::Metric;
 use crate::report::explain::OutputFormat;
 use crate::report::{self, Dimension, Selection};
 use crate::server::Home;
+use crate::store::Store;
 
 /// The profile section of `experiment` (explain's first step, A against B).
 pub(super) fn profile_text(
@@ -25,7 +26,7 @@ pub(super) fn profile_text(
         metric,
         ..Selection::default()
     };
-    profile_of(home, db, &sel, format, color)
+    profile_of(&db.open(home)?, &sel, format, color)
 }
 
 /// At each change point of the series `s`, the profile section of the two targets around it.
@@ -41,6 +42,7 @@ pub(super) fn change_point_profiles(
     let mut steps: Vec<usize> = s.cases.iter().flat_map(|c| c.changes.iter().map(|ch| ch.index)).collect();
     steps.sort_unstable();
     steps.dedup();
+    let store = db.open(home)?;
     let mut out = String::new();
     if steps.is_empty() && format != OutputFormat::Json {
         out.push_str("No change point: no step of the series to profile.\n");
@@ -55,16 +57,15 @@ pub(super) fn change_point_profiles(
             metric,
             ..Selection::default()
         };
-        out.push_str(&profile_of(home, db, &sel, format, color)?);
+        out.push_str(&profile_of(&store, &sel, format, color)?);
     }
     Ok(out)
 }
 
 /// The profile section of the runs `sel` selects, in `format` (nothing for JSON: `versus report
 /// --format json` has it).
-fn profile_of(home: &Home, db: &DbArg, sel: &Selection, format: OutputFormat, color: bool) -> Result<String> {
-    let store = db.open(home)?;
-    let r = report::build_report(&store, sel)?;
+fn profile_of(store: &Store, sel: &Selection, format: OutputFormat, color: bool) -> Result<String> {
+    let r = report::build_report(store, sel)?;
     let mut out = String::new();
     match format {
         OutputFormat::Json => {}

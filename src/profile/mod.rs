@@ -64,15 +64,21 @@ impl Profile {
         (self.transactions > 0).then(|| self.total_ns() as f64 / 1000.0 / self.transactions as f64)
     }
 
-    /// The share (0–1) of the sampled CPU whose leaf frame has a name (not an object file in brackets
-    /// nor `[unknown]`); 1 for an empty profile.
+    /// The share (0–1) of the sampled CPU whose own frame ([`own_frame`]) has a name (not an object
+    /// file in brackets nor `[unknown]`); 1 for an empty profile.
     pub fn named_share(&self) -> f64 {
         let total = self.total_ns();
         if total == 0 {
             return 1.0;
         }
-        let named: u64 = self.stacks.iter().filter(|(s, _)| is_named(leaf(s))).map(|(_, n)| n).sum();
+        let named: u64 = self.stacks.iter().filter(|(s, _)| is_named(own_frame(s))).map(|(_, n)| n).sum();
         named as f64 / total as f64
+    }
+
+    /// True when the profile holds samples to compare: perf ran, sampled the server and the run
+    /// counted transactions.
+    pub fn is_sampled(&self) -> bool {
+        self.note.is_none() && self.transactions > 0 && self.samples > 0 && !self.stacks.is_empty()
     }
 
     /// Self and inclusive CPU µs per transaction of every function on any stack; empty without
@@ -94,9 +100,7 @@ impl Profile {
                     out.entry(frame.to_string()).or_default().total_us += us;
                 }
             }
-            // A sample with no frame below the root is code nobody could name.
-            let own = if frames(stack).nth(1).is_some() { leaf(stack) } else { UNKNOWN_FRAME };
-            out.entry(own.to_string()).or_default().self_us += us;
+            out.entry(own_frame(stack).to_string()).or_default().self_us += us;
         }
         out
     }
@@ -152,6 +156,12 @@ pub fn frames(stack: &str) -> impl Iterator<Item = &str> {
 /// The leaf (last) frame of a folded stack.
 pub fn leaf(stack: &str) -> &str {
     stack.rsplit(';').next().unwrap_or(stack)
+}
+
+/// The frame a stack's CPU is spent in: its leaf, or [`UNKNOWN_FRAME`] for a sample with no frame
+/// below the root (code nobody could name).
+pub fn own_frame(stack: &str) -> &str {
+    if frames(stack).nth(1).is_some() { leaf(stack) } else { UNKNOWN_FRAME }
 }
 
 /// True when a frame names a function: not `[unknown]` and not an object file standing in for an

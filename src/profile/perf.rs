@@ -20,6 +20,12 @@ const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 /// Why profiling cannot run here, in one line naming what to change; `Ok` when `perf` is installed
 /// and the kernel lets this user sample another of its processes.
 pub fn availability() -> std::result::Result<(), String> {
+    // Asked once per process: every run starts its recorder at the start of its measured time.
+    static ANSWER: std::sync::OnceLock<std::result::Result<(), String>> = std::sync::OnceLock::new();
+    ANSWER.get_or_init(check_availability).clone()
+}
+
+fn check_availability() -> std::result::Result<(), String> {
     let runs = Command::new("perf").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     if !matches!(runs, Ok(s) if s.success()) {
         return Err("perf is not installed: install the distribution's perf (apt-get install linux-perf), \
@@ -62,7 +68,6 @@ pub struct Recorder {
     dir: PathBuf,
     data: PathBuf,
     started: Instant,
-    hz: u32,
     pid: u32,
     system_wide: bool,
 }
@@ -74,13 +79,9 @@ impl Recorder {
     /// starts and then refuses the process says so when it is finished.
     pub fn start(pid: u32, hz: u32) -> std::result::Result<Recorder, String> {
         availability()?;
-        sweep_stale();
-        let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{}", std::process::id(), unique()));
-        if let Err(e) = owned::create_dir(&dir) {
-            // A directory made but not marked (the marker could not be written) is still ours: empty.
-            let _ = std::fs::remove_dir(&dir);
-            return Err(e.to_string());
-        }
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(sweep_stale);
+        let dir = owned::create_temp_dir(DIR_PREFIX).map_err(|e| e.to_string())?;
         let data = dir.join("perf.data");
         let log = match std::fs::File::create_new(dir.join("perf.log")) {
             Ok(f) => f,
@@ -108,12 +109,7 @@ impl Recorder {
                 return Err(format!("perf did not start: {e}"));
             }
         };
-        Ok(Recorder { child, dir, data, started: Instant::now(), hz, pid, system_wide })
-    }
-
-    /// The sampling frequency asked for.
-    pub fn hz(&self) -> u32 {
-        self.hz
+        Ok(Recorder { child, dir, data, started: Instant::now(), pid, system_wide })
     }
 
     /// Stops sampling and returns the folded stacks with their CPU nanoseconds and the number of
@@ -153,9 +149,14 @@ impl Recorder {
 
     /// The first line perf wrote to its log.
     fn log_line(&self) -> String {
-        let text = std::fs::read_to_string(self.dir.join("perf.log")).unwrap_or_default();
-        text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string()
+        first_line(&self.dir.join("perf.log"))
     }
+}
+
+/// The first line of a log perf wrote, trimmed, or `no message`.
+fn first_line(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string()
 }
 
 const DIR_PREFIX: &str = "versus-profile-";
@@ -165,7 +166,8 @@ const DIR_PREFIX: &str = "versus-profile-";
 /// that is gone.
 fn sweep_stale() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
-    for e in entries.flatten() {
+    // Real directories only: a link of that name is nobody's data directory, and is left alone.
+    for e in entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = name.strip_prefix(DIR_PREFIX).and_then(|r| r.split('-').next()?.parse::<u32>().ok()) else {
             continue;
@@ -194,8 +196,8 @@ fn script_and_fold(data: &Path, only: Option<u32>) -> std::result::Result<(Vec<(
     if let Some(pid) = only {
         cmd.arg(format!("--pid={pid}"));
     }
-    let log = std::fs::File::create(data.with_extension("script.log"))
-        .map_err(|e| format!("cannot write perf script's log: {e}"))?;
+    let log_path = data.with_extension("script.log");
+    let log = std::fs::File::create_new(&log_path).map_err(|e| format!("cannot write perf script's log: {e}"))?;
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -208,19 +210,7 @@ fn script_and_fold(data: &Path, only: Option<u32>) -> std::result::Result<(Vec<(
     };
     let status = child.wait().map_err(|e| format!("perf script did not finish: {e}"))?;
     if !status.success() {
-        let text = std::fs::read_to_string(data.with_extension("script.log")).unwrap_or_default();
-        let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("no message").to_string();
-        return Err(format!("perf script failed: {line}"));
+        return Err(format!("perf script failed: {}", first_line(&log_path)));
     }
     folded
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0);
-    nanos ^ (N.fetch_add(1, Ordering::Relaxed) << 32)
 }

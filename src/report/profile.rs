@@ -60,7 +60,7 @@ pub fn sections(store: &Store, s: &Selected, baseline: usize, confidence: f64) -
 
 /// A run's costs for the comparison; `None` for a profile without samples or transactions.
 fn run_costs(p: &Profile) -> Option<RunCosts> {
-    let total_us = p.total_us_per_txn().filter(|_| p.samples > 0 && !p.stacks.is_empty())?;
+    let total_us = p.total_us_per_txn().filter(|_| p.is_sampled())?;
     Some(RunCosts {
         functions: p.function_costs(),
         total_us,
@@ -69,7 +69,7 @@ fn run_costs(p: &Profile) -> Option<RunCosts> {
 }
 
 fn side_of(side: usize, runs: usize, profiles: &[Profile]) -> ProfileSide {
-    let sampled: Vec<&Profile> = profiles.iter().filter(|p| p.note.is_none() && p.transactions > 0).collect();
+    let sampled: Vec<&Profile> = profiles.iter().filter(|p| p.is_sampled()).collect();
     let mut notes: Vec<String> = Vec::new();
     for n in profiles.iter().filter_map(|p| p.note.clone()) {
         if !notes.contains(&n) {

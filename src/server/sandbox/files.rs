@@ -148,8 +148,7 @@ pub(super) fn spaceless_paths(cmd: &mut flavor::CommandLine) -> Result<Option<Pa
     if !cmd.args.iter().any(|a| a.contains(char::is_whitespace)) {
         return Ok(None);
     }
-    let dir = std::env::temp_dir().join(format!("versus-init-{}-{}", std::process::id(), free_suffix()));
-    owned::create_dir(&dir)?;
+    let dir = owned::create_temp_dir("versus-init-")?;
     for (i, arg) in cmd.args.iter_mut().enumerate() {
         let Some((key, value)) = arg.split_once('=').filter(|(_, v)| v.contains(char::is_whitespace)) else {
             continue;
@@ -166,10 +165,6 @@ pub(super) fn spaceless_paths(cmd: &mut flavor::CommandLine) -> Result<Option<Pa
         *arg = format!("{key}={}", shown.display());
     }
     Ok(Some(dir))
-}
-
-fn free_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
 }
 
 pub(super) fn summarize_output(text: &str) -> String {
