@@ -48,10 +48,11 @@ check() { # check DESCRIPTION COMMAND...
     if "$@"; then echo "ok: $what"; else echo "FAIL: $what" >&2; fail=1; fi
 }
 
-# The page as written: self-contained.
+# The page as written: self-contained. An address ends at a quote, a space, `)`, `<` or `&` (an entity:
+# an attribute's quotes inside a srcdoc are written `&quot;`).
 check "no <script> element" bash -c "! grep -qi '<script' '$report'"
 check "no external reference (only the SVG namespace URI)" \
-    bash -c "! grep -oiE '(src|href)=\"(https?:)?//[^\"]*' '$report' | grep -q . && ! grep -oiE 'url\\((https?:)?//' '$report' | grep -q . && ! grep -oE 'https?://[^\" )<]*' '$report' | grep -vx 'http://www.w3.org/2000/svg' | grep -q ."
+    bash -c "! grep -oiE '(src|href)=\"(https?:)?//[^\"]*' '$report' | grep -q . && ! grep -oiE 'url\\((https?:)?//' '$report' | grep -q . && ! grep -oE 'https?://[^\" )<&]*' '$report' | grep -vx 'http://www.w3.org/2000/svg' | grep -q ."
 
 # The page as rendered.
 timeout 120 chromium "${flags[@]}" --virtual-time-budget=5000 --dump-dom "file://$report" >"$out/dom.html" 2>"$out/chromium.log"
