@@ -729,3 +729,31 @@ fn a_calibrated_noise_band_is_used_and_named() {
     let given = build(&store, Selection { noise_band: 0.03, use_calibration: false, ..by_build() });
     assert_eq!((given.noise_band, given.noise_band_source.as_str()), (0.03, "given with --noise-band"));
 }
+
+/// Colour means a call: a candidate 10 % faster on average whose runs scatter by 10 % (a draw that came out 14 % faster) is not
+/// called,
+/// and then neither the ratio table nor the relative tables highlight it, in any format; the same
+/// candidate measured tightly is called, highlighted and marked.
+#[test]
+fn only_a_called_ratio_is_highlighted() {
+    let highlighted = |cv: f64, seed: u64| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("results.db")).unwrap();
+        let a = Sim { cv_between: cv, cv_within: 0.02, ..Sim::new("a", "10.11", "a", 1000.0) };
+        let b = Sim { cv_between: cv, cv_within: 0.02, ..Sim::new("b", "10.11", "b", 1100.0) };
+        record(&mut store, &[a, b], &Plan { intervals: 10, seed, ..Plan::new("colour", &[4], 3) });
+        let r = report::build_report(&store, &Selection::default()).unwrap();
+        let md = report::render(&r, Format::Markdown).unwrap();
+        let html = report::render(&r, Format::Html).unwrap();
+        let ratio = r.ratios[0].ratio.unwrap();
+        let text = format!("{ratio:.2}");
+        (r.ratios[0].verdict, ratio, md.contains(&format!("**{text}")), html.contains(&format!("better\">{text}")))
+    };
+    let (verdict, ratio, bold, coloured) = highlighted(0.1, 2);
+    assert_eq!(verdict, Verdict::NoSignificantChange, "ratio {ratio}");
+    assert!(ratio > 1.05, "the fixture must be beyond the old ±5 % rule: {ratio}");
+    assert!(!bold && !coloured, "an uncalled ratio {ratio} is highlighted (bold {bold}, colour {coloured})");
+    let (verdict, ratio, bold, coloured) = highlighted(0.005, 7);
+    assert_eq!(verdict, Verdict::Faster, "ratio {ratio}");
+    assert!(bold && coloured, "a called ratio {ratio} is not highlighted (bold {bold}, colour {coloured})");
+}

@@ -133,8 +133,8 @@ fn from_selected(
     let runs = run_infos(&s, metric, rate_metric);
     let efficiency_metrics = used_metrics(&s, &Metric::EFFICIENCY, true);
     let latency_metrics = used_metrics(&s, &Metric::LATENCIES, false);
-    let efficiency = values_rows(&s, &efficiency_metrics);
-    let latency = values_rows(&s, &latency_metrics);
+    let efficiency = values_rows(&s, &efficiency_metrics, sel);
+    let latency = values_rows(&s, &latency_metrics, sel);
     let variables = variable_diff(&s, explicit, findings);
     let experiments = s
         .experiments
@@ -483,10 +483,12 @@ fn used_metrics(s: &Selected, list: &[Metric], keep_first: bool) -> Vec<Metric> 
 
 /// Means of `metrics` per case and side, with ratios to the baseline (none when both are ≈ 0 or only
 /// the baseline is: [`Metric::no_ratio_reason`]).
-fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
+fn values_rows(s: &Selected, metrics: &[Metric], sel: &Selection) -> Vec<ValuesRow> {
+    let values = |case: usize, side: usize, m: Metric| -> Vec<f64> {
+        s.runs.iter().filter(|r| r.case == case && r.side == side).filter_map(|r| values_of(r, m)).collect()
+    };
     let mean_of = |case: usize, side: usize, m: Metric| -> (Option<f64>, usize) {
-        let v: Vec<f64> =
-            s.runs.iter().filter(|r| r.case == case && r.side == side).filter_map(|r| values_of(r, m)).collect();
+        let v = values(case, side, m);
         (stats::mean(&v), v.len())
     };
     let mut rows = Vec::new();
@@ -508,13 +510,29 @@ fn values_rows(s: &Selected, metrics: &[Metric]) -> Vec<ValuesRow> {
                     };
                     let both_near_zero =
                         matches!((mean, base), (Some(v), Some(b)) if v.abs() < m.floor() && b.abs() < m.floor());
-                    MetricValue { metric: m.name().to_string(), mean, n, ratio, both_near_zero }
+                    let verdict = match ratio {
+                        Some(_) if side > 0 => secondary_verdict(&values(case, 0, m), &values(case, side, m), m, sel),
+                        _ => Verdict::NotComputed,
+                    };
+                    MetricValue { metric: m.name().to_string(), mean, n, ratio, both_near_zero, verdict }
                 })
                 .collect();
             rows.push(ValuesRow { case, side, values });
         }
     }
     rows
+}
+
+/// The call on a secondary metric (a cost or a percentile) of one side against the baseline's.
+fn secondary_verdict(base: &[f64], cand: &[f64], m: Metric, sel: &Selection) -> Verdict {
+    match stats::compare_repetitions_welch(base, cand, m.direction(), sel.noise_band, sel.confidence) {
+        Ok(c) => match c.verdict {
+            stats::Verdict::Faster => Verdict::Faster,
+            stats::Verdict::Slower => Verdict::Slower,
+            stats::Verdict::NoSignificantChange => Verdict::NoSignificantChange,
+        },
+        Err(_) => Verdict::NotComputed,
+    }
 }
 
 /// The variables that differ between the targets, leaving out noise (sandbox paths, ports, ids,

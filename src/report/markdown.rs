@@ -1,6 +1,6 @@
 //! The markdown export, ready for a blog post: a summary in sentences, the ratio table, the seed-style
 //! pivot tables, stability, efficiency, latency, the differing variables, and the exact experiment
-//! definitions with host facts. Markdown has no colour: ratios beyond ±5 % are in bold.
+//! definitions with host facts. Markdown has no colour: ratios the verdict calls are in bold.
 
 use std::fmt::Write as _;
 

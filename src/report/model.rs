@@ -278,6 +278,14 @@ pub struct MetricValue {
     /// Both this mean and the baseline's are below the metric's floor: shown as "—, both ≈ 0".
     #[serde(default)]
     pub both_near_zero: bool,
+    /// The call on this metric against the baseline, from the runs' values (log-delta Welch interval,
+    /// the report's confidence and noise band); [`Verdict::NotComputed`] with fewer than 2 runs a side.
+    #[serde(default = "not_computed")]
+    pub verdict: Verdict,
+}
+
+fn not_computed() -> Verdict {
+    Verdict::NotComputed
 }
 
 /// Efficiency or latency values of one side in one case.

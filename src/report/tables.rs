@@ -1,10 +1,10 @@
 //! The tables of a report, laid out once from the model and written by the terminal, markdown and HTML
 //! exports, so that they show the same rows with the same rounding.
 //!
-//! Colour rule of ratios (from the Insert Benchmark's report generator): a ratio is marked when
-//! `round(100 × ratio)` is below 95 or above 105, as better or worse according to the metric's
-//! direction. Significance is marked separately with ▲ (significantly better) and ▼ (significantly
-//! worse).
+//! Colour means a call: a ratio is highlighted (colour, bold in markdown) only where its verdict calls
+//! it better or worse — the interval excludes 1 and the change exceeds the noise band — and marked ▲
+//! (significantly better) or ▼ (significantly worse), so that text without colour says the same. A
+//! large ratio that the verdict does not call stays plain.
 
 use super::fmt;
 use super::model::{CiKind, CompareReport, ExperimentInfo, Verdict};
@@ -14,9 +14,9 @@ use super::model::{CiKind, CompareReport, ExperimentInfo, Verdict};
 pub enum Tone {
     /// No emphasis.
     Plain,
-    /// Better than the baseline by more than 5 % (or significantly, for verdicts).
+    /// Called better than the baseline by its verdict.
     Better,
-    /// Worse than the baseline by more than 5 % (or significantly, for verdicts).
+    /// Called worse than the baseline by its verdict.
     Worse,
     /// The baseline itself, or a value without meaning.
     Muted,
@@ -101,19 +101,6 @@ pub fn short_title(r: &CompareReport) -> String {
     }
 }
 
-/// The tone of a ratio by the ±5 % rule and the metric's direction.
-pub fn ratio_tone(ratio: f64, higher_is_better: bool) -> Tone {
-    let p = (ratio * 100.0).round();
-    let up = if p > 105.0 {
-        true
-    } else if p < 95.0 {
-        false
-    } else {
-        return Tone::Plain;
-    };
-    if up == higher_is_better { Tone::Better } else { Tone::Worse }
-}
-
 /// `▲` for a significant improvement, `▼` for a significant regression, nothing otherwise.
 pub fn verdict_mark(v: Verdict) -> &'static str {
     match v {
@@ -123,7 +110,8 @@ pub fn verdict_mark(v: Verdict) -> &'static str {
     }
 }
 
-fn verdict_tone(v: Verdict) -> Tone {
+/// The highlight of a verdict: only a call is highlighted.
+pub fn verdict_tone(v: Verdict) -> Tone {
     match v {
         Verdict::Faster => Tone::Better,
         Verdict::Slower => Tone::Worse,
@@ -296,7 +284,8 @@ pub fn ratio_table(r: &CompareReport) -> Table {
         row.push(Cell::plain(with_n(x.baseline_mean, x.baseline_n)));
         row.push(Cell::plain(with_n(x.candidate_mean, x.candidate_n)));
         row.push(match x.ratio {
-            Some(v) => Cell::toned(fmt::ratio(v), ratio_tone(v, r.metric.higher_is_better)),
+            // The verdict column names the call; the colour repeats it.
+            Some(v) => Cell::toned(fmt::ratio(v), verdict_tone(x.verdict)),
             None => Cell::plain("—"),
         });
         row.push(Cell::plain(match (x.ci_lo, x.ci_hi) {
@@ -353,10 +342,7 @@ fn relative_cell(r: &CompareReport, case: Option<usize>, side: usize) -> Cell {
     match case.and_then(|c| r.ratio(c, side)) {
         Some(x) if x.ratio.is_some() => {
             let v = x.ratio.unwrap_or(f64::NAN);
-            Cell::toned(
-                format!("{}{}", fmt::ratio(v), verdict_mark(x.verdict)),
-                ratio_tone(v, r.metric.higher_is_better),
-            )
+            Cell::toned(format!("{}{}", fmt::ratio(v), verdict_mark(x.verdict)), verdict_tone(x.verdict))
         }
         _ => Cell::plain("—"),
     }
@@ -369,7 +355,8 @@ pub fn pivot_tables(r: &CompareReport) -> (Table, Table) {
     let keys = row_keys(r);
     let m = &r.metric.name;
     let caption_rel = format!(
-        "{m} / {m} of {}; ▲ significantly better, ▼ significantly worse; highlighted when beyond ±5 %.",
+        "{m} / {m} of {}; ▲ significantly better, ▼ significantly worse (highlighted); a ratio without a mark \
+         is no significant change, however large.",
         r.baseline
     );
     if threads.len() > 1 {
@@ -491,14 +478,16 @@ fn values_table(
     for row in rows {
         let mut cells = case_cells(r, row.case, true);
         cells.push(Cell::plain(&r.sides[row.side].label));
-        for (v, m) in row.values.iter().zip(metrics) {
+        for v in &row.values {
             cells.push(if !relative {
                 Cell::plain(fmt::opt_num(v.mean))
             } else if row.side == 0 {
                 Cell::toned(if v.mean.is_some() { "1.00" } else { "—" }, Tone::Muted)
             } else {
                 match v.ratio {
-                    Some(x) => Cell::toned(fmt::ratio(x), ratio_tone(x, m.higher_is_better)),
+                    Some(x) => {
+                        Cell::toned(format!("{}{}", fmt::ratio(x), verdict_mark(v.verdict)), verdict_tone(v.verdict))
+                    }
                     None if v.both_near_zero => Cell::toned("—, both ≈ 0", Tone::Muted),
                     None => Cell::plain("—"),
                 }
@@ -526,7 +515,12 @@ pub fn efficiency_tables(r: &CompareReport) -> (Table, Table) {
         &r.efficiency,
         true,
     );
-    rel.caption = Some("value / baseline value; highlighted when beyond ±5 % (for costs, lower is better).".into());
+    rel.caption = Some(
+        "value / baseline value (for costs, lower is better); ▲ significantly better, ▼ significantly worse \
+         (highlighted), from the runs' values with the report's confidence and noise band; a ratio without a \
+         mark is no significant change."
+            .into(),
+    );
     (abs, rel)
 }
 
@@ -581,15 +575,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ratio_colours_follow_the_rounded_five_percent_rule() {
-        // round(100 × ratio) against 95 and 105, as the Insert Benchmark's report generator does.
-        assert_eq!(ratio_tone(0.949, true), Tone::Plain);
-        assert_eq!(ratio_tone(0.944, true), Tone::Worse);
-        assert_eq!(ratio_tone(1.054, true), Tone::Plain);
-        assert_eq!(ratio_tone(1.056, true), Tone::Better);
-        // Lower is better (latency, costs): the colours swap.
-        assert_eq!(ratio_tone(0.90, false), Tone::Better);
-        assert_eq!(ratio_tone(1.20, false), Tone::Worse);
+    fn only_a_call_is_highlighted() {
+        assert_eq!(verdict_tone(Verdict::Faster), Tone::Better);
+        assert_eq!(verdict_tone(Verdict::Slower), Tone::Worse);
+        // However large the ratio, no call means no colour.
+        assert_eq!(verdict_tone(Verdict::NoSignificantChange), Tone::Plain);
+        assert_eq!(verdict_tone(Verdict::NotComputed), Tone::Plain);
         assert_eq!(verdict_mark(Verdict::Slower), " ▼");
         assert_eq!(verdict_mark(Verdict::NoSignificantChange), "");
     }

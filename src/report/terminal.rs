@@ -1,5 +1,5 @@
 //! The terminal output of `versus compare`: a summary, the ratio table, the seed-style pivot, stability,
-//! efficiency and the differing variables, with ratios beyond ±5 % in colour (green better, red worse).
+//! efficiency and the differing variables, with the ratios the verdict calls in colour (green better, red worse).
 
 use crate::markup::shown;
 use std::fmt::Write as _;

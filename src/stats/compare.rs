@@ -173,6 +173,20 @@ pub fn compare(baseline: &[f64], candidate: &[f64], level: SampleLevel, cfg: &Co
     Ok(judge(ci, cfg.direction, cfg.noise_band))
 }
 
+/// The verdict rule of [`compare`] on repetitions with the log-delta Welch interval at every sample
+/// size (no resampling): cheap enough for the dozens of secondary metrics (costs, percentiles) a report
+/// marks beside its main one. Needs 2 or more values per side with positive means.
+pub fn compare_repetitions_welch(
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    noise_band: f64,
+    confidence: f64,
+) -> Result<Comparison> {
+    let ci = log_delta_ratio_ci(baseline, candidate, confidence, false)?;
+    Ok(judge(ci, direction, noise_band))
+}
+
 /// The verdict rule of [`compare`] applied to an interval already computed.
 pub(crate) fn judge(ci: RatioCi, direction: Direction, noise_band: f64) -> Comparison {
     let change = ci.ratio - 1.0;
@@ -325,6 +339,23 @@ mod tests {
         assert!(q > 0.0 && q < 0.02 && n > 0.04 && n > 5.0 * q, "quiet {q}, noisy {n}");
     }
 
+    #[test]
+    fn the_welch_verdict_calls_only_separated_samples() {
+        let base = [100.0, 101.0, 99.0, 100.5];
+        let same = [100.2, 99.8, 100.9, 99.4];
+        let higher = [120.0, 121.0, 119.5, 120.4];
+        let v = |c: &[f64], d| compare_repetitions_welch(&base, c, d, 0.02, 0.95).unwrap().verdict;
+        assert_eq!(v(&same, Direction::HigherIsBetter), Verdict::NoSignificantChange);
+        assert_eq!(v(&higher, Direction::HigherIsBetter), Verdict::Faster);
+        assert_eq!(v(&higher, Direction::LowerIsBetter), Verdict::Slower);
+        // Separated but within a 25 % noise band: not called.
+        assert_eq!(
+            compare_repetitions_welch(&base, &higher, Direction::HigherIsBetter, 0.25, 0.95).unwrap().verdict,
+            Verdict::NoSignificantChange
+        );
+        assert!(compare_repetitions_welch(&base, &[1.0], Direction::HigherIsBetter, 0.02, 0.95).is_err());
+    }
+
     proptest! {
         #![proptest_config(crate::stats::testutil::proptest_config(24))]
 
@@ -348,6 +379,23 @@ mod tests {
             intervals in any::<bool>(),
         ) {
             check_scale_invariance(seed, k, effect, intervals)?;
+        }
+
+        #[test]
+        fn welch_verdict_flips_when_the_sides_swap(seed in any::<u64>(), n in 2usize..10, effect in 0.7f64..1.4) {
+            let mut rng = seeded_rng(seed);
+            let b = normals(&mut rng, n, 1000.0, 20.0);
+            let c = normals(&mut rng, n, 1000.0 * effect, 20.0 * effect);
+            let d = Direction::HigherIsBetter;
+            // No noise band: |r − 1| and |1/r − 1| differ, so a band is not symmetric under the swap.
+            let ab = compare_repetitions_welch(&b, &c, d, 0.0, 0.95).unwrap().verdict;
+            let ba = compare_repetitions_welch(&c, &b, d, 0.0, 0.95).unwrap().verdict;
+            let flipped = match ab {
+                Verdict::Faster => Verdict::Slower,
+                Verdict::Slower => Verdict::Faster,
+                v => v,
+            };
+            prop_assert_eq!(ba, flipped);
         }
     }
 

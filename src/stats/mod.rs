@@ -35,7 +35,7 @@ pub use bootstrap::{BootstrapConfig, BootstrapMethod, RatioCi, ratio_of_means_ci
 pub use changepoint::{ChangePoint, ChangePointConfig, detect_change_points, relative_to_first};
 pub use compare::{
     CompareConfig, Comparison, DEFAULT_NOISE_BAND, MIN_BOOTSTRAP_REPETITIONS, SampleLevel, Verdict, compare,
-    noise_band_from_aa, ratio_ci,
+    compare_repetitions_welch, noise_band_from_aa, ratio_ci,
 };
 pub use power::{
     DEFAULT_POWER, DetectableEffect, IntervalShape, RepetitionsNeeded, SideNoise, detectable_effect,

@@ -416,12 +416,29 @@ pub fn series_table(s: &SeriesReport, case: usize) -> Table {
         ],
     );
     t.caption = Some(format!(
-        "Each target's mean over its runs divided by the first target's; change points by E-divisive means with a \
-         permutation test (p ≤ {}, at least {} target(s) per segment).",
+        "Each target's mean over its runs divided by the first target's, highlighted where its interval excludes 1; \
+         change points by E-divisive means with a permutation test (p ≤ {}, at least {} target(s) per segment).",
         s.p_value, s.min_segment
     ));
     for (i, p) in c.points.iter().enumerate() {
-        let tone = p.relative.map(|r| crate::report::tables::ratio_tone(r, s.higher_is_better)).unwrap_or(Tone::Plain);
+        // A call: the interval excludes 1, better or worse by the metric's direction.
+        let tone = match (p.ci_lo, p.ci_hi) {
+            (Some(lo), _) if i > 0 && lo > 1.0 => {
+                if s.higher_is_better {
+                    Tone::Better
+                } else {
+                    Tone::Worse
+                }
+            }
+            (_, Some(hi)) if i > 0 && hi < 1.0 => {
+                if s.higher_is_better {
+                    Tone::Worse
+                } else {
+                    Tone::Better
+                }
+            }
+            _ => Tone::Plain,
+        };
         let change = c.changes.iter().find(|x| x.index == i).map(|x| {
             let arrow = if (x.step > 0.0) == s.higher_is_better { "▲" } else { "▼" };
             format!("{arrow} {} (p = {:.3})", crate::report::fmt::change(x.step), x.p_value)
