@@ -22,6 +22,7 @@ use versus::metric::Metric;
 use versus::report::{self, Format, Selection};
 use versus::sampler::HostFacts;
 use versus::server::Home;
+use versus::server::flavor::defaults;
 use versus::store::{Interval, NewCell, NewExperiment, NewRun, RunResult, StartRun, Store, Summary};
 
 fn home_with(builds: &[versus::server::Build]) -> (tempfile::TempDir, Home) {
@@ -104,6 +105,21 @@ fn diff_vars_between_mariadb_11_8_and_mysql_9_7() {
     // Sized from the host on MySQL (purge threads from the CPU count), not a default.
     assert!(row(&d, "innodb_purge_threads").is_none_or(|r| r.noise.is_some()));
     assert_no_host_noise(&d);
+    // The table of changed defaults that annotates diff-vars agrees with each build's own defaults.
+    for s in [&sa, &sb] {
+        let server = defaults::server_of(s.server_version.as_deref().unwrap()).unwrap();
+        let wrong = defaults::disagreements(server, &s.variables);
+        let said: Vec<String> = wrong
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} {}: table {} ({}), server {}",
+                    w.row.variable, w.row.version, w.row.new, w.row.source, w.actual
+                )
+            })
+            .collect();
+        assert!(said.is_empty(), "{}: {said:#?}", s.label);
+    }
 }
 
 /// B = the distribution's 10.11 given 11.8's values: variables 10.11 lacks are unexplainable, values it

@@ -591,7 +591,13 @@ fn variable_diff(s: &Selected, explicit: &super::explain::Explicit, findings: &B
             diff.hidden += 1;
             continue;
         }
-        diff.rows.push(VariableRow { name: name.to_string(), values, component: String::new(), first: None });
+        diff.rows.push(VariableRow {
+            name: name.to_string(),
+            values,
+            component: String::new(),
+            first: None,
+            set_on: Vec::new(),
+        });
     }
     let facts: Vec<TargetFacts> = keys
         .iter()

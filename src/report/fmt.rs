@@ -3,6 +3,9 @@
 
 use super::model::{CompareReport, Verdict};
 
+/// What a variable table shows where a server has no such variable (unlike a value such as `none`).
+pub const ABSENT: &str = "(absent)";
+
 /// A value with a precision that suits its size: no decimals from 1000, one from 10, two from 1, three
 /// below (`9521`, `95.3`, `2.35`, `0.200`).
 pub fn num(x: f64) -> String {

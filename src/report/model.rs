@@ -314,6 +314,10 @@ pub struct VariableRow {
     /// `None` for the rest, which are grouped by component.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
+    /// Per target (in [`VariableDiff::targets`] order), whether its config or overrides set the
+    /// variable; empty when none does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_on: Vec<bool>,
 }
 
 /// Variables that only one flavor's servers have (MariaDB's wsrep_* and aria_* …), counted, not listed.

@@ -504,7 +504,8 @@ pub fn efficiency_tables(r: &CompareReport) -> (Table, Table) {
         values_table(r, "efficiency", "Efficiency per transaction".into(), &r.efficiency_metrics, &r.efficiency, false);
     abs.caption = Some(
         "Means over the runs. CPU: server user + system µs; csw: server context switches; KB read/written: the \
-         server process's storage I/O; fsyncs: InnoDB data + redo log fsyncs."
+         server process's storage I/O; fsyncs: InnoDB's (data files, doublewrite, redo log) plus the binary \
+         log's syncs."
             .into(),
     );
     let mut rel = values_table(

@@ -170,7 +170,9 @@ pub fn classify(diff: &mut VariableDiff, targets: &[TargetFacts], findings: &BTr
         let lacks: BTreeSet<&str> =
             row.values.iter().zip(targets).filter(|(v, _)| v.is_none()).map(|(_, t)| t.flavor.as_str()).collect();
         let name = row.name.to_ascii_lowercase();
-        let set = targets.iter().zip(&row.values).any(|(t, v)| v.is_some() && t.explicit.contains(&name));
+        let set_on: Vec<bool> =
+            targets.iter().zip(&row.values).map(|(t, v)| v.is_some() && t.explicit.contains(&name)).collect();
+        let set = set_on.contains(&true);
         if flavors.len() > 1 && !set && has.len() == 1 && has.is_disjoint(&lacks) {
             let flavor = has.into_iter().next().unwrap_or_default().to_string();
             let prefix = match name.find('_') {
@@ -181,8 +183,12 @@ pub fn classify(diff: &mut VariableDiff, targets: &[TargetFacts], findings: &BTr
             continue;
         }
         row.component = component(&row.name).to_string();
-        row.first = if set {
+        let with_value = row.values.iter().filter(|v| v.is_some()).count();
+        let setting = set_on.iter().filter(|x| **x).count();
+        row.first = if set && setting == with_value {
             Some("set by a config".into())
+        } else if set {
+            Some(format!("set by {setting} of {with_value} configs"))
         } else if findings.contains(&name) {
             Some("named by explain".into())
         } else if KEY_SETTINGS.contains(&name.as_str()) {
@@ -194,6 +200,9 @@ pub fn classify(diff: &mut VariableDiff, targets: &[TargetFacts], findings: &BTr
         } else {
             None
         };
+        if set {
+            row.set_on = set_on;
+        }
         diff.rows.push(row);
     }
     diff.flavor_only = only
@@ -260,6 +269,9 @@ pub fn caption(r: &CompareReport) -> String {
          not shown.",
         d.hidden
     ));
+    if d.rows.iter().any(|r| r.values.iter().any(Option::is_none)) {
+        c.push_str(&format!(" {}: that server has no such variable.", super::fmt::ABSENT));
+    }
     if let Some(f) = flavor_only_sentence(d) {
         c.push(' ');
         c.push_str(&f);
@@ -273,7 +285,7 @@ pub fn caption(r: &CompareReport) -> String {
 fn value_cell(v: &Option<String>) -> Cell {
     match v {
         Some(s) => Cell::plain(s),
-        None => Cell::toned("(none)", Tone::Muted),
+        None => Cell::toned(crate::report::fmt::ABSENT, Tone::Muted),
     }
 }
 
@@ -309,12 +321,12 @@ pub fn wide_table(
 
 /// `rows` one line per distinct value, with the targets that have it: narrow whatever the number of
 /// targets. Values longer than `max` characters are cut (the HTML and JSON exports have them whole).
-pub fn long_table(r: &CompareReport, id: &str, title: &str, rows: &[&VariableRow], max: usize) -> Table {
+pub fn long_table(d: &VariableDiff, id: &str, title: &str, rows: &[&VariableRow], max: usize) -> Table {
     let h = vec![("variable".to_string(), false), ("value".to_string(), false), ("targets".to_string(), false)];
     let mut t = Table::new(id, title, h);
     for v in rows {
         let mut values: Vec<(Option<&String>, Vec<&str>)> = Vec::new();
-        for (value, target) in v.values.iter().zip(&r.variables.targets) {
+        for (value, target) in v.values.iter().zip(&d.targets) {
             match values.iter_mut().find(|(x, _)| *x == value.as_ref()) {
                 Some((_, ts)) => ts.push(target),
                 None => values.push((value.as_ref(), vec![target])),
@@ -324,9 +336,23 @@ pub fn long_table(r: &CompareReport, id: &str, title: &str, rows: &[&VariableRow
             let name = if i == 0 { Cell::plain(&v.name) } else { Cell::plain("") };
             let value = match value {
                 Some(s) => Cell::plain(super::svg::truncate(s, max)),
-                None => Cell::toned("(none)", Tone::Muted),
+                None => Cell::toned(crate::report::fmt::ABSENT, Tone::Muted),
             };
-            t.rows.push(vec![name, value, Cell::plain(compact(&targets, &r.variables.targets))]);
+            let mut who = compact(&targets, &d.targets);
+            // Say which of them set it when only some did (the rest have it by default).
+            if !v.set_on.is_empty() {
+                let setting: Vec<&str> = targets
+                    .iter()
+                    .filter(|t| d.targets.iter().position(|x| x == *t).is_some_and(|i| v.set_on[i]))
+                    .copied()
+                    .collect();
+                if setting.is_empty() {
+                    who.push_str(" (by default)");
+                } else if setting.len() < targets.len() {
+                    who.push_str(&format!(" (set by {})", compact(&setting, &d.targets)));
+                }
+            }
+            t.rows.push(vec![name, value, Cell::plain(who)]);
         }
     }
     t
@@ -374,6 +400,7 @@ mod tests {
             values: values.iter().map(|v| v.map(str::to_string)).collect(),
             component: String::new(),
             first: None,
+            set_on: Vec::new(),
         }
     }
 
@@ -416,7 +443,8 @@ mod tests {
         classify(&mut diff, &targets, &BTreeSet::new());
         let names: Vec<&str> = diff.rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["innodb_flush_log_at_trx_commit", "sync_binlog", "optimizer_switch"]);
-        assert_eq!(diff.rows[0].first.as_deref(), Some("set by a config"));
+        assert_eq!(diff.rows[0].first.as_deref(), Some("set by 1 of 2 configs"));
+        assert_eq!(diff.rows[0].set_on, [true, false]);
         assert!(diff.rows[1].first.as_deref().unwrap().starts_with("key setting"));
         assert_eq!(diff.rows[2].first, None);
         let counts: Vec<(&str, usize)> = diff.flavor_only.iter().map(|f| (f.flavor.as_str(), f.count)).collect();
@@ -435,5 +463,24 @@ mod tests {
         classify(&mut one, &[maria.clone(), maria], &BTreeSet::new());
         assert_eq!(one.rows.len(), 1);
         assert!(one.flavor_only.is_empty());
+    }
+
+    #[test]
+    fn a_value_only_some_targets_set_says_which() {
+        let mut diff = VariableDiff {
+            targets: vec!["s/a".into(), "s/b".into(), "s/c".into()],
+            rows: vec![row("innodb_flush_log_at_trx_commit", &[Some("1"), Some("2"), Some("2")])],
+            ..VariableDiff::default()
+        };
+        let facts = |set: bool| TargetFacts {
+            flavor: "MariaDB".into(),
+            explicit: if set { ["innodb_flush_log_at_trx_commit".to_string()].into() } else { BTreeSet::new() },
+        };
+        classify(&mut diff, &[facts(false), facts(true), facts(false)], &BTreeSet::new());
+        assert_eq!(diff.rows[0].first.as_deref(), Some("set by 1 of 3 configs"));
+        let rows: Vec<&VariableRow> = diff.rows.iter().collect();
+        let t = long_table(&diff, "v", "v", &rows, 40);
+        let who: Vec<&str> = t.rows.iter().map(|row| row[2].text.as_str()).collect();
+        assert_eq!(who, ["s/a (by default)", "s/b, s/c (set by s/b)"]);
     }
 }

@@ -33,7 +33,7 @@ pub fn mapping_table(r: &ExplainReport) -> Option<Table> {
     );
     let short = |v: &Option<String>| match v {
         Some(x) => plain(crate::report::svg::truncate(x, 40)),
-        None => muted("(none)"),
+        None => muted(crate::report::fmt::ABSENT),
     };
     for m in &r.mapping {
         t.rows.push(vec![plain(&m.variable), short(&m.a), short(&m.b), plain(&m.how)]);

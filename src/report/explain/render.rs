@@ -77,7 +77,7 @@ pub fn changes_table(c: &VarChanges, id: &str, title: &str) -> Table {
     for r in &c.rows {
         let cell = |v: &Option<String>| match v {
             Some(x) => plain(short(x)),
-            None => muted("(none)"),
+            None => muted(crate::report::fmt::ABSENT),
         };
         let what = match (&r.documented, r.noise) {
             (_, Some(_)) => muted(r.what()),
@@ -125,7 +125,7 @@ fn session_table(c: &VarChanges) -> Table {
             .into(),
     );
     for r in &c.session {
-        let v = |x: &Option<String>| x.clone().map(plain).unwrap_or_else(|| muted("(none)"));
+        let v = |x: &Option<String>| x.clone().map(plain).unwrap_or_else(|| muted(crate::report::fmt::ABSENT));
         let differs = match (&r.a, &r.b) {
             (Some(x), Some(y)) if !crate::server::effective::same_value(x, y) => "yes",
             _ => "",
@@ -185,7 +185,9 @@ fn skipped_table(r: &ExplainReport) -> Table {
          versions, host-sized or derived values) are not listed."
     ));
     for s in r.skipped.iter().filter(|s| s.reason.unexplainable()) {
-        let v = |x: &Option<String>| x.as_deref().map(short).map(plain).unwrap_or_else(|| muted("(none)"));
+        let v = |x: &Option<String>| {
+            x.as_deref().map(short).map(plain).unwrap_or_else(|| muted(crate::report::fmt::ABSENT))
+        };
         t.rows.push(vec![plain(&s.name), v(&s.a), v(&s.b), plain(s.reason.text())]);
     }
     t

@@ -11,7 +11,7 @@ use crate::server::build::{Flavor, Version};
 const TABLE: &str = include_str!("../../../data/defaults.toml");
 
 /// One documented change of a default.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultChange {
     /// The servers it is about.
@@ -96,6 +96,62 @@ pub fn describe(a: (Flavor, Version), b: (Flavor, Version), variable: &str) -> O
     })
 }
 
+/// A documented default that a server started without settings contradicts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Disagreement {
+    /// The table's row: the latest change of the variable at or before the server's version.
+    pub row: &'static DefaultChange,
+    /// What the server reports.
+    pub actual: String,
+}
+
+/// The rows of the table that `variables` (a server's `SHOW GLOBAL VARIABLES`, started with none of
+/// them set) contradict: for each variable, the latest documented change at or before `server`'s
+/// version whose new default is a plain value (not a formula or a host-sized figure), compared with
+/// sizes in bytes (`64M`) and switches in any case. Variables the server does not have are skipped.
+pub fn disagreements(
+    server: (Flavor, Version),
+    variables: &std::collections::BTreeMap<String, String>,
+) -> Vec<Disagreement> {
+    let mut latest: std::collections::BTreeMap<String, &'static DefaultChange> = Default::default();
+    for c in changes().iter().filter(|c| c.family == family(server.0)) {
+        let Some(v) = parse_version(&c.version).filter(|v| *v <= server.1) else { continue };
+        let key = c.variable.to_ascii_lowercase();
+        if latest.get(&key).is_none_or(|old| parse_version(&old.version).is_some_and(|o| o <= v)) {
+            latest.insert(key, c);
+        }
+    }
+    latest
+        .into_iter()
+        .filter_map(|(name, row)| {
+            let plain = plain_value(&row.new)?;
+            let actual = variables.iter().find(|(k, _)| k.eq_ignore_ascii_case(&name)).map(|(_, v)| v)?;
+            (plain_value(actual)? != plain).then(|| Disagreement { row, actual: actual.clone() })
+        })
+        .collect()
+}
+
+/// A default as comparable text: sizes with a K/M/G suffix in bytes, words in upper case; `None` for
+/// formulas, lists and descriptions (anything with a space, a parenthesis, a comma or a leading `+`).
+fn plain_value(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.is_empty() || t.starts_with('+') || t.contains([' ', '(', ',', '%', '=']) {
+        return None;
+    }
+    let (digits, scale) = match t.as_bytes()[t.len() - 1].to_ascii_uppercase() {
+        b'K' => (&t[..t.len() - 1], 1u64 << 10),
+        b'M' => (&t[..t.len() - 1], 1 << 20),
+        b'G' => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    // Numbers as numbers: MySQL shows some percentages as `90.000000`.
+    match (digits.parse::<u64>(), t.parse::<f64>()) {
+        (Ok(n), _) => Some((n * scale).to_string()),
+        (_, Ok(x)) if x.is_finite() => Some(x.to_string()),
+        _ => Some(t.to_ascii_uppercase()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +168,25 @@ mod tests {
         assert_eq!(describe(server_of("10.11.9-MariaDB").unwrap(), b, "innodb_io_capacity"), None);
         let n84 = changes().iter().filter(|c| c.version == "8.4.0").count();
         assert!(n84 >= 19, "{n84}");
+    }
+
+    #[test]
+    fn a_server_that_contradicts_the_latest_row_is_named() {
+        let vars = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let v84 = server_of("8.4.3").unwrap();
+        // 8.4's own defaults agree (sizes in bytes, switches in any case).
+        let ok = vars(&[("innodb_log_buffer_size", "67108864"), ("innodb_adaptive_hash_index", "off")]);
+        assert_eq!(disagreements(v84, &ok), vec![]);
+        // The 8.4.0 row wins over 5.7.8's for innodb_purge_threads, and its new value is a formula.
+        let bad = vars(&[("innodb_change_buffering", "all"), ("innodb_purge_threads", "1")]);
+        let d = disagreements(v84, &bad);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].row.variable.as_str(), d[0].actual.as_str()), ("innodb_change_buffering", "all"));
+        // Before 8.4 the 8.4 rows do not apply.
+        let v80 = server_of("8.0.36").unwrap();
+        assert_eq!(disagreements(v80, &vars(&[("innodb_change_buffering", "all")])), vec![]);
+        assert_eq!(plain_value("1G").as_deref(), Some("1073741824"));
+        assert_eq!(plain_value("90.000000"), plain_value("90"));
+        assert_eq!(plain_value("CPUs/2 (min 4)"), None);
     }
 }
