@@ -155,6 +155,7 @@ pub fn charts(s: &AdviseSection) -> Vec<String> {
                     Verdict::Slower => "worse",
                     Verdict::NoSignificantChange => "none",
                 },
+                band: None,
             });
         }
     }

@@ -23,7 +23,8 @@ use crate::store::Store;
 /// without `force`) and a metric that no selected run recorded.
 pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let selected = select(store, sel)?;
-    let band = super::noise::resolve(store, &selected, sel)?;
+    let bands = super::noise::resolve(store, &selected, sel)?;
+    let band = bands.summary.clone();
     let sel = &Selection { noise_band: band.band, ..sel.clone() };
     let explicit = super::explain::explicit_variables(&selected);
     let changes = super::explain::variable_changes(&selected, &explicit);
@@ -32,7 +33,7 @@ pub fn build_report(store: &Store, sel: &Selection) -> Result<CompareReport> {
     let findings = super::explain::findings(&explain);
     let baseline = selected.sides.iter().position(|s| s.baseline).unwrap_or(0);
     let profiles = super::profile::sections(store, &selected, baseline, sel.confidence)?;
-    let mut r = from_selected(selected, sel, &explicit, &findings)?;
+    let mut r = from_selected(selected, sel, &bands.per_case, &explicit, &findings)?;
     r.profiles = profiles;
     r.noise_band_source = band.source;
     r.variable_changes = changes;
@@ -52,6 +53,7 @@ fn values_of(r: &LoadedRun, m: Metric) -> Option<f64> {
 fn from_selected(
     s: Selected,
     sel: &Selection,
+    bands: &[super::model::CaseBand],
     explicit: &super::explain::Explicit,
     findings: &BTreeSet<String>,
 ) -> Result<CompareReport> {
@@ -106,6 +108,9 @@ fn from_selected(
             p.design.min, p.design.max
         ));
     }
+    // The selection as one case sees it: with that case's noise band.
+    let in_case =
+        |case: usize| Selection { noise_band: bands.get(case).map_or(sel.noise_band, |b| b.band), ..sel.clone() };
     let mut ratios = Vec::new();
     let mut within_run = false;
     for case in 0..s.cases.len() {
@@ -116,7 +121,7 @@ fn from_selected(
                 continue;
             }
             let seed = 0x5EED ^ ((case as u64) << 20) ^ side as u64;
-            let row = ratio_row(&s, case, side, base, cand, metric, sel, adaptive.as_ref(), seed);
+            let row = ratio_row(&s, case, side, base, cand, metric, &in_case(case), adaptive.as_ref(), seed);
             within_run |= row.ci_kind == Some(CiKind::WithinRunOnly);
             ratios.push(row);
         }
@@ -133,8 +138,8 @@ fn from_selected(
     let runs = run_infos(&s, metric, rate_metric);
     let efficiency_metrics = used_metrics(&s, &Metric::EFFICIENCY, true);
     let latency_metrics = used_metrics(&s, &Metric::LATENCIES, false);
-    let efficiency = values_rows(&s, &efficiency_metrics, sel);
-    let latency = values_rows(&s, &latency_metrics, sel);
+    let efficiency = values_rows(&s, &efficiency_metrics, &in_case);
+    let latency = values_rows(&s, &latency_metrics, &in_case);
     let variables = variable_diff(&s, explicit, findings);
     let experiments = s
         .experiments
@@ -165,6 +170,7 @@ fn from_selected(
         forced: sel.force,
         sides: s.sides.clone(),
         cases: s.cases.clone(),
+        case_bands: bands.to_vec(),
         cells,
         ratios,
         runs,
@@ -483,7 +489,7 @@ fn used_metrics(s: &Selected, list: &[Metric], keep_first: bool) -> Vec<Metric> 
 
 /// Means of `metrics` per case and side, with ratios to the baseline (none when both are ≈ 0 or only
 /// the baseline is: [`Metric::no_ratio_reason`]).
-fn values_rows(s: &Selected, metrics: &[Metric], sel: &Selection) -> Vec<ValuesRow> {
+fn values_rows(s: &Selected, metrics: &[Metric], in_case: &dyn Fn(usize) -> Selection) -> Vec<ValuesRow> {
     let values = |case: usize, side: usize, m: Metric| -> Vec<f64> {
         s.runs.iter().filter(|r| r.case == case && r.side == side).filter_map(|r| values_of(r, m)).collect()
     };
@@ -511,7 +517,9 @@ fn values_rows(s: &Selected, metrics: &[Metric], sel: &Selection) -> Vec<ValuesR
                     let both_near_zero =
                         matches!((mean, base), (Some(v), Some(b)) if v.abs() < m.floor() && b.abs() < m.floor());
                     let verdict = match ratio {
-                        Some(_) if side > 0 => secondary_verdict(&values(case, 0, m), &values(case, side, m), m, sel),
+                        Some(_) if side > 0 => {
+                            secondary_verdict(&values(case, 0, m), &values(case, side, m), m, &in_case(case))
+                        }
                         _ => Verdict::NotComputed,
                     };
                     MetricValue { metric: m.name().to_string(), mean, n, ratio, both_near_zero, verdict }

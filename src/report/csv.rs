@@ -51,6 +51,7 @@ pub fn render(r: &CompareReport) -> String {
         "target_change",
         "repetitions_for_target",
         "noise_band",
+        "noise_band_origin",
         "noise_band_source",
         "note",
     ]
@@ -106,7 +107,8 @@ pub fn render(r: &CompareReport) -> String {
             num(d.map(|d| d.power)),
             num(d.map(|d| d.target)),
             d.and_then(|d| d.plan).map(super::fmt::plan).unwrap_or_default(),
-            num(Some(r.noise_band)),
+            num(Some(r.band_of(c.case).band)),
+            r.band_of(c.case).origin.word().to_string(),
             field(&r.noise_band_source),
             field(
                 &x.and_then(|x| x.note.as_deref())
@@ -125,7 +127,7 @@ pub fn render(r: &CompareReport) -> String {
         let _ = writeln!(out, "{}", row.join(","));
     }
     for s in &r.statements {
-        let band = [num(Some(r.noise_band)), field(&r.noise_band_source)];
+        let band = [num(Some(r.noise_band)), String::new(), field(&r.noise_band_source)];
         statement_rows(&mut out, s, &forced, &band, r.efficiency_metrics.len() + r.latency_metrics.len());
     }
     out

@@ -6,6 +6,15 @@ use super::model::{CompareReport, Verdict};
 /// What a variable table shows where a server has no such variable (unlike a value such as `none`).
 pub const ABSENT: &str = "(absent)";
 
+/// The report's noise band (`2.0 %`), or the range of its rows' bands (`2.0–29.4 % (per row)`).
+pub fn bands(r: &CompareReport) -> String {
+    if r.one_band() {
+        return percent(r.noise_band);
+    }
+    let lo = r.case_bands.iter().map(|b| b.band).fold(f64::INFINITY, f64::min);
+    format!("{}–{} (per row)", percent(lo).trim_end_matches(" %"), percent(r.noise_band))
+}
+
 /// A value with a precision that suits its size: no decimals from 1000, one from 10, two from 1, three
 /// below (`9521`, `95.3`, `2.35`, `0.200`).
 pub fn num(x: f64) -> String {

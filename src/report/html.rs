@@ -155,6 +155,7 @@ fn ratio_chart(r: &CompareReport) -> Option<String> {
                     Verdict::Slower => "worse",
                     _ => "none",
                 },
+                band: (!r.one_band()).then(|| r.band_of(x.case).band),
             })
         })
         .collect();
@@ -345,7 +346,7 @@ pub fn render(r: &CompareReport) -> String {
         escape(&r.metric.unit),
         if r.metric.higher_is_better { "higher" } else { "lower" },
         escape(&tables::ci_heading(r)),
-        escape(&super::fmt::percent(r.noise_band))
+        escape(&super::fmt::bands(r))
     );
     let head_end = out.len();
     out.push_str("<h2 id=\"summary\">Summary</h2>\n<ul class=\"summary\">\n");

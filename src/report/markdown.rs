@@ -120,7 +120,7 @@ pub fn render(r: &CompareReport) -> String {
         r.metric.unit,
         if r.metric.higher_is_better { "higher" } else { "lower" },
         tables::ci_heading(r),
-        super::fmt::percent(r.noise_band)
+        super::fmt::bands(r)
     );
     let _ = writeln!(out, "## Summary\n");
     for line in tables::summary_lines(r) {

@@ -104,6 +104,38 @@ pub struct Case {
     pub threads: u32,
 }
 
+/// Where a case's noise band came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BandOrigin {
+    /// `--noise-band`.
+    Given,
+    /// `versus calibrate` on this host class, workload and thread count.
+    Calibrated,
+    /// No calibration applies: [`crate::stats::DEFAULT_NOISE_BAND`].
+    Default,
+}
+
+impl BandOrigin {
+    /// The word a table shows beside the band.
+    pub fn word(self) -> &'static str {
+        match self {
+            BandOrigin::Given => "given",
+            BandOrigin::Calibrated => "calibrated",
+            BandOrigin::Default => "default",
+        }
+    }
+}
+
+/// The noise band of one case and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CaseBand {
+    /// The relative band below which no change is called in this case.
+    pub band: f64,
+    /// Where it came from.
+    pub origin: BandOrigin,
+}
+
 /// The metric for one side in one case, over its repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellStats {
@@ -392,7 +424,7 @@ pub struct CompareReport {
     pub baseline: String,
     /// Confidence level of the intervals.
     pub confidence: f64,
-    /// Relative noise band below which no change is called.
+    /// The largest noise band of any case (each case's own is in [`CompareReport::case_bands`]).
     pub noise_band: f64,
     /// Where the band came from: `--noise-band`, a calibration (host class, workload, experiment,
     /// date) or the default, and why.
@@ -404,6 +436,10 @@ pub struct CompareReport {
     pub sides: Vec<Side>,
     /// The cases, by workload, group and threads.
     pub cases: Vec<Case>,
+    /// The noise band of each case, in [`CompareReport::cases`] order (empty in reports stored before
+    /// bands were per case: then [`CompareReport::noise_band`] holds for all).
+    #[serde(default)]
+    pub case_bands: Vec<CaseBand>,
     /// The metric per case and side.
     pub cells: Vec<CellStats>,
     /// Each candidate against the baseline, per case.
@@ -459,6 +495,16 @@ impl CompareReport {
     /// The ratio row of candidate `side` in `case`.
     pub fn ratio(&self, case: usize, side: usize) -> Option<&RatioRow> {
         self.ratios.iter().find(|r| r.case == case && r.side == side)
+    }
+
+    /// The noise band of `case` (the report's one for reports without per-case bands).
+    pub fn band_of(&self, case: usize) -> CaseBand {
+        self.case_bands.get(case).copied().unwrap_or(CaseBand { band: self.noise_band, origin: BandOrigin::Given })
+    }
+
+    /// Whether every case has the same band (then one figure describes them all).
+    pub fn one_band(&self) -> bool {
+        self.case_bands.iter().all(|b| b.band == self.noise_band)
     }
 
     /// Index of the baseline side.

@@ -208,7 +208,11 @@ pub fn summary_lines(r: &CompareReport) -> Vec<String> {
             last.push_str(&format!("; {more}."));
         }
     }
-    lines.push(format!("Noise band {}: {}.", fmt::percent(r.noise_band), r.noise_band_source));
+    if r.one_band() {
+        lines.push(format!("Noise band {}: {}.", fmt::percent(r.noise_band), r.noise_band_source));
+    } else {
+        lines.push(format!("Noise bands {}, in the ratio table: {}.", fmt::bands(r), r.noise_band_source));
+    }
     lines
 }
 
@@ -260,19 +264,35 @@ pub fn ratio_table(r: &CompareReport) -> Table {
         (ci_heading(r), true),
         ("change".to_string(), true),
         ("detectable".to_string(), true),
-        (format!("n for {}", fmt::plus_minus(crate::stats::power::target_effect(r.noise_band))), true),
-        ("verdict".to_string(), false),
-        ("note".to_string(), false),
     ]);
+    // Bands per case: when they differ, each row says its own, and the change its `n` is for.
+    let one = r.one_band();
+    let target = |case: usize| crate::stats::power::target_effect(r.band_of(case).band);
+    let one_target = r.ratios.iter().all(|x| target(x.case) == target(r.ratios.first().map_or(0, |f| f.case)));
+    if !one {
+        h.push(("noise band".to_string(), true));
+    }
+    let common =
+        fmt::plus_minus(r.ratios.first().map_or(crate::stats::power::target_effect(r.noise_band), |x| target(x.case)));
+    h.push((if one_target { format!("n for {common}") } else { "n (for)".to_string() }, true));
+    h.extend([("verdict".to_string(), false), ("note".to_string(), false)]);
     let mut t = Table::new("ratios", format!("{} relative to {}", r.metric.name, r.baseline), h);
+    let band = if one {
+        format!("the {} noise band", fmt::percent(r.noise_band))
+    } else {
+        "the noise band of its row (calibrated for that workload and thread count, else the default)".to_string()
+    };
+    let n_for = if one_target {
+        format!("n for {common}: repetitions per side that would call that change")
+    } else {
+        "n (for): repetitions per side that would call the change in brackets (5 %, or 1.5 × the row's band)".into()
+    };
     t.caption = Some(format!(
         "ratio = candidate / baseline ({}); a change is called only when the interval excludes 1 and the change \
-         exceeds the {} noise band. detectable: the smallest change this comparison calls with {} power (from \
-         the observed variation between repetitions); n for {}: repetitions per side that would call that change.",
+         exceeds {band}. detectable: the smallest change this comparison calls with {} power (from the observed \
+         variation between repetitions); {n_for}.",
         if r.metric.higher_is_better { "higher is better" } else { "lower is better" },
-        fmt::percent(r.noise_band),
         fmt::percent(crate::stats::DEFAULT_POWER).replace(".0 %", " %"),
-        fmt::plus_minus(crate::stats::power::target_effect(r.noise_band)),
     ));
     for x in &r.ratios {
         let mut row = case_cells(r, x.case, true);
@@ -299,7 +319,16 @@ pub fn ratio_table(r: &CompareReport) -> Table {
             Some(d) => fmt::plus_minus(d.either_way()),
             None => "—".to_string(),
         }));
-        row.push(Cell::plain(x.detectable.as_ref().and_then(|d| d.plan).map(fmt::plan).unwrap_or_else(|| "—".into())));
+        if !one {
+            let b = r.band_of(x.case);
+            row.push(Cell::plain(format!("{} {}", fmt::percent(b.band), b.origin.word())));
+        }
+        let plan = x.detectable.as_ref().and_then(|d| d.plan).map(fmt::plan).unwrap_or_else(|| "—".into());
+        row.push(Cell::plain(if one_target || plan == "—" {
+            plan
+        } else {
+            format!("{plan} ({})", fmt::plus_minus(target(x.case)))
+        }));
         row.push(Cell::toned(fmt::verdict(r, x.verdict), verdict_tone(x.verdict)));
         let note = x.note.as_deref().map(|n| t.footnote(n)).unwrap_or_default();
         row.push(Cell::plain(note));

@@ -210,6 +210,8 @@ pub struct RatioPoint {
     pub ci: Option<(f64, f64)>,
     /// `better`, `worse` or `none` (the verdict).
     pub tone: &'static str,
+    /// The row's own noise band, when the rows' bands differ (then each row is shaded with its own).
+    pub band: Option<f64>,
 }
 
 /// Ratios with their confidence intervals against the line at 1 and the noise band.
@@ -261,7 +263,8 @@ pub fn ratio_chart(c: &RatioChart) -> String {
     let label_w = (longest.min(60.0) * CHAR_W + 26.0).clamp(160.0, 460.0);
     let height = TOP + 10.0 + c.points.len().max(1) as f64 * row_h + BOTTOM;
     let mut svg = Svg::new(WIDTH, height, &c.title);
-    let (mut lo, mut hi) = (1.0 - c.noise_band, 1.0 + c.noise_band);
+    let widest = c.points.iter().filter_map(|p| p.band).fold(c.noise_band, f64::max);
+    let (mut lo, mut hi) = (1.0 - widest, 1.0 + widest);
     for p in &c.points {
         let (a, b) = p.ci.unwrap_or((p.ratio, p.ratio));
         for v in [a, b, p.ratio].into_iter().filter(|v| *v > 0.0 && v.is_finite()) {
@@ -276,7 +279,16 @@ pub fn ratio_chart(c: &RatioChart) -> String {
     let fx = |v: f64| x0 + (v.max(a.exp()).ln() - a) / (b - a) * (x1 - x0);
     let (y0, y1) = (TOP, height - BOTTOM);
     svg.text(16.0, 20.0, &c.title, "start", "font-weight=\"bold\"");
-    svg.rect(fx(1.0 - c.noise_band), y0, fx(1.0 + c.noise_band) - fx(1.0 - c.noise_band), y1 - y0, "#999", 0.18);
+    let shade = |svg: &mut Svg, band: f64, top: f64, h: f64| {
+        svg.rect(fx(1.0 - band), top, fx(1.0 + band) - fx(1.0 - band), h, "#999", 0.18);
+    };
+    if c.points.iter().all(|p| p.band.is_none()) {
+        shade(&mut svg, c.noise_band, y0, y1 - y0);
+    } else {
+        for (i, p) in c.points.iter().enumerate() {
+            shade(&mut svg, p.band.unwrap_or(c.noise_band), y0 + 10.0 + i as f64 * row_h, row_h);
+        }
+    }
     for t in ratio_ticks(a.exp(), b.exp()) {
         let x = fx(t);
         svg.line((x, y0), (x, y1), "#ececec", 1.0, None);
@@ -287,7 +299,11 @@ pub fn ratio_chart(c: &RatioChart) -> String {
     svg.text(
         (x0 + x1) / 2.0,
         height - 10.0,
-        "ratio to baseline, log scale (dot) with confidence interval (whisker); shaded: the noise band",
+        if c.points.iter().any(|p| p.band.is_some()) {
+            "ratio to baseline, log scale (dot) with confidence interval (whisker); shaded: each row's noise band"
+        } else {
+            "ratio to baseline, log scale (dot) with confidence interval (whisker); shaded: the noise band"
+        },
         "middle",
         "",
     );
@@ -424,8 +440,8 @@ mod tests {
         let chart = ratio_chart(&RatioChart {
             title: "r".into(),
             points: vec![
-                RatioPoint { label: "a".into(), ratio: 0.3, ci: Some((-2.0, 1.1)), tone: "none" },
-                RatioPoint { label: "b".into(), ratio: 8.0, ci: Some((6.0, 10.0)), tone: "better" },
+                RatioPoint { label: "a".into(), ratio: 0.3, ci: Some((-2.0, 1.1)), tone: "none", band: None },
+                RatioPoint { label: "b".into(), ratio: 8.0, ci: Some((6.0, 10.0)), tone: "better", band: None },
             ],
             noise_band: 0.02,
         });
@@ -446,7 +462,13 @@ mod tests {
         assert!(line.contains("<polyline") && line.contains("a&lt;b"), "{line}");
         let ratio = ratio_chart(&RatioChart {
             title: "ratios".into(),
-            points: vec![RatioPoint { label: "x".into(), ratio: 0.8, ci: Some((0.75, 0.85)), tone: "worse" }],
+            points: vec![RatioPoint {
+                label: "x".into(),
+                ratio: 0.8,
+                ci: Some((0.75, 0.85)),
+                tone: "worse",
+                band: None,
+            }],
             noise_band: 0.02,
         });
         assert!(ratio.contains("0.80") && ratio.contains("#c62828"), "{ratio}");
