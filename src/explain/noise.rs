@@ -124,6 +124,9 @@ pub const NOISE_VARIABLES: &[(&str, NoiseKind)] = &[
     ("innodb_buffer_pool_chunk_size", NoiseKind::Derived),
     ("innodb_buffer_pool_instances", NoiseKind::Derived),
     ("innodb_page_cleaners", NoiseKind::Derived),
+    // MariaDB turns it on by itself with innodb_flush_log_at_trx_commit=2 and where the log's file
+    // system refuses O_DIRECT (tmpfs); set by a config, it is shown like any setting.
+    ("innodb_log_file_buffering", NoiseKind::Derived),
     // Runtime state.
     ("gtid_binlog_pos", NoiseKind::State),
     ("gtid_binlog_state", NoiseKind::State),
@@ -173,6 +176,7 @@ mod tests {
         assert_eq!(noise_kind("version_ssl_library"), Some(NoiseKind::Version));
         assert_eq!(noise_kind("performance_schema_max_mutex_classes"), Some(NoiseKind::Derived));
         assert_eq!(noise_kind("innodb_buffer_pool_instances"), Some(NoiseKind::Derived));
+        assert_eq!(noise_kind("innodb_log_file_buffering"), Some(NoiseKind::Derived));
         assert_eq!(noise_kind("thread_pool_size"), Some(NoiseKind::HostSized));
         // Real defaults are not noise.
         for real in ["sync_binlog", "innodb_flush_log_at_trx_commit", "performance_schema_digests_size", "log_bin"] {

@@ -90,12 +90,16 @@ impl Table {
     }
 }
 
-/// The report's title: the metric and the sides (`tps: 10.11 vs 11.8`); with more than three sides,
-/// their number and the baseline (the sides are listed in the report).
+/// The report's title: the metric and the sides, candidates first as the rows read (`tps: 11.8 vs
+/// 10.11`); with more than three sides, their number and the baseline (the sides are listed in the
+/// report).
 pub fn short_title(r: &CompareReport) -> String {
     if r.sides.len() <= 3 {
-        let labels: Vec<&str> = r.sides.iter().map(|s| s.label.as_str()).collect();
-        format!("{}: {}", r.metric.name, labels.join(" vs "))
+        let candidates: Vec<&str> = r.sides.iter().skip(1).map(|s| s.label.as_str()).collect();
+        if candidates.is_empty() {
+            return format!("{}: {}", r.metric.name, r.baseline);
+        }
+        format!("{}: {} vs {}", r.metric.name, candidates.join(", "), r.baseline)
     } else {
         format!("{}: {} {}s against {}", r.metric.name, r.sides.len(), r.vs.name(), r.baseline)
     }
