@@ -169,6 +169,46 @@ fn both_pages_render_in_headless_chromium_within_the_height_limit() {
     check_in_chromium(&report::render(&cross, Format::Html).unwrap(), &f);
 }
 
+/// Twelve targets (three builds × four configs) at 1 and 4 threads: the layout past a handful of
+/// sides. Throughput over time is drawn as small multiples (one panel per target on shared scales),
+/// latency percentiles as ranked rows on a log scale, numbers never wrap, and the page renders in
+/// Chromium within the height limit.
+#[test]
+fn twelve_targets_get_panels_ranked_rows_and_unbroken_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    type Vars = &'static [(&'static str, &'static str)];
+    let configs: [(&str, Vars, f64); 4] = [
+        ("trx1", &[("innodb_flush_log_at_trx_commit", "1"), ("innodb_buffer_pool_size", "134217728")], 900.0),
+        ("trx2", &[("innodb_flush_log_at_trx_commit", "2"), ("innodb_buffer_pool_size", "134217728")], 1500.0),
+        ("bp1g", &[("innodb_flush_log_at_trx_commit", "1"), ("innodb_buffer_pool_size", "1073741824")], 950.0),
+        ("bp1g-trx2", &[("innodb_flush_log_at_trx_commit", "2"), ("innodb_buffer_pool_size", "1073741824")], 1600.0),
+    ];
+    let mut sims = Vec::new();
+    for (build, speed) in [("system", 1.0), ("mariadb-11.8", 0.95), ("mariadb-10.5", 1.05)] {
+        for (config, vars, tps) in configs {
+            let label: &'static str = format!("{build}/{config}").leak();
+            sims.push(Sim { vars, ..Sim::new(label, build, config, tps * speed) });
+        }
+    }
+    record(&mut store, &sims, &Plan { intervals: 20, ..Plan::new("twelve", &[1, 4], 3) });
+    let r = build(&store, Selection::default());
+    assert_eq!(r.sides.len(), 12);
+    let html = report::render(&r, Format::Html).unwrap();
+    assert_eq!(html.matches("the same scales in every panel").count(), 2, "one set of panels per case");
+    assert_eq!(html.matches("log scale; rows ranked by p99.9").count(), 2, "ranked latency rows per case");
+    // No number in a table cell that may wrap: every bare number carries the class that keeps it whole.
+    let bare: Vec<&str> = html
+        .split("<td>")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</td>").map(|(cell, _)| cell))
+        .filter(|cell| !cell.is_empty() && cell.parse::<f64>().is_ok())
+        .collect();
+    assert!(bare.is_empty(), "numbers that can wrap: {bare:?}");
+    assert!(html.contains("<td class=\"nb\">134217728</td>"));
+    check_in_chromium(&html, dir.path());
+}
+
 /// A confirmation experiment as `versus advise` stores it (`NAME-confirm-N`, its description marked):
 /// the current config (MariaDB 10.11's defaults), the innodb_dedicated_server equivalent and the advice,
 /// at 2 and 8 threads, 5 repetitions.

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::model::{CompareReport, Verdict};
 use super::page::{page_end, page_start};
+use super::svg::many::{self, DotRows};
 use super::svg::{self, BarChart, LineChart, RatioChart, RatioPoint, Series, charts};
 use super::tables::{self, Table, Tone};
 use super::terminal::heading;
@@ -95,6 +96,11 @@ fn svg_height(svg: &str) -> Option<usize> {
 
 /// Writes `t` as an HTML table with an `h2` (or `h3`) heading.
 /// Without a title, only the table (and its caption).
+/// Whether `text` is one number (`134217728`, `0.75`, `-1`), which must never wrap.
+fn is_number(text: &str) -> bool {
+    !text.is_empty() && text.parse::<f64>().is_ok() && text.chars().all(|c| c.is_ascii_digit() || ".-+e".contains(c))
+}
+
 pub fn write_table(out: &mut String, t: &Table, level: u8) {
     if !t.title.is_empty() {
         let _ = writeln!(out, "<h{level} id=\"{}\">{}</h{level}>", escape(&t.id), escape(&t.title));
@@ -119,6 +125,9 @@ pub fn write_table(out: &mut String, t: &Table, level: u8) {
             let mut classes = Vec::new();
             if t.numeric[i] {
                 classes.push("num");
+            } else if is_number(&c.text) {
+                // A number in a column that may wrap (variables) must not break mid-number.
+                classes.push("nb");
             }
             match c.tone {
                 Tone::Better => classes.push("better"),
@@ -169,6 +178,20 @@ fn ratio_chart(r: &CompareReport) -> Option<String> {
     }))
 }
 
+/// Past this many sides a chart draws one panel per side (throughput over time) or ranked rows
+/// (latency percentiles) instead of one line or bar per side.
+const MANY_SIDES: usize = 5;
+
+/// Percentiles whose largest is this many times the smallest are drawn on a log scale.
+const DECADES_FOR_LOG: f64 = 100.0;
+
+/// Values longer than this are cut in the one-line-per-value variable tables (the JSON has them whole).
+const LONG_VALUE: usize = 400;
+
+fn many_sides(r: &CompareReport) -> bool {
+    r.sides.len() > MANY_SIDES
+}
+
 /// A run needs at least this many per-second samples for a line over time (a sub-second Insert
 /// Benchmark step has one: it is named under the charts instead of drawn as a dot).
 const MIN_SAMPLES: usize = 3;
@@ -198,14 +221,15 @@ fn over_time_charts(r: &CompareReport) -> (Vec<String>, Vec<String>) {
         if series.is_empty() {
             continue;
         }
-        out.push(charts::line_chart(&LineChart {
+        let chart = LineChart {
             title: format!("{} per second — {}", r.rate_metric.name, r.case_label(case)),
             x_label: "seconds since the run started (one line per run)".into(),
             y_label: r.rate_metric.name.clone(),
             series,
             x_categories: None,
             dots: false,
-        }));
+        };
+        out.push(if many_sides(r) { many::small_multiples(&chart) } else { charts::line_chart(&chart) });
     }
     (out, short)
 }
@@ -278,12 +302,17 @@ fn latency_charts(r: &CompareReport) -> Vec<String> {
         if series.is_empty() {
             continue;
         }
-        out.push(charts::bar_chart(&BarChart {
-            title: format!("Latency percentiles — {}", r.case_label(case)),
-            y_label: "ms".into(),
-            categories: cols.iter().map(|&i| r.latency_metrics[i].name.clone()).collect(),
-            series,
-        }));
+        let title = format!("Latency percentiles — {}", r.case_label(case));
+        let categories: Vec<String> = cols.iter().map(|&i| r.latency_metrics[i].name.clone()).collect();
+        let values: Vec<f64> = series.iter().flat_map(|s| s.2.iter().flatten().copied()).filter(|v| *v > 0.0).collect();
+        let span = values.iter().copied().fold(0.0, f64::max) / values.iter().copied().fold(f64::INFINITY, f64::min);
+        // Bars on a linear scale work for a few sides whose percentiles lie within two decades.
+        if many_sides(r) || span >= DECADES_FOR_LOG {
+            let rows = series.into_iter().map(|(label, _, v)| (label, v)).collect();
+            out.push(many::dot_rows(&DotRows { title, unit: "ms".into(), categories, rows }));
+        } else {
+            out.push(charts::bar_chart(&BarChart { title, y_label: "ms".into(), categories, series }));
+        }
     }
     out
 }
@@ -308,6 +337,22 @@ fn write_stability(out: &mut String, r: &CompareReport) {
     out.push_str("</details>\n");
 }
 
+/// `t` under its heading, its rows behind `<details>` when there are more than
+/// [`STABILITY_OPEN_ROWS`] (a table per side and case at twelve targets is pages long; its chart or
+/// its relative table is above it).
+fn write_collapsible(out: &mut String, t: &Table, level: u8) {
+    if t.rows.len() <= STABILITY_OPEN_ROWS {
+        return write_table(out, t, level);
+    }
+    let _ = writeln!(out, "<h{level} id=\"{}\">{}</h{level}>", escape(&t.id), escape(&t.title));
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(c));
+    }
+    let _ = writeln!(out, "<details><summary>{} rows</summary>", t.rows.len());
+    write_table(out, &Table { title: String::new(), caption: None, ..t.clone() }, level);
+    out.push_str("</details>\n");
+}
+
 /// The differing server variables: what matters first, the rest by component behind `<details>`.
 fn write_variables(out: &mut String, r: &CompareReport) {
     out.push_str("<section class=\"variables\">\n<h2 id=\"variables\">Server variables that differ</h2>\n");
@@ -316,8 +361,17 @@ fn write_variables(out: &mut String, r: &CompareReport) {
     if r.variables.rows.is_empty() {
         out.push_str("<p>(nothing to show)</p>\n");
     }
+    // Past a handful of targets, one line per distinct value with its targets: a column per target
+    // would not fit the page once numbers no longer wrap.
+    let table = |id: &str, title: &str, rows: &[&crate::report::model::VariableRow], why: bool| {
+        if many_sides(r) {
+            variables::long_table(&r.variables, id, title, rows, LONG_VALUE, why)
+        } else {
+            variables::wide_table(r, id, title, rows, why, None)
+        }
+    };
     if !first.is_empty() {
-        write_table(out, &variables::wide_table(r, "variables-first", "What matters", &first, true, None), 3);
+        write_table(out, &table("variables-first", "What matters", &first, true), 3);
     }
     for (i, (component, rows)) in groups.iter().enumerate() {
         let _ = writeln!(
@@ -328,7 +382,7 @@ fn write_variables(out: &mut String, r: &CompareReport) {
             if rows.len() == 1 { "" } else { "s" },
             if rows.len() == 1 { "s" } else { "" }
         );
-        write_table(out, &variables::wide_table(r, &format!("variables-{i}"), "", rows, false, None), 3);
+        write_table(out, &table(&format!("variables-{i}"), "", rows, false), 3);
         out.push_str("</details>\n");
     }
     out.push_str("</section>\n");
@@ -417,10 +471,22 @@ pub fn render(r: &CompareReport) -> String {
     }
     let mut lat = tables::latency_table(r);
     lat.id = "latency-table".into();
-    write_table(&mut out, &lat, 3);
+    write_collapsible(&mut out, &lat, 3);
     let (eff, eff_rel) = tables::efficiency_tables(r);
-    write_table(&mut out, &eff, 2);
-    write_table(&mut out, &eff_rel, 3);
+    // The relative table first when its rows are many: it is the one read; the values are behind it.
+    if eff.rows.len() > STABILITY_OPEN_ROWS {
+        let _ = writeln!(out, "<h2 id=\"efficiency\">{}</h2>", escape(&eff.title));
+        write_table(&mut out, &eff_rel, 3);
+        if let Some(c) = &eff.caption {
+            let _ = writeln!(out, "<p class=\"caption\">{}</p>", escape(c));
+        }
+        let _ = writeln!(out, "<details><summary>Values: {} rows</summary>", eff.rows.len());
+        write_table(&mut out, &Table { title: String::new(), caption: None, ..eff }, 3);
+        out.push_str("</details>\n");
+    } else {
+        write_table(&mut out, &eff, 2);
+        write_table(&mut out, &eff_rel, 3);
+    }
     write_stability(&mut out, r);
     write_variables(&mut out, r);
     for (i, sec) in r.ibench.iter().enumerate() {

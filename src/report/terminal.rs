@@ -150,7 +150,7 @@ fn write_variables(out: &mut String, r: &CompareReport, color: bool) {
     let mut t = if r.variables.targets.len() <= WIDE_UP_TO {
         variables::wide_table(r, "variables", title, &first, false, Some(VALUE_WIDTH))
     } else {
-        variables::long_table(&r.variables, "variables", title, &first, VALUE_WIDTH)
+        variables::long_table(&r.variables, "variables", title, &first, VALUE_WIDTH, false)
     };
     t.caption = Some(variables::caption(r));
     write_table(out, &t, color);

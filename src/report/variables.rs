@@ -321,8 +321,12 @@ pub fn wide_table(
 
 /// `rows` one line per distinct value, with the targets that have it: narrow whatever the number of
 /// targets. Values longer than `max` characters are cut (the HTML and JSON exports have them whole).
-pub fn long_table(d: &VariableDiff, id: &str, title: &str, rows: &[&VariableRow], max: usize) -> Table {
-    let h = vec![("variable".to_string(), false), ("value".to_string(), false), ("targets".to_string(), false)];
+pub fn long_table(d: &VariableDiff, id: &str, title: &str, rows: &[&VariableRow], max: usize, why: bool) -> Table {
+    let mut h = vec![("variable".to_string(), false)];
+    if why {
+        h.push(("shown because".to_string(), false));
+    }
+    h.extend([("value".to_string(), false), ("targets".to_string(), false)]);
     let mut t = Table::new(id, title, h);
     for v in rows {
         let mut values: Vec<(Option<&String>, Vec<&str>)> = Vec::new();
@@ -334,6 +338,10 @@ pub fn long_table(d: &VariableDiff, id: &str, title: &str, rows: &[&VariableRow]
         }
         for (i, (value, targets)) in values.into_iter().enumerate() {
             let name = if i == 0 { Cell::plain(&v.name) } else { Cell::plain("") };
+            let reason = match (i, &v.first) {
+                (0, Some(f)) => Cell::toned(f.clone(), Tone::Muted),
+                _ => Cell::plain(""),
+            };
             let value = match value {
                 Some(s) => Cell::plain(super::svg::truncate(s, max)),
                 None => Cell::toned(crate::report::fmt::ABSENT, Tone::Muted),
@@ -352,7 +360,12 @@ pub fn long_table(d: &VariableDiff, id: &str, title: &str, rows: &[&VariableRow]
                     who.push_str(&format!(" (set by {})", compact(&setting, &d.targets)));
                 }
             }
-            t.rows.push(vec![name, value, Cell::plain(who)]);
+            let mut row = vec![name];
+            if why {
+                row.push(reason);
+            }
+            row.extend([value, Cell::plain(who)]);
+            t.rows.push(row);
         }
     }
     t
@@ -479,7 +492,7 @@ mod tests {
         classify(&mut diff, &[facts(false), facts(true), facts(false)], &BTreeSet::new());
         assert_eq!(diff.rows[0].first.as_deref(), Some("set by 1 of 3 configs"));
         let rows: Vec<&VariableRow> = diff.rows.iter().collect();
-        let t = long_table(&diff, "v", "v", &rows, 40);
+        let t = long_table(&diff, "v", "v", &rows, 40, false);
         let who: Vec<&str> = t.rows.iter().map(|row| row[2].text.as_str()).collect();
         assert_eq!(who, ["s/a (by default)", "s/b, s/c (set by s/b)"]);
     }

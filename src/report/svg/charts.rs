@@ -258,7 +258,7 @@ fn ratio_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// Draws a ratio chart on a log scale around 1 (a ratio is never negative; 0.5 and 2 are as far from 1):
 /// each row's full label, its dot and whisker, with tooltips.
 pub fn ratio_chart(c: &RatioChart) -> String {
-    let row_h = 26.0;
+    let row_h = if c.points.len() > 12 { 20.0 } else { 26.0 };
     let longest = c.points.iter().map(|p| p.label.chars().count()).max().unwrap_or(0) as f64;
     let label_w = (longest.min(60.0) * CHAR_W + 26.0).clamp(160.0, 460.0);
     let height = TOP + 10.0 + c.points.len().max(1) as f64 * row_h + BOTTOM;

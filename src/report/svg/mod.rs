@@ -2,6 +2,7 @@
 //! of user text escaped, no scripts and no external references.
 
 pub mod charts;
+pub mod many;
 
 use std::fmt::Write as _;
 
