@@ -377,6 +377,7 @@ fn ibench_page() -> String {
                     max_us: 90_000 + 1000 * side as u64,
                     buckets: [6000, 3000, 800, 150, 40, 9, 1, 0, 0, 0],
                 }),
+                rates: vec![rate],
             });
             // Per-interval rates: l.x has none, qp1000 ran for under a second (one interval).
             let n = match j {

@@ -46,7 +46,7 @@ enum CompareFormat {
     Text,
     /// Markdown tables.
     Markdown,
-    /// An HTML fragment with the reference's colours.
+    /// A self-contained HTML page with the reference's colours.
     Html,
     /// The comparison model as JSON.
     Json,

@@ -66,7 +66,10 @@ fn run(env: &Env<'_>, obs: &mut dyn Observer, t0: Instant, notes: &mut Vec<Strin
             let Ok(Some(old)) = first(c.as_mut(), &format!("SELECT @@global.{name}")) else { continue };
             match c.query(&format!("SET GLOBAL {name} = {value}")) {
                 Ok(_) => saved.push((name, old)),
-                Err(e) => notes.push(format!("{name} was not changed: {e}")),
+                Err(e) => notes.push(format!(
+                    "{name} was not changed, so dirty pages were not flushed as the reference does \
+                     (SET GLOBAL needs SYSTEM_VARIABLES_ADMIN or SUPER; run as an account that has it): {e}"
+                )),
             }
         }
     }

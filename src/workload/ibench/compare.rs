@@ -61,6 +61,9 @@ pub struct StepFigures {
     pub efficiency: StepEfficiency,
     /// Response times of the step's operation (inserts, or queries in query steps).
     pub latency: Option<Latency>,
+    /// The rate of each repetition (one for a single run); `rate` is their mean.
+    #[serde(default)]
+    pub rates: Vec<f64>,
 }
 
 impl StepFigures {
@@ -96,6 +99,7 @@ impl SideInput {
                     target_ips: s.sla.map(|x| x.target_ips),
                     efficiency: s.efficiency.clone(),
                     latency: s.latency_of(s.primary_kind()).cloned(),
+                    rates: vec![s.rate],
                 })
                 .collect(),
         }
@@ -121,6 +125,10 @@ pub struct RateCell {
     pub sla_failed: bool,
     /// How the step ended; `None` when the side did not run it.
     pub status: Option<StepStatus>,
+    /// The interval of `relative` over repetitions, when both sides have 2 or more (then the relative
+    /// colour is the verdict's: blue significantly faster, yellow significantly slower).
+    #[serde(default)]
+    pub relative_ci: Option<(f64, f64)>,
 }
 
 /// The tables of a comparison.
@@ -140,9 +148,13 @@ pub struct Comparison {
     pub latency: Vec<Vec<Option<Latency>>>,
 }
 
+/// Servers needed before the absolute table marks quartiles: with two or three, the bottom and the top
+/// quartile are just the slowest and the fastest, which the relative table already says.
+pub const MIN_FOR_QUARTILES: usize = 4;
+
 /// The absolute-table colours of one column: red for the bottom quartile of the range, green for the
 /// top one, the maximum taken without SLA failures, red suppressed when min ≥ 0.8 × max, SLA failures
-/// gray. Fewer than two values are not coloured.
+/// gray. Fewer than [`MIN_FOR_QUARTILES`] values are not coloured (SLA failures still are).
 pub fn column_colours(values: &[Option<f64>], sla_failed: &[bool]) -> Vec<Colour> {
     let present: Vec<f64> = values.iter().flatten().copied().collect();
     let ok: Vec<f64> = values.iter().zip(sla_failed).filter(|(_, f)| !**f).filter_map(|(v, _)| *v).collect();
@@ -156,7 +168,7 @@ pub fn column_colours(values: &[Option<f64>], sla_failed: &[bool]) -> Vec<Colour
                 return Colour::Gray;
             }
             let Some(v) = v else { return Colour::None };
-            if present.len() < 2 || !max.is_finite() || max <= min {
+            if present.len() < MIN_FOR_QUARTILES || !max.is_finite() || max <= min {
                 return Colour::None;
             }
             let gap = max - min;
@@ -182,6 +194,32 @@ pub fn relative_colour(ratio: f64) -> Colour {
         Colour::None
     }
 }
+
+/// The interval of a candidate's rate relative to the base's over their repetitions and the colour of
+/// its verdict (the default noise band, 95 %), when both ran the step to its end 2 times or more.
+fn repeated_call(base: Option<&StepFigures>, cand: Option<&StepFigures>) -> Option<((f64, f64), Colour)> {
+    let (b, c) = (base?, cand?);
+    if b.status != StepStatus::Done || c.status != StepStatus::Done || b.rates.len() < 2 || c.rates.len() < 2 {
+        return None;
+    }
+    let cmp = crate::stats::compare_repetitions_welch(
+        &b.rates,
+        &c.rates,
+        crate::stats::Direction::HigherIsBetter,
+        crate::stats::DEFAULT_NOISE_BAND,
+        REPEATED_CONFIDENCE,
+    )
+    .ok()?;
+    let colour = match cmp.verdict {
+        crate::stats::Verdict::Faster => Colour::Blue,
+        crate::stats::Verdict::Slower => Colour::Yellow,
+        crate::stats::Verdict::NoSignificantChange => Colour::None,
+    };
+    Some(((cmp.ci.lo, cmp.ci.hi), colour))
+}
+
+/// Confidence of the intervals over repetitions.
+pub const REPEATED_CONFIDENCE: f64 = 0.95;
 
 /// `x / base` as the reference's `sum_met.awk`: 1 when both are 0, infinite when only the base is 0.
 pub fn ratio(x: f64, base: f64) -> f64 {
@@ -212,9 +250,12 @@ pub fn build(sides: &[SideInput]) -> Comparison {
                 (Some(a), Some(t)) if a < SLA_SHARE * t => Colour::Red,
                 _ => Colour::None,
             };
-            let relative_colour = match relative {
+            let call = (i > 0).then(|| repeated_call(figs[0], *f)).flatten();
+            let relative_colour = match (relative, call) {
                 _ if failed[i] => Colour::Gray,
-                Some(r) if i > 0 && r.is_finite() => relative_colour(r),
+                (_, Some((_, c))) => c,
+                // One run per server: the reference's ±5 % rule, which is not a call (the caption says so).
+                (Some(r), None) if i > 0 && r.is_finite() => relative_colour(r),
                 _ => Colour::None,
             };
             cells[i].push(RateCell {
@@ -226,6 +267,7 @@ pub fn build(sides: &[SideInput]) -> Comparison {
                 achieved_colour,
                 sla_failed: failed[i],
                 status: f.map(|f| f.status),
+                relative_ci: call.map(|(ci, _)| ci),
             });
         }
     }
@@ -250,6 +292,7 @@ mod tests {
             target_ips: target,
             efficiency: StepEfficiency::default(),
             latency: None,
+            rates: vec![rate],
         }
     }
 
@@ -258,12 +301,38 @@ mod tests {
         let c = column_colours(&[Some(100.0), Some(10.0), Some(60.0), Some(95.0)], &[false; 4]);
         assert_eq!(c, [Colour::Green, Colour::Red, Colour::None, Colour::Green]);
         // min ≥ 0.8 × max: no red.
-        let c = column_colours(&[Some(100.0), Some(85.0), Some(92.0)], &[false; 3]);
-        assert_eq!(c, [Colour::Green, Colour::None, Colour::None]);
+        let c = column_colours(&[Some(100.0), Some(85.0), Some(92.0), Some(99.0)], &[false; 4]);
+        assert_eq!(c, [Colour::Green, Colour::None, Colour::None, Colour::Green]);
         // The SLA failure is gray and not the max.
-        let c = column_colours(&[Some(50.0), Some(500.0), Some(10.0)], &[false, true, false]);
-        assert_eq!(c, [Colour::Green, Colour::Gray, Colour::Red]);
+        let c = column_colours(&[Some(50.0), Some(500.0), Some(10.0), Some(30.0)], &[false, true, false, false]);
+        assert_eq!(c, [Colour::Green, Colour::Gray, Colour::Red, Colour::None]);
+        // Two or three servers: no quartiles (the SLA failure stays gray).
+        let c = column_colours(&[Some(100.0), Some(10.0), Some(5.0)], &[false, false, true]);
+        assert_eq!(c, [Colour::None, Colour::None, Colour::Gray]);
         assert_eq!(column_colours(&[Some(5.0)], &[false]), [Colour::None]);
+    }
+
+    #[test]
+    fn with_repetitions_the_relative_colour_is_a_call() {
+        let with = |rates: &[f64]| StepFigures { rates: rates.to_vec(), ..fig(Step::Load, 0.0, 0.0, None) };
+        let base = with(&[1000.0, 1010.0, 990.0]);
+        // 10 % faster on average but scattered: no call, no colour, an interval.
+        let noisy = with(&[800.0, 1300.0, 1200.0]);
+        let t = build(&[
+            SideInput { label: "a".into(), steps: vec![StepFigures { rate: 1000.0, ..base.clone() }] },
+            SideInput { label: "b".into(), steps: vec![StepFigures { rate: 1100.0, ..noisy }] },
+        ]);
+        let cell = &t.cells[1][0];
+        assert_eq!(cell.relative_colour, Colour::None);
+        let (lo, hi) = cell.relative_ci.unwrap();
+        assert!(lo < 1.0 && hi > 1.1, "{lo} {hi}");
+        // Tightly 8 % slower: called, yellow.
+        let slower = with(&[920.0, 921.0, 919.0]);
+        let t = build(&[
+            SideInput { label: "a".into(), steps: vec![StepFigures { rate: 1000.0, ..base }] },
+            SideInput { label: "b".into(), steps: vec![StepFigures { rate: 920.0, ..slower }] },
+        ]);
+        assert_eq!(t.cells[1][0].relative_colour, Colour::Yellow);
     }
 
     #[test]

@@ -70,6 +70,33 @@ fn status(d: &Deltas, name: &str) -> Option<i64> {
     d.status.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
 }
 
+/// Below this many clock ticks of CPU a step's CPU figures are coarse (one tick is 1 % of them or more).
+pub const MIN_CPU_TICKS: f64 = 100.0;
+
+/// A note when the server's or versus's CPU over a step is so short that the kernel's clock tick
+/// (`/proc` counts CPU in ticks of 10 ms) rounds it visibly: how many ticks, and what one is worth.
+pub fn coarse_cpu_note(d: &Deltas) -> Option<String> {
+    let tick_us = 1e6 / crate::sampler::ticks_per_second().max(1) as f64;
+    let mut parts = Vec::new();
+    for (who, us) in
+        [("server", d.server.as_ref().map(|s| s.cpu_us())), ("versus", d.client.as_ref().map(|c| c.cpu_us()))]
+    {
+        let Some(us) = us else { continue };
+        let ticks = us as f64 / tick_us;
+        if ticks < MIN_CPU_TICKS {
+            let share = if ticks >= 1.0 { format!("±{:.0} %", 100.0 / ticks) } else { "all of it".to_string() };
+            parts.push(format!("{who} {ticks:.0} tick(s) (one tick is {share})"));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "CPU per operation is coarse: the step used {} of {:.0} ms CPU time; a longer step resolves it",
+            parts.join(" and "),
+            tick_us / 1000.0
+        )
+    })
+}
+
 /// The efficiency figures of a step with `ops` operations named `per` and `inserted` rows, from the
 /// deltas and the largest server RSS seen.
 pub fn efficiency(per: &str, ops: u64, inserted: u64, d: &Deltas, rss_max: Option<u64>) -> StepEfficiency {
@@ -182,5 +209,16 @@ mod tests {
         assert_eq!(none.host_cpu_us_per_op, None);
         assert_eq!(none.write_kb_per_insert, None);
         assert_eq!(none.server_rss_max_bytes, None);
+    }
+
+    #[test]
+    fn a_step_too_short_for_the_clock_tick_says_so() {
+        // 4 s of server and 1 s of versus CPU: hundreds of ticks, no note.
+        assert_eq!(coarse_cpu_note(&deltas()), None);
+        let tick_us = 1_000_000 / crate::sampler::ticks_per_second().max(1);
+        let mut d = deltas();
+        d.client = Some(ProcessDelta { user_us: 4 * tick_us, ..ProcessDelta::default() });
+        let note = coarse_cpu_note(&d).unwrap();
+        assert!(note.contains("versus 4 tick(s) (one tick is ±25 %)") && !note.contains("server"), "{note}");
     }
 }

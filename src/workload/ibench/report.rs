@@ -157,6 +157,7 @@ pub fn interval_text(l: &IntervalLine) -> String {
 
 fn status_word(s: &StepResult) -> &'static str {
     match s.status {
+        StepStatus::Done if s.fell_short() => "partly done",
         StepStatus::Done => "done",
         StepStatus::Failed => "FAILED",
         StepStatus::Interrupted => "interrupted",
@@ -348,6 +349,25 @@ pub fn comparison_grids(c: &Comparison) -> Vec<(String, Grid)> {
     out
 }
 
+/// What the relative table's colours mean: a call where repetitions give intervals, else the
+/// reference's ±5 % rule, which is not one.
+fn relative_caption(c: &Comparison, base: &str) -> String {
+    let repeated = c.cells.iter().flatten().any(|x| x.relative_ci.is_some());
+    if repeated {
+        format!(
+            "Relative to {base}, with its {:.0} % interval over the repetitions; blue = significantly faster, yellow = \
+             significantly slower (the interval excludes 1 and the change exceeds the 2 % noise band), gray = \
+             insert SLA missed",
+            100.0 * super::compare::REPEATED_CONFIDENCE
+        )
+    } else {
+        format!(
+            "Relative to {base}; one run per server, so no interval: yellow < 0.95 and blue > 1.05 are the \
+             reference's rule, not a call (repetitions = 3 in an experiment give intervals); gray = insert SLA missed"
+        )
+    }
+}
+
 /// The rate grids: absolute operations/s per step, relative to the base, and (with query steps) the
 /// insert rate achieved against its target.
 pub fn rate_grids(c: &Comparison) -> Vec<(String, Grid)> {
@@ -373,7 +393,13 @@ pub fn rate_grids(c: &Comparison) -> Vec<(String, Grid)> {
                 None => a.push((status_text(cell), Colour::None)),
             }
             match cell.relative {
-                Some(v) if v.is_finite() => r.push((format!("{v:.2}"), cell.relative_colour)),
+                Some(v) if v.is_finite() => r.push((
+                    match cell.relative_ci {
+                        Some((lo, hi)) => format!("{v:.2} ({lo:.2}–{hi:.2})"),
+                        None => format!("{v:.2}"),
+                    },
+                    cell.relative_colour,
+                )),
                 Some(_) => r.push(("inf".into(), cell.relative_colour)),
                 None => r.push((status_text(cell), Colour::None)),
             }
@@ -400,11 +426,12 @@ pub fn rate_grids(c: &Comparison) -> Vec<(String, Grid)> {
     let mut out = vec![
         (
             "Throughput (operations/s: inserted rows for l.i0, l.i1, l.i2; indexed rows for l.x; queries for query \
-             steps). Per column red = bottom quartile, green = top quartile, gray = insert SLA missed"
+             steps). Per column, with 4 servers or more, red = bottom quartile, green = top quartile; gray = \
+             insert SLA missed"
                 .to_string(),
             abs,
         ),
-        (format!("Relative to {base} (yellow < 0.95, blue > 1.05, gray = insert SLA missed)"), rel),
+        (relative_caption(c, &base), rel),
     ];
     if !query_cols.is_empty() {
         out.push(("Insert rate achieved in the query steps (red: below 95 % of the target)".to_string(), iput));

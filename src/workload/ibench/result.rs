@@ -262,6 +262,12 @@ impl StepResult {
     pub fn sla_failed(&self) -> bool {
         self.sla.is_some_and(|s| !s.passed)
     }
+
+    /// True when the cleanup ran to its end without doing all it says (a setting it could not change
+    /// for want of a privilege, binary logs it could not reset): its notes say what.
+    pub fn fell_short(&self) -> bool {
+        self.step == super::options::Step::Cleanup && self.status == StepStatus::Done && !self.notes.is_empty()
+    }
 }
 
 /// A step that did not run.

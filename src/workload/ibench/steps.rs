@@ -432,6 +432,7 @@ fn finish(
         _ => "insert",
     };
     r.efficiency = measure::efficiency(per, r.operations, r.inserted_rows, &deltas, p.run.rss_max);
+    r.notes.extend(measure::coarse_cpu_note(&deltas));
     r.store_efficiency = measure::store_efficiency(r.operations, &deltas);
     r.host_totals = deltas.host.as_ref().map(|h| (measure::host_busy_us(h), h.ctxt_switches));
     r.status_deltas = deltas.status;

@@ -190,6 +190,7 @@ pub fn sections(s: &StoredRuns<'_>) -> Vec<Section> {
                                 },
                                 efficiency: mean_efficiency(&effs),
                                 latency: latency(&reps, st.kind()),
+                                rates: reps.iter().map(|r| summary(r).tps).collect(),
                             }
                         })
                         .collect();
