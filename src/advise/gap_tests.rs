@@ -58,6 +58,7 @@ fn result(advised: f64, dedicated: f64, fates: Vec<Fate>) -> SearchResult {
         steps: vec![],
         conclusion: Conclusion::Recommended,
         notes: vec![],
+        undecided: vec![],
     }
 }
 

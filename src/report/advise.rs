@@ -98,6 +98,29 @@ fn conclusion_text(r: &AdviseReport) -> String {
         Conclusion::NothingProven => "nothing is recommended: no value was proven to help on this workload".into(),
         Conclusion::BudgetTooSmall => "nothing is recommended: the budget was too small to prove anything".into(),
         Conclusion::NotConfirmed => "nothing is recommended: the confirmation did not hold".into(),
+        Conclusion::Undecided => {
+            let open: Vec<String> = res
+                .undecided
+                .iter()
+                .map(|u| {
+                    let more = match u.would_need {
+                        Some(n) if n > u.repetitions => {
+                            format!("about {} more runs per config would tell", n - u.repetitions)
+                        }
+                        Some(_) => "another screening round would tell".to_string(),
+                        None => "more runs than can be planned would be needed".to_string(),
+                    };
+                    format!(
+                        "{} ({}) at {} over {} runs per config; {more}",
+                        u.group,
+                        u.variables.join(", "),
+                        u.change,
+                        u.repetitions
+                    )
+                })
+                .collect();
+            format!("undecided, not \"nothing helps\": the budget ended with {}", open.join("; "))
+        }
         Conclusion::Failed => "nothing is recommended: the current config could not be measured".into(),
     }
 }

@@ -68,6 +68,7 @@ fn report() -> AdviseReport {
         steps: vec![],
         conclusion: Conclusion::Recommended,
         notes: vec![],
+        undecided: vec![],
     };
     AdviseReport {
         target: "build system".into(),

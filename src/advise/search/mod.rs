@@ -461,6 +461,7 @@ pub fn search(
             steps: vec![],
             conclusion: Conclusion::NothingProven,
             notes: vec![],
+            undecided: vec![],
         },
         reserve_configs: 0,
         screen_reps: settings.screen_repetitions,
@@ -528,18 +529,40 @@ pub fn search(
     if advised.is_empty() && traded.is_empty() && trial.is_empty() {
         s.out.conclusion = Conclusion::NothingProven;
         s.out.notes.push("no value was proven to help: nothing is recommended and there is nothing to confirm".into());
+        // A group the budget left open is not "nothing helps": say what would decide it.
+        s.settle_undecided();
         return Ok(s.out);
     }
     s.reserve_configs = 0;
     s.confirm(&advised, &trial, &traded, bench)?;
+    s.settle_undecided();
     Ok(s.out)
+}
+
+impl Search<'_> {
+    /// Keeps the undecided groups none of whose values was decided later (recommended, slower, no
+    /// effect, withdrawn), and calls the search undecided, not "nothing proven", when any is left.
+    fn settle_undecided(&mut self) {
+        let fates = &self.out.fates;
+        let cands = self.cands;
+        self.out.undecided.retain(|u| {
+            u.variables.iter().all(|v| {
+                cands.iter().position(|c| &c.variable == v).is_none_or(|i| matches!(fates[i], Fate::NotProven(_)))
+            })
+        });
+        if self.out.conclusion == Conclusion::NothingProven && !self.out.undecided.is_empty() {
+            self.out.conclusion = Conclusion::Undecided;
+        }
+    }
 }
 
 mod gains;
 use gains::{alone, contribution, could_detect, describe, gain, gain_hi, gain_lo, no_difference, proven_alone};
 
 mod result;
-pub use result::{Conclusion, ConfirmRow, Confirmation, Contribution, Fate, Screened, SearchResult, StepRecord};
+pub use result::{
+    Conclusion, ConfirmRow, Confirmation, Contribution, Fate, Screened, SearchResult, StepRecord, Undecided,
+};
 
 mod steps;
 

@@ -124,6 +124,9 @@ pub enum Conclusion {
     BudgetTooSmall,
     /// The confirmation did not hold: nothing is recommended.
     NotConfirmed,
+    /// Nothing was proven, but the budget ended with a group still open: faster by its estimate and a
+    /// worthwhile gain not excluded ([`SearchResult::undecided`] says how many more runs would tell).
+    Undecided,
     /// The current config could not be measured.
     Failed,
 }
@@ -158,6 +161,25 @@ pub struct SearchResult {
     pub conclusion: Conclusion,
     /// Caveats.
     pub notes: Vec<String>,
+    /// Groups the screening left open when the budget ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undecided: Vec<Undecided>,
+}
+
+/// A screened group still open when the budget ended: neither shown faster nor a worthwhile gain
+/// excluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Undecided {
+    /// The group's area label (`buffer pool`).
+    pub group: String,
+    /// Its variables.
+    pub variables: Vec<String>,
+    /// Its change against the current config over all its screening rounds, as `describe` writes it.
+    pub change: String,
+    /// Screening repetitions it had, per config.
+    pub repetitions: usize,
+    /// Repetitions per config that would call its observed gain with 80 % power, when plannable.
+    pub would_need: Option<usize>,
 }
 
 impl SearchResult {

@@ -17,8 +17,8 @@ use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 /// The fate text of a value the attribution could not resolve within the budget.
 pub(super) const UNRESOLVED: &str = "not resolved within the budget";
 
-/// How many extra screening rounds an unclear group gets at most.
-const RESCREENS: usize = 2;
+/// How many extra screening rounds an unclear group gets at most (the budget usually ends them first).
+const RESCREENS: usize = 8;
 
 /// A screened group's values over the rounds it ran in, with the current config's values from those
 /// rounds and only those: a group is judged against the runs it was interleaved with, so a round that
@@ -36,7 +36,8 @@ impl Search<'_> {
     /// effect nor exclude one worth having (no significant change, a gain by the point estimate, and the
     /// interval's upper end beyond the noise band and [`TARGET_EFFECT`]), pooling the new values with the earlier ones, while the budget leaves room for
     /// the round and an attribution probe after it (at most [`RESCREENS`] rounds). Unused budget goes
-    /// to deciding these groups instead of calling them "no effect" on too few values.
+    /// to deciding these groups instead of calling them "no effect" on too few values; those the budget
+    /// leaves open are recorded as [`super::Undecided`], with the repetitions that would decide them.
     pub(super) fn rescreen(
         &mut self,
         groups: &[(Area, Vec<usize>)],
@@ -45,21 +46,13 @@ impl Search<'_> {
     ) -> Result<()> {
         let reps = self.screen_reps;
         for _ in 0..RESCREENS {
-            let unclear: Vec<usize> = (0..groups.len())
-                .filter(|&k| {
-                    let Ok(p) = &pooled[k] else { return false };
-                    self.compare(&p.base, &p.values).is_some_and(|c| {
-                        c.verdict == Verdict::NoSignificantChange
-                            && gain(&c) > 0.0
-                            && gain_hi(&c) > c.noise_band.max(TARGET_EFFECT)
-                    })
-                })
-                .collect();
+            let unclear = self.unclear(pooled);
             if unclear.is_empty() {
                 return Ok(());
             }
             let need = bench.cost(1 + unclear.len(), reps) + bench.cost(2, self.s.attribution_repetitions);
             if need > self.left(bench) {
+                self.record_undecided(groups, pooled, &unclear);
                 self.out.notes.push(format!(
                     "{} screened group(s) stayed unclear (faster, but not significantly, and a \
                      worthwhile gain not excluded); another screening round and an attribution probe need about {} s, {} s are left",
@@ -91,7 +84,58 @@ impl Search<'_> {
                 }
             }
         }
+        let still = self.unclear(pooled);
+        self.record_undecided(groups, pooled, &still);
         Ok(())
+    }
+
+    /// The groups whose pooled screening is unclear: no significant change, a gain by the point
+    /// estimate, and the interval's upper end beyond the noise band and [`TARGET_EFFECT`].
+    fn unclear(&self, pooled: &[std::result::Result<Pooled, String>]) -> Vec<usize> {
+        (0..pooled.len())
+            .filter(|&k| {
+                let Ok(p) = &pooled[k] else { return false };
+                self.compare(&p.base, &p.values).is_some_and(|c| {
+                    c.verdict == Verdict::NoSignificantChange
+                        && gain(&c) > 0.0
+                        && gain_hi(&c) > c.noise_band.max(TARGET_EFFECT)
+                })
+            })
+            .collect()
+    }
+
+    /// Records the `unclear` groups as undecided, with the repetitions per config that would call the
+    /// gain their screening estimates (80 % power, the search's confidence and noise band).
+    fn record_undecided(
+        &mut self,
+        groups: &[(Area, Vec<usize>)],
+        pooled: &[std::result::Result<Pooled, String>],
+        unclear: &[usize],
+    ) {
+        for &k in unclear {
+            let Ok(p) = &pooled[k] else { continue };
+            let Some(c) = self.compare(&p.base, &p.values) else { continue };
+            let cv = |xs: &[f64]| stats::coefficient_of_variation(xs).unwrap_or(0.0);
+            let cfg = &self.s.compare;
+            let need = stats::repetitions_for(
+                cv(&p.base),
+                cv(&p.values),
+                gain(&c).abs().max(cfg.noise_band * 1.5),
+                cfg.bootstrap.confidence,
+                cfg.noise_band,
+                stats::DEFAULT_POWER,
+            );
+            self.out.undecided.push(super::Undecided {
+                group: groups[k].0.label().to_string(),
+                variables: groups[k].1.iter().map(|&i| self.cands[i].variable.clone()).collect(),
+                change: describe(&c),
+                repetitions: p.values.len(),
+                would_need: match need {
+                    Ok(stats::RepetitionsNeeded::PerSide(n)) => Some(n),
+                    _ => None,
+                },
+            });
+        }
     }
 }
 

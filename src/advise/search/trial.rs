@@ -4,7 +4,8 @@
 //! leave-one-out comparison, so it can be recommended on it; several trades on trial together are
 //! measured as a tier and reported, never recommended, since which of them pays was not attributed.
 
-use super::{Confirmation, Fate, Group, Search, Tier, alone, could_detect, describe, gain, gain_lo};
+use super::{Confirmation, Fate, Group, Search, Tier, alone, could_detect, describe, gain, gain_hi, gain_lo};
+use crate::stats::power::TARGET_EFFECT;
 use crate::stats::{Comparison, Verdict};
 
 /// The fate text of a value on trial until the confirmation decides it.
@@ -128,19 +129,45 @@ impl Search<'_> {
                 )),
                 None,
             ),
-            Some(x) => (
-                Fate::NotProven(format!(
-                    "screened faster, but the confirmation, which measured it alone, did not show it faster: {}{could}",
-                    describe(x)
-                )),
-                None,
-            ),
+            Some(x) => {
+                self.open_after_confirmation(i, x, c);
+                (
+                    Fate::NotProven(format!(
+                        "screened faster, but the confirmation, which measured it alone, did not show it faster: {}{could}",
+                        describe(x)
+                    )),
+                    None,
+                )
+            }
             None => (Fate::NotProven("the confirmation could not measure it".into()), None),
         };
         let recommended = fate.recommended().is_some();
         self.out.fates[i] = fate;
         self.out.contributions[i] = contribution;
         recommended
+    }
+
+    /// Records value `i` as undecided when the confirmation, which measured it alone, left it faster by
+    /// its estimate with a worthwhile gain not excluded: the repetitions that would call that gain are
+    /// scaled from the confirmation's detectable change (its width shrinks as √n).
+    fn open_after_confirmation(&mut self, i: usize, x: &Comparison, c: &Confirmation) {
+        if !(gain(x) > 0.0 && gain_hi(x) > x.noise_band.max(TARGET_EFFECT)) {
+            return;
+        }
+        let target = gain(x).max(1.5 * x.noise_band);
+        let reps = c.repetitions as usize;
+        let would_need = c.rows.last().and_then(|r| r.detectable).map(|d| {
+            let scaled = (reps as f64 * (d / target).powi(2)).ceil();
+            (scaled as usize).max(reps + 1)
+        });
+        self.out.undecided.retain(|u| !u.variables.contains(&self.cands[i].variable));
+        self.out.undecided.push(super::Undecided {
+            group: self.cands[i].area.label().to_string(),
+            variables: vec![self.cands[i].variable.clone()],
+            change: describe(x),
+            repetitions: reps,
+            would_need,
+        });
     }
 
     /// Decides the durability trades on trial: one trade is recommended in its tier when the
