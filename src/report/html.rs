@@ -32,7 +32,8 @@ fn breakable(text: &str) -> String {
 }
 
 /// Sections in HTML (see [`super::writer::Writer`]); pictures are shown each in an inline frame of
-/// its own, so that the flame graphs' scripts (zoom, search) work and do not meet.
+/// its own, so that the flame graphs' scripts (zoom, search) work and do not meet, sandboxed: the
+/// script runs with an origin of its own and cannot reach the page.
 pub struct HtmlWriter<'a> {
     /// Where the HTML goes.
     pub out: &'a mut String,
@@ -74,8 +75,8 @@ impl super::writer::Writer for HtmlWriter<'_> {
         let height = svg_height(svg).unwrap_or(600) + 8;
         let _ = writeln!(
             self.out,
-            "<figure class=\"flame\"><iframe title=\"{}\" style=\"width:100%;height:{height}px;border:0\" \
-             srcdoc=\"{}\"></iframe><figcaption>{}</figcaption></figure>",
+            "<figure class=\"flame\"><iframe title=\"{}\" sandbox=\"allow-scripts\" \
+             style=\"width:100%;height:{height}px;border:0\" srcdoc=\"{}\"></iframe><figcaption>{}</figcaption></figure>",
             escape(caption),
             escape(svg),
             escape(caption)
