@@ -1,6 +1,7 @@
 //! The layering of the source tree: no folder imports a folder that imports it back, and inside a
-//! folder no file (or sub-folder) imports one that imports it back. Read from the `crate::` and
-//! `super::` paths of every file under src/, comments and `#[cfg(test)]` items left out (tests may
+//! folder no file (or sub-folder) imports one that imports it back. Read as the compiler reads each
+//! file under src/ (parsed with syn): `use` trees with their brace groups, paths from `crate`,
+//! `super` and `self` in code, types and macro arguments; `#[cfg(test)]` items left out (tests may
 //! reach anywhere).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,63 +28,131 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The lines of `text` outside comments and `#[cfg(test)]` items.
-fn code_lines(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let t = line.trim_start();
-        if t.starts_with("//") {
-            continue;
-        }
-        if line.starts_with("#[cfg(test)]") {
-            // Skip the item: one `mod x;` line, or a block up to its closing brace at column 0.
-            for next in lines.by_ref() {
-                if next.starts_with("mod ") && next.trim_end().ends_with(';') || next.starts_with('}') {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(line);
-    }
-    out
+/// Every module path a file refers to, resolved to absolute paths from the crate root, as the compiler
+/// reads the file (syn): every `use` tree, brace groups included (`use super::{html, markdown}`), every
+/// path in code and types that starts at `crate`, `super` or `self`, and those inside macro calls;
+/// items under `#[cfg(test)]` are left out (tests may reach anywhere).
+fn references(module: &[String], is_mod_file: bool, text: &str) -> BTreeSet<Vec<String>> {
+    // `self::` names the file's module and `super::` its parent, in a mod.rs as in any other file
+    // (`module_of` names a mod.rs by its folder).
+    let _ = is_mod_file;
+    let file = syn::parse_file(text).unwrap_or_else(|e| panic!("{}: {e}", module.join("/")));
+    let mut r = Refs { here: module.to_vec(), out: BTreeSet::new() };
+    syn::visit::Visit::visit_file(&mut r, &file);
+    r.out
 }
 
-/// Every module path a file refers to, resolved to absolute paths from the crate root.
-fn references(module: &[String], is_mod_file: bool, text: &str) -> BTreeSet<Vec<String>> {
-    let mut out = BTreeSet::new();
-    // The module a `super::` in this file is relative to.
-    let parent: Vec<String> = if is_mod_file {
-        module[..module.len().saturating_sub(1)].to_vec()
-    } else {
-        module[..module.len() - 1].to_vec()
-    };
-    for line in code_lines(text) {
-        let bytes = line.as_bytes();
-        for start in ["crate::", "super::"] {
-            let mut from = 0;
-            while let Some(i) = line[from..].find(start) {
-                let at = from + i;
-                from = at + start.len();
-                if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_' || bytes[at - 1] == b':') {
-                    continue;
+/// Collects the references of one file.
+struct Refs {
+    /// The file's own module path.
+    here: Vec<String>,
+    out: BTreeSet<Vec<String>>,
+}
+
+impl Refs {
+    /// Resolves `segments` (starting at `crate`, `super` or `self`) and records it.
+    fn add(&mut self, segments: &[String]) {
+        let Some(first) = segments.first() else { return };
+        let mut base = match first.as_str() {
+            "crate" => Vec::new(),
+            "super" | "self" => self.here.clone(),
+            _ => return,
+        };
+        let mut rest = &segments[1..];
+        if first == "super" {
+            base.pop();
+        }
+        while rest.first().is_some_and(|s| s == "super") {
+            base.pop();
+            rest = &rest[1..];
+        }
+        base.extend(rest.iter().filter(|s| *s != "self").cloned());
+        self.out.insert(base);
+    }
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                prefix.push(n.ident.to_string());
+                self.add(&prefix.clone());
+                prefix.pop();
+            }
+            syn::UseTree::Rename(n) => {
+                prefix.push(n.ident.to_string());
+                self.add(&prefix.clone());
+                prefix.pop();
+            }
+            syn::UseTree::Glob(_) => self.add(&prefix.clone()),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, t);
                 }
-                let rest: String =
-                    line[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':').collect();
-                let mut parts: Vec<&str> = rest.split("::").filter(|p| !p.is_empty()).collect();
-                let mut base = if parts.first() == Some(&"crate") { Vec::new() } else { parent.clone() };
-                parts.remove(0);
-                while parts.first() == Some(&"super") {
-                    parts.remove(0);
-                    base.pop();
-                }
-                base.extend(parts.iter().map(|p| p.to_string()));
-                out.insert(base);
             }
         }
     }
-    out
+}
+
+fn is_test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|a| a.path().is_ident("cfg") && a.meta.require_list().is_ok_and(|l| l.tokens.to_string().trim() == "test"))
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Refs {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Struct(s) => &s.attrs,
+            syn::Item::Enum(e) => &e.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Static(s) => &s.attrs,
+            syn::Item::Trait(t) => &t.attrs,
+            syn::Item::Type(t) => &t.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !is_test_only(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&mut Vec::new(), &u.tree);
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.add(&segments);
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // Macro arguments are tokens to syn: find `crate :: a :: b` and `super :: x` runs in them.
+        let text = m.tokens.to_string().replace(" :: ", "::");
+        for start in ["crate::", "super::", "self::"] {
+            let mut from = 0;
+            while let Some(i) = text[from..].find(start) {
+                let at = from + i;
+                from = at + start.len();
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let run: String =
+                    text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':').collect();
+                let segments: Vec<String> = run.split("::").filter(|p| !p.is_empty()).map(str::to_string).collect();
+                self.add(&segments);
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
 }
 
 /// The cycles (strongly connected components of more than one node) of a graph.
@@ -185,18 +254,29 @@ fn no_file_imports_a_file_of_its_folder_that_imports_it_back() {
 
 #[test]
 fn the_reader_sees_a_cycle_when_there_is_one() {
-    let a = vec!["a".to_string()];
-    let text_a = "use crate::b::X;\n// use crate::c::Y;\n";
-    let refs = references(&a, false, text_a);
-    assert!(refs.contains(&vec!["b".to_string(), "X".to_string()]));
-    assert!(!refs.iter().any(|r| r[0] == "c"), "comments are not imports");
+    let v = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let text_a = "use crate::b::X;\n// use crate::c::Y;\nfn f() { let _ = \"crate::d::Z\"; }\n";
+    let refs = references(&v(&["a"]), false, text_a);
+    assert!(refs.contains(&v(&["b", "X"])));
+    assert!(!refs.iter().any(|r| r[0] == "c" || r[0] == "d"), "comments and strings are not imports: {refs:?}");
     let tests = "use super::x;\n#[cfg(test)]\nmod tests {\n    use crate::z::Q;\n}\nuse crate::y::P;\n";
-    let refs = references(&["f".to_string(), "g".to_string()], false, tests);
-    assert!(
-        refs.contains(&vec!["f".to_string(), "x".to_string()])
-            && refs.contains(&vec!["y".to_string(), "P".to_string()])
-    );
+    let refs = references(&v(&["f", "g"]), false, tests);
+    assert!(refs.contains(&v(&["f", "x"])) && refs.contains(&v(&["y", "P"])));
     assert!(!refs.iter().any(|r| r[0] == "z"), "test modules are left out: {refs:?}");
+    // What a line reader missed: brace groups, bare calls through an imported module, macro arguments.
+    let text = "use super::{html, markdown::write};\nfn f() { html::g(); super::svg::h(); format!(\"{}\", crate::fmt::p(1)); }\n";
+    let refs = references(&v(&["report", "explain", "render"]), false, text);
+    for want in [
+        v(&["report", "explain", "html"]),
+        v(&["report", "explain", "markdown", "write"]),
+        v(&["report", "explain", "svg", "h"]),
+        v(&["fmt", "p"]),
+    ] {
+        assert!(refs.contains(&want), "{want:?} in {refs:?}");
+    }
+    // In a mod.rs, `super::` is the folder's parent.
+    let refs = references(&v(&["report", "explain"]), true, "use super::tables::T;\n");
+    assert!(refs.contains(&v(&["report", "tables", "T"])), "{refs:?}");
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     g.insert("a".into(), ["b".to_string()].into());
     g.insert("b".into(), ["c".to_string()].into());

@@ -35,7 +35,7 @@ pub mod svg;
 pub mod tables;
 pub mod terminal;
 pub mod variables;
-pub mod writer;
+pub mod writers;
 
 use std::fmt as stdfmt;
 use std::str::FromStr;

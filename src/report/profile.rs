@@ -9,7 +9,7 @@ use super::model::CompareReport;
 pub use super::profile_model::{ProfileSection, ProfileSide};
 use super::select::Selected;
 use super::tables::{Cell, Table, Tone};
-use super::writer::Writer;
+use super::writers::Writer;
 use crate::error::Result;
 use crate::profile::diff::{self, CostKind, DiffConfig, DiffRow, Differential, RunCosts};
 use crate::profile::{Profile, flame};

@@ -6,7 +6,7 @@
 use super::fmt;
 use super::model::CompareReport;
 use super::tables::{Cell, Table, Tone};
-use super::writer::Writer;
+use super::writers::Writer;
 use crate::stats::Verdict;
 use crate::workload::script::stored::{Section, short};
 

@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::report::model::CompareReport;
 use crate::report::select::{LoadedRun, Selected, Selection, stored_sections};
 use crate::report::svg::{Svg, color, nice_ticks, tick_label, truncate};
-use crate::report::{html, markdown};
+use crate::report::writers::{html, markdown};
 
 use crate::explain::diffvars::{self, Snapshot, VarChanges};
 use crate::explain::section::{self, ExplainSection};

@@ -10,7 +10,7 @@ use crate::explain::diffvars::{VarChanges, VarDiff};
 use crate::explain::runner::{ExplainReport, SkipReason};
 use crate::explain::series::SeriesReport;
 use crate::report::tables::{Cell, Table, Tone};
-use crate::report::{markdown, terminal};
+use crate::report::writers::{markdown, text as terminal};
 
 /// How the commands print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

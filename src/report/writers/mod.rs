@@ -1,6 +1,13 @@
 //! What a report section writes, whatever the format: a section made of headings, tables, lines and
-//! figures is written once against [`Writer`], and each format (terminal, markdown, HTML) renders the
-//! pieces in its own markup.
+//! figures is written once against [`Writer`], and each format (terminal text, markdown, HTML) renders
+//! the pieces in its own markup, in a file of its own here. These are the primitives the whole-report
+//! renderers (`report::terminal`, `report::markdown`, `report::html`) and the sections (explain,
+//! advise, profile, statements) share; they import nothing of either, so that no section imports a
+//! renderer that imports it back.
+
+pub mod html;
+pub mod markdown;
+pub mod text;
 
 use super::tables::Table;
 
