@@ -13,7 +13,7 @@ use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use versus::experiment::spec::WorkloadDef;
 use versus::experiment::{ExperimentFile, Plan};
-use versus::explain::bisect::{Candidate, Probe, Purpose, Step};
+use versus::explain::bisect::{BisectStep, Probe, Purpose, Suspect};
 use versus::explain::diffvars::{Change, Origin, VarDiff};
 use versus::explain::runner::{ExplainOptions, SkipReason, step_experiment};
 use versus::explain::targets::{TargetSpec, capture_live};
@@ -546,8 +546,8 @@ fn versus_cmd(home: &std::path::Path) -> Command {
 fn the_report_explains_a_stored_explain_experiment() {
     let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
     let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
-    let c = vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
-    let step = Step {
+    let c = vec![Suspect::new("innodb_flush_log_at_trx_commit", "2", "1"), Suspect::new("sync_binlog", "0", "1")];
+    let step = BisectStep {
         number: 3,
         purpose: Purpose::Confirm,
         probes: vec![Probe::B, Probe::A, Probe::Set(vec![1]), Probe::Set(vec![0]), Probe::Set(vec![0, 1])],
@@ -602,8 +602,8 @@ fn the_report_explains_a_stored_explain_experiment() {
 fn the_report_reads_a_confirmation_cut_to_the_budget() {
     let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
     let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
-    let c = vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
-    let step = Step {
+    let c = vec![Suspect::new("innodb_flush_log_at_trx_commit", "2", "1"), Suspect::new("sync_binlog", "0", "1")];
+    let step = BisectStep {
         number: 3,
         purpose: Purpose::Confirm,
         probes: vec![Probe::B, Probe::A, Probe::Set(vec![1]), Probe::Set(vec![0, 1])],

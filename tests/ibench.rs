@@ -14,7 +14,7 @@ use versus::driver::Driver;
 use versus::driver::mysql::MysqlDriver;
 use versus::server::Sandbox;
 use versus::workload::ibench::compare::{self, Colour, SideInput};
-use versus::workload::ibench::{self, IbenchResult, NoProbe, Options, Probe, Quiet, Step, StepStatus};
+use versus::workload::ibench::{self, IbenchResult, NoProbe, Options, Quiet, ServerProbe, Step, StepStatus};
 
 /// The tests that run servers take turns: a measurement beside another one on a small machine would
 /// miss its insert-rate target for reasons that are not the server's.
@@ -33,7 +33,7 @@ fn driver(sb: &Sandbox) -> Arc<dyn Driver> {
 
 /// The sandbox's process for the efficiency figures.
 struct Pid(u32);
-impl Probe for Pid {
+impl ServerProbe for Pid {
     fn server_pid(&mut self) -> Option<u32> {
         Some(self.0)
     }
@@ -54,7 +54,7 @@ fn small() -> Options {
 
 /// Prints the interval lines (the test harness shows them when a test fails).
 struct Lines;
-impl ibench::Observer for Lines {
+impl ibench::StepObserver for Lines {
     fn step_started(&mut self, step: Step) {
         println!("{}", ibench::report::interval_header(step));
     }

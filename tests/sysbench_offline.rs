@@ -268,7 +268,7 @@ fn mock_run_seen(
     test: Test,
     extra: &str,
     driver: MockDriver,
-    obs: &mut dyn runner::Observer,
+    obs: &mut dyn runner::IntervalObserver,
 ) -> versus::Result<RunResult> {
     let mut args: Vec<String> = vec![test.name().to_string()];
     args.extend(extra.split_whitespace().map(String::from));
@@ -469,7 +469,7 @@ fn warmup_and_checkpoints() {
         warmups: usize,
         checkpoints: Vec<u64>,
     }
-    impl runner::Observer for Seen {
+    impl runner::IntervalObserver for Seen {
         fn warmup_done(&mut self) {
             self.warmups += 1;
         }

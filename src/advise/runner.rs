@@ -16,13 +16,13 @@ use super::memory::{MemoryEstimate, worst_case};
 use super::model::{AdviseOptions, AdviseReport, DESCRIPTION_MARKER};
 use super::rules::{Candidate, Considered, candidates};
 use super::samples::{probe_facts, samples_at_least};
-use super::search::{self, Bench, ConfigResult, SearchResult, SearchSettings, Step, step_cost};
+use super::search::{self, Bench, ConfigResult, SearchResult, SearchSettings, SearchStep, step_cost};
 use crate::error::{Error, Result};
 use crate::experiment::progress::human;
 use crate::experiment::sandbox_executor::SandboxExecutor;
 use crate::experiment::spec::{ConfigDef, TargetDef};
 use crate::experiment::{ExperimentFile, Pace, Plan, Progress, RunOptions};
-use crate::explain::bisect::Candidate as BisectCandidate;
+use crate::explain::bisect::Suspect;
 use crate::explain::preflight::preflight;
 use crate::explain::runner::{run_step_until, set_table};
 use crate::explain::skip::Skipped;
@@ -155,7 +155,7 @@ impl ServerBench<'_> {
 }
 
 impl Bench for ServerBench<'_> {
-    fn measure(&mut self, step: &Step, cands: &[Candidate]) -> Result<Vec<ConfigResult>> {
+    fn measure(&mut self, step: &SearchStep, cands: &[Candidate]) -> Result<Vec<ConfigResult>> {
         let phase = match step.phase {
             search::Phase::Screen => "screen".to_string(),
             search::Phase::Rung(k) => format!("rung{k}"),
@@ -396,9 +396,9 @@ pub fn advise(
         let mut refused = Vec::new();
         if !cands.is_empty() {
             (bench.log)(&format!("checking that the server starts with each of {} candidate value(s)", cands.len()));
-            let as_bisect: Vec<BisectCandidate> = cands
+            let as_bisect: Vec<Suspect> = cands
                 .iter()
-                .map(|c| BisectCandidate::new(c.variable.clone(), c.value.clone(), c.old.clone().unwrap_or_default()))
+                .map(|c| Suspect::new(c.variable.clone(), c.value.clone(), c.old.clone().unwrap_or_default()))
                 .collect();
             let (ok, skipped) = preflight(home, current, as_bisect, &work, &mut *bench.log)?;
             cands.retain(|c| ok.iter().any(|o| o.name == c.variable && o.a == c.value));

@@ -9,8 +9,8 @@ use clap::{Args, Subcommand};
 
 use crate::error::{Error, Result};
 use crate::experiment::{ExperimentFile, Plan};
-use crate::fleet::follow::{self, TaskEnd, Verdict};
 use crate::fleet::k8s::{self, K8sOptions};
+use crate::fleet::requeue::{self, TaskEnd, Verdict};
 use crate::fleet::{FleetJob, slurm};
 use crate::server::Home;
 use crate::store::{Attempt, Location, Store};
@@ -144,8 +144,8 @@ fn write(out: Option<OutputFile>, text: &str) -> Result<Option<PathBuf>> {
 
 /// `sbatch --parsable SCRIPT`, then follows the job with `squeue` every 2 s until every block has
 /// ended. A task that left the queue without finishing its block (killed, its node lost, cancelled
-/// alone) is put back with `scontrol requeue` (at most [`follow::MAX_REQUEUES`] times per block; see
-/// `fleet::follow`); the store says which blocks are complete. When the store (or squeue) does not
+/// alone) is put back with `scontrol requeue` (at most [`requeue::MAX_REQUEUES`] times per block; see
+/// `fleet::requeue`); the store says which blocks are complete. When the store (or squeue) does not
 /// answer, nothing is judged: the follower reconnects every 2 s for up to `wait`, then gives up on the
 /// blocks not yet judged. Exit code 0 only when every block is complete; otherwise the incomplete
 /// blocks are named with the command that finishes them.
@@ -176,7 +176,7 @@ fn submit(
     let start = Instant::now();
     let blocks = u32::try_from(job.blocks).unwrap_or(u32::MAX);
     let mut store = Some(store);
-    let mut outage = follow::Outage::default();
+    let mut outage = requeue::Outage::default();
     let mut settled: BTreeMap<u32, Verdict> = BTreeMap::new();
     let mut requeued: BTreeMap<u32, u32> = BTreeMap::new();
     // Blocks requeued and not yet seen back in the queue, with when.
@@ -205,11 +205,11 @@ fn submit(
             Err(e) => {
                 store = None;
                 match outage.failed(Instant::now(), wait) {
-                    follow::OutageStep::Began => {
+                    requeue::OutageStep::Began => {
                         say(format!("{e}; waiting up to {wait:.0?} for it before judging any block"))
                     }
-                    follow::OutageStep::Goes => {}
-                    follow::OutageStep::GaveUp(down) => {
+                    requeue::OutageStep::Goes => {}
+                    requeue::OutageStep::GaveUp(down) => {
                         let why = format!("not known to be complete: nothing could be read for {down:.0?} ({e})");
                         for k in 0..blocks {
                             settled.entry(k).or_insert_with(|| Verdict::Incomplete(why.clone()));
@@ -237,13 +237,13 @@ fn submit(
             job_cancelled |= !started && end.state.as_deref() == Some("CANCELLED");
             ended.push((k, task, end));
         }
-        let context = follow::job_context(job_cancelled, queue.len());
+        let context = requeue::job_context(job_cancelled, queue.len());
         for (k, task, end) in ended {
             let n = requeued.get(&k).copied().unwrap_or(0);
-            match follow::judge(k, &attempts, &end, n, context) {
+            match requeue::judge(k, &attempts, &end, n, context) {
                 Verdict::Requeue(why) => match requeue(&task) {
                     Ok(()) => {
-                        say(format!("block {k}: {why}; requeued task {task} ({} of {})", n + 1, follow::MAX_REQUEUES));
+                        say(format!("block {k}: {why}; requeued task {task} ({} of {})", n + 1, requeue::MAX_REQUEUES));
                         requeued.insert(k, n + 1);
                         returning.insert(k, Instant::now());
                     }
@@ -290,7 +290,7 @@ fn submit(
         incomplete.len(),
         job.blocks,
         list.iter().map(u32::to_string).collect::<Vec<_>>().join(" "),
-        follow::finish_command(job, &list)
+        requeue::finish_command(job, &list)
     );
     Ok(1)
 }
@@ -341,7 +341,7 @@ fn task_end(task: &str) -> TaskEnd {
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| follow::parse_scontrol(&String::from_utf8_lossy(&o.stdout)))
+        .map(|o| requeue::parse_scontrol(&String::from_utf8_lossy(&o.stdout)))
         .unwrap_or_default()
 }
 

@@ -11,7 +11,9 @@ use super::output_file::OutputFile;
 use crate::driver::mysql::MysqlDriver;
 use crate::driver::{ConnectOptions, Driver, PsMode};
 use crate::error::{Error, Result};
-use crate::workload::ibench::{self, IbenchResult, IntervalLine, Observer, Options, Probe, Skipped, Step, StepResult};
+use crate::workload::ibench::{
+    self, IbenchResult, IntervalLine, Options, ServerProbe, Skipped, Step, StepObserver, StepResult,
+};
 
 /// `versus ibench`.
 #[derive(Debug, Args)]
@@ -215,13 +217,13 @@ impl RunArgs {
 }
 
 /// An admin connection for status counters, and the server's pid when it is local.
-struct ServerProbe {
+struct LocalServerProbe {
     conn: Option<mysql::Conn>,
     pid: Option<u32>,
 }
 
-impl ServerProbe {
-    fn new(a: &RunArgs) -> ServerProbe {
+impl LocalServerProbe {
+    fn new(a: &RunArgs) -> LocalServerProbe {
         let mut b = mysql::OptsBuilder::new()
             .user(Some(a.user.clone()))
             .pass(a.password.clone())
@@ -238,11 +240,11 @@ impl ServerProbe {
             let pid: u32 = std::fs::read_to_string(path?).ok()?.trim().parse().ok()?;
             (local && std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(pid)
         });
-        ServerProbe { conn, pid }
+        LocalServerProbe { conn, pid }
     }
 }
 
-impl Probe for ServerProbe {
+impl ServerProbe for LocalServerProbe {
     fn server_pid(&mut self) -> Option<u32> {
         self.pid
     }
@@ -258,12 +260,12 @@ impl Probe for ServerProbe {
 }
 
 /// Prints progress: the interval lines of each step, then one line per finished step.
-struct Progress {
+struct StepLines {
     to_stderr: bool,
     quiet: bool,
 }
 
-impl Progress {
+impl StepLines {
     fn line(&self, s: &str) {
         if self.quiet {
             return;
@@ -278,7 +280,7 @@ impl Progress {
     }
 }
 
-impl Observer for Progress {
+impl StepObserver for StepLines {
     fn step_started(&mut self, step: Step) {
         if step != Step::Cleanup {
             self.line(&ibench::report::interval_header(step));
@@ -334,9 +336,9 @@ pub fn run(args: IbenchArgs) -> Result<i32> {
         None => None,
     };
     let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(a.connect_options()));
-    let mut probe = ServerProbe::new(&a);
+    let mut probe = LocalServerProbe::new(&a);
     let json = a.format == RunFormat::Json;
-    let mut progress = Progress { to_stderr: json, quiet: a.quiet };
+    let mut progress = StepLines { to_stderr: json, quiet: a.quiet };
     progress.line(&banner(&opts));
     crate::interrupt::install();
     let r = ibench::run(&opts, driver, &mut probe, &mut progress, crate::interrupt::flag(), a.label.as_deref())?;

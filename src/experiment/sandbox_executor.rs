@@ -16,7 +16,7 @@ use crate::sampler::counters::{BINLOG_SYNCS_SQL, PS_BINLOG_SYNCS};
 use crate::server::affinity::{self, CpuSplit};
 use crate::server::{Home, Sandbox, SandboxSpec, admin, snapshot};
 use crate::store::StartRun;
-use crate::workload::{Endpoint, Observer, Probe, RunContext, RunOutcome, RunSettings, Session, Workload};
+use crate::workload::{Endpoint, RunContext, RunObserver, RunOutcome, RunSettings, ServerProbe, Session, Workload};
 
 /// Options given to `prepare` so that loading is fast and leaves no binary logs in the snapshot; they do
 /// not change the data.
@@ -51,18 +51,18 @@ struct ChainKey {
 struct Running {
     chain: Option<(ChainKey, u64)>,
     endpoint: Endpoint,
-    probe: ServerProbe,
+    probe: SandboxProbe,
     variables: Vec<(String, String)>,
     session: Session,
 }
 
 /// The server's process (a sandbox) and an admin connection.
-struct ServerProbe {
+struct SandboxProbe {
     sandbox: Option<Sandbox>,
     admin: mysql::Conn,
 }
 
-impl Probe for ServerProbe {
+impl ServerProbe for SandboxProbe {
     fn server_pid(&mut self) -> Option<u32> {
         self.sandbox.as_ref().map(|s| s.pid())
     }
@@ -86,7 +86,7 @@ struct Watch<'a> {
     progress: &'a mut Progress,
 }
 
-impl Observer for Watch<'_> {
+impl RunObserver for Watch<'_> {
     fn started(&mut self, start: StartRun) -> Result<()> {
         (self.started)(start)
     }
@@ -208,7 +208,7 @@ impl SandboxExecutor {
             TargetKind::External { address, user, password_env, database, .. } => {
                 let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
                 let admin = admin::connect_tcp(endpoint.port, user, Some(&endpoint.password), None)?;
-                (endpoint, ServerProbe { sandbox: None, admin })
+                (endpoint, SandboxProbe { sandbox: None, admin })
             }
             TargetKind::Sandbox { .. } => {
                 let dir = self.work.join("run");
@@ -241,7 +241,7 @@ impl SandboxExecutor {
                 progress.step("starting the server");
                 let sb = self.start_checked(plan, cell.target, spec, progress)?;
                 let admin = sb.connect_root()?;
-                (sandbox_endpoint(&sb), ServerProbe { sandbox: Some(sb), admin })
+                (sandbox_endpoint(&sb), SandboxProbe { sandbox: Some(sb), admin })
             }
         };
         let mut endpoint = endpoint;

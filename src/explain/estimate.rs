@@ -29,8 +29,8 @@ mod tests {
 
     /// A report frame with `n` candidates, 10-s runs and 90-s preparations.
     fn frame(n: usize, max_runs: usize, extra_preparations: usize) -> ExplainReport {
-        let candidates: Vec<crate::explain::bisect::Candidate> =
-            (0..n).map(|i| crate::explain::bisect::Candidate::new(format!("v{i}"), "1", "2")).collect();
+        let candidates: Vec<crate::explain::bisect::Suspect> =
+            (0..n).map(|i| crate::explain::bisect::Suspect::new(format!("v{i}"), "1", "2")).collect();
         serde_json::from_value(serde_json::json!({
             "a": "A", "b": "B", "versions": [null, null], "workload": "w", "threads": [1], "duration_s": 1,
             "repetitions": 2, "metric": "tps", "higher_is_better": true, "confidence": 0.95,

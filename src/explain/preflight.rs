@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::bisect::Candidate;
+use super::bisect::Suspect;
 use super::skip::{SkipReason, Skipped};
 use super::targets::{TargetSpec, session_values};
 use super::transfer::{charset_with, expectations, options_of, overrides_with, reported};
@@ -17,7 +17,7 @@ use crate::server::{Home, Sandbox, SandboxSpec, admin};
 fn try_start(
     home: &Home,
     b: &TargetSpec,
-    c: &[Candidate],
+    c: &[Suspect],
     set: &[usize],
     work: &Path,
 ) -> Result<std::result::Result<BTreeMap<String, String>, String>> {
@@ -51,7 +51,7 @@ fn try_start(
 
 /// The candidate a startup error names (`unknown variable 'x=…'`, `Error while setting value '…' to 'x'`):
 /// the first whose options set the variable named.
-pub(super) fn named_in_error(error: &str, c: &[Candidate], among: &[usize]) -> Option<usize> {
+pub(super) fn named_in_error(error: &str, c: &[Suspect], among: &[usize]) -> Option<usize> {
     let lower = error.to_ascii_lowercase();
     let set_names = among.iter().copied().find(|&i| {
         c[i].transfer.charset.as_ref().is_some_and(|cs| lower.contains(&cs.statement().to_ascii_lowercase()))
@@ -81,10 +81,10 @@ pub(super) fn named_in_error(error: &str, c: &[Candidate], among: &[usize]) -> O
 pub fn preflight(
     home: &Home,
     b: &TargetSpec,
-    candidates: Vec<Candidate>,
+    candidates: Vec<Suspect>,
     work: &Path,
     log: &mut dyn FnMut(&str),
-) -> Result<(Vec<Candidate>, Vec<Skipped>)> {
+) -> Result<(Vec<Suspect>, Vec<Skipped>)> {
     let mut live: Vec<usize> = (0..candidates.len()).collect();
     let mut refused: Vec<Skipped> = Vec::new();
     let skip = |i: usize, reason: SkipReason| Skipped {
@@ -178,9 +178,9 @@ mod tests {
 
     #[test]
     fn startup_errors_name_the_variable() {
-        let c: Vec<Candidate> = ["binlog_format", "sync_binlog", "innodb_adaptive_hash_index_parts"]
+        let c: Vec<Suspect> = ["binlog_format", "sync_binlog", "innodb_adaptive_hash_index_parts"]
             .iter()
-            .map(|n| Candidate::new(*n, "x", "y"))
+            .map(|n| Suspect::new(*n, "x", "y"))
             .collect();
         let all = [0, 1, 2];
         let maria = "server preflight: initialising the datadir failed: /usr/sbin/mariadbd: unknown variable \

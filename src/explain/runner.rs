@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::bisect::{self, Candidate, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Step};
+use super::bisect::{self, BisectStep, Measure, Probe, ProbeResult, Purpose, SearchConfig, SearchOutcome, Suspect};
 use super::diffvars::{self, VarDiff};
 use super::preflight::preflight;
 use super::steps::{Resume, Source, run_or_reuse};
@@ -109,7 +109,7 @@ pub struct ExplainReport {
     #[serde(default)]
     pub noise_band_source: String,
     /// The variables bisected, with both values.
-    pub candidates: Vec<Candidate>,
+    pub candidates: Vec<Suspect>,
     /// The differing variables left out, with why.
     pub skipped: Vec<Skipped>,
     /// Most runs allowed.
@@ -173,7 +173,7 @@ pub struct Prepared {
     /// The classified difference.
     pub diff: VarDiff,
     /// Variables B accepts with A's value.
-    pub candidates: Vec<Candidate>,
+    pub candidates: Vec<Suspect>,
     /// Variables left out.
     pub skipped: Vec<Skipped>,
     /// How the variables that are not simply `name=value` are given to B.
@@ -220,8 +220,8 @@ pub fn set_table(overrides: &[String]) -> Result<toml::Table> {
 pub fn step_experiment(
     a: &TargetSpec,
     b: &TargetSpec,
-    candidates: &[Candidate],
-    step: &Step,
+    candidates: &[Suspect],
+    step: &BisectStep,
     opts: &ExplainOptions,
     description: &str,
 ) -> Result<ExperimentFile> {
@@ -302,7 +302,7 @@ struct ServerMeasure<'a> {
 }
 
 impl Measure for ServerMeasure<'_> {
-    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ProbeResult>> {
+    fn measure(&mut self, step: &BisectStep, candidates: &[Suspect]) -> Result<Vec<ProbeResult>> {
         let file = step_experiment(self.a, self.b, candidates, step, self.opts, &self.description)?;
         let text =
             toml::to_string(&file).map_err(|e| Error::Other(format!("cannot write the step's experiment: {e}")))?;
@@ -385,7 +385,7 @@ fn frame(home: &Home, a: &TargetSpec, b: &TargetSpec, p: &Prepared, opts: &Expla
     let n = p.candidates.len();
     let est = |k| bisect::estimate_runs(n, k, &cfg);
     // A plan of the first step gives the time per run and per preparation.
-    let probes = Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A], repetitions: None };
+    let probes = BisectStep { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A], repetitions: None };
     let plan = Plan::for_home(&step_experiment(a, b, &p.candidates, &probes, opts, "")?, Path::new("/"), home)
         .map_err(Error::Other)?;
     let per_run = plan.runs.iter().map(|r| plan.run_estimate(r.cell)).sum::<std::time::Duration>().as_secs()
@@ -457,8 +457,12 @@ pub fn explain(
         if dry_run {
             if opts.resume {
                 // Nothing stored to resume fails the dry run as it fails the real one's first step.
-                let step =
-                    Step { number: 1, purpose: Purpose::Gap, probes: vec![Probe::B, Probe::A], repetitions: None };
+                let step = BisectStep {
+                    number: 1,
+                    purpose: Purpose::Gap,
+                    probes: vec![Probe::B, Probe::A],
+                    repetitions: None,
+                };
                 let first = step_experiment(a, b, &prepared.candidates, &step, opts, "")?;
                 super::steps::check_resumable(store, &first.name)?;
             }
@@ -567,9 +571,8 @@ mod tests {
     fn step_experiments_put_b_first_and_give_it_a_values() {
         let a = TargetSpec::parse("system:log-bin,sync_binlog=0,innodb_flush_log_at_trx_commit=2", "A").unwrap();
         let b = TargetSpec::parse("system:log-bin,sync_binlog=1,innodb_flush_log_at_trx_commit=1", "B").unwrap();
-        let c =
-            vec![Candidate::new("innodb_flush_log_at_trx_commit", "2", "1"), Candidate::new("sync_binlog", "0", "1")];
-        let step = Step {
+        let c = vec![Suspect::new("innodb_flush_log_at_trx_commit", "2", "1"), Suspect::new("sync_binlog", "0", "1")];
+        let step = BisectStep {
             number: 1,
             purpose: Purpose::Gap,
             probes: vec![Probe::B, Probe::A, Probe::Set(vec![0, 1])],

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::bisect::{Candidate, Transfer};
+use super::bisect::{Suspect, Transfer};
 use super::diffvars::{Change, VarDiff, VarRow};
 use super::skip::{SkipReason, Skipped};
 use super::targets::TargetSpec;
@@ -39,7 +39,7 @@ pub struct Mapped {
 #[derive(Debug, Clone, Default)]
 pub struct Sorted {
     /// What the search may set on B.
-    pub candidates: Vec<Candidate>,
+    pub candidates: Vec<Suspect>,
     /// What it may not, with why.
     pub skipped: Vec<Skipped>,
     /// How the variables that are not simply `name=value` are given to B.
@@ -56,7 +56,7 @@ pub fn override_for(name: &str, value: &str) -> String {
 }
 
 /// The startup options that give B A's value of `c` (none for a client-side setting).
-pub fn options_of(c: &Candidate) -> Vec<String> {
+pub fn options_of(c: &Suspect) -> Vec<String> {
     match (&c.transfer.charset, c.transfer.options.is_empty()) {
         (Some(_), true) => vec![],
         (None, true) => vec![override_for(&c.name, &c.a)],
@@ -65,7 +65,7 @@ pub fn options_of(c: &Candidate) -> Vec<String> {
 }
 
 /// The connection character set of B with A's values of `set`: a client-side candidate's, else B's own.
-pub fn charset_with(b: &TargetSpec, candidates: &[Candidate], set: &[usize]) -> Option<ConnectionCharset> {
+pub fn charset_with(b: &TargetSpec, candidates: &[Suspect], set: &[usize]) -> Option<ConnectionCharset> {
     set.iter().rev().find_map(|&i| candidates[i].transfer.charset.clone()).or_else(|| b.charset.clone())
 }
 
@@ -132,14 +132,14 @@ pub fn merge_overrides(base: &[String], extra: &[String]) -> Vec<String> {
 }
 
 /// The overrides that give B A's values of `set`.
-pub fn overrides_with(b: &TargetSpec, candidates: &[Candidate], set: &[usize]) -> Vec<String> {
+pub fn overrides_with(b: &TargetSpec, candidates: &[Suspect], set: &[usize]) -> Vec<String> {
     let extra: Vec<String> = set.iter().flat_map(|&i| options_of(&candidates[i])).collect();
     merge_overrides(&b.overrides, &extra)
 }
 
 /// What B must report after being given `c`: (variable, value), one per flag for a flag list (as
 /// `optimizer_switch:flag`).
-pub fn expectations(c: &Candidate) -> Vec<(String, String)> {
+pub fn expectations(c: &Suspect) -> Vec<(String, String)> {
     if c.transfer.charset.is_some() && c.transfer.options.is_empty() {
         return vec![];
     }
@@ -229,7 +229,7 @@ pub fn sort(diff: &VarDiff, a_line: Option<Line>, b_line: Option<Line>) -> Sorte
                         note,
                         ..Transfer::default()
                     };
-                    s.candidates.push(Candidate { name: r.name.clone(), a: a.clone(), b: b.clone(), transfer });
+                    s.candidates.push(Suspect { name: r.name.clone(), a: a.clone(), b: b.clone(), transfer });
                     continue;
                 }
                 Mapping::None(why) => {
@@ -240,7 +240,7 @@ pub fn sort(diff: &VarDiff, a_line: Option<Line>, b_line: Option<Line>) -> Sorte
                 }
             }
         }
-        let mut c = Candidate::new(r.name.clone(), a.clone(), b.clone());
+        let mut c = Suspect::new(r.name.clone(), a.clone(), b.clone());
         if shapes {
             c.transfer.shapes_data = true;
             s.mapping.push(mapped(r, "shapes the data: the probes that set it run on data prepared under it".into()));
@@ -324,7 +324,7 @@ impl Sorted {
             note: Some("client side: SET NAMES on every workload connection".into()),
             ..Transfer::default()
         };
-        self.candidates.push(Candidate { name: CONNECTION_CHARSET.into(), a, b, transfer });
+        self.candidates.push(Suspect { name: CONNECTION_CHARSET.into(), a, b, transfer });
     }
 
     /// Variables only valid together: one candidate with A's value of each.
@@ -355,7 +355,7 @@ impl Sorted {
         }
         self.mapping.push(Mapped { variable: name.clone(), a: Some(a.clone()), b: Some(b.clone()), how, source: None });
         let note = Some(format!("moved together: {why}"));
-        self.candidates.push(Candidate {
+        self.candidates.push(Suspect {
             name,
             a,
             b,
@@ -380,7 +380,7 @@ impl Sorted {
                         note: Some(format!("one flag of {}, the others keep B's values", r.name)),
                         ..Transfer::default()
                     };
-                    self.candidates.push(Candidate { name, a: va.clone(), b: vb.clone(), transfer });
+                    self.candidates.push(Suspect { name, a: va.clone(), b: vb.clone(), transfer });
                 }
                 Some(_) => {}
                 None => {

@@ -3,8 +3,8 @@
 //! store. `slurm.rs` writes an sbatch job array, `k8s.rs` a Kubernetes Indexed Job; versus schedules
 //! nothing itself. Both return text; `cli/fleet.rs` writes and submits it.
 
-pub mod follow;
 pub mod k8s;
+pub mod requeue;
 pub mod slurm;
 pub mod values;
 

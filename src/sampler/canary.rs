@@ -23,7 +23,7 @@ pub struct Canary {
 
 /// One probe of the canary as the outlier test sees it.
 #[derive(Debug, Clone, Copy)]
-pub struct Probe {
+pub struct CanaryProbe {
     /// Its key in the stored canary (a field of [`Canary`]).
     pub key: &'static str,
     /// Its unit, for messages.
@@ -40,9 +40,9 @@ pub struct Probe {
 /// on a quiet host, so a quarter slower is a disturbed CPU. A virtual disk's fsync median moved between
 /// 81 and 317 µs over one busy minute on the 2-core test VM (and 50 → 117 µs on a quiet one), so only
 /// three times slower or faster counts.
-pub const PROBES: [Probe; 2] = [
-    Probe { key: "cpu_loop_ms", unit: "ms", min_ratio: 1.25, value: |c| c.cpu_loop_ms },
-    Probe { key: "fsync_us", unit: "µs", min_ratio: 3.0, value: |c| c.fsync_us },
+pub const PROBES: [CanaryProbe; 2] = [
+    CanaryProbe { key: "cpu_loop_ms", unit: "ms", min_ratio: 1.25, value: |c| c.cpu_loop_ms },
+    CanaryProbe { key: "fsync_us", unit: "µs", min_ratio: 3.0, value: |c| c.fsync_us },
 ];
 
 /// How much each probe does.

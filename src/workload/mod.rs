@@ -3,7 +3,7 @@
 //! One interface, [`Workload`], is what experiments (and through them `versus explain` and `versus
 //! series`) and the reports know about a workload: its label, the data its `prepare` creates (so that
 //! data are prepared once per shape and restored from a snapshot), how to prepare and prewarm it, how
-//! to run it with an [`Observer`] and turn the run into a stored [`RunResult`], and how its stored runs
+//! to run it with an [`RunObserver`] and turn the run into a stored [`RunResult`], and how its stored runs
 //! are shown ([`Kind::sections`]). Every kind of workload is one module that implements [`Kind`] and
 //! [`Workload`], plus one line in [`registry::KINDS`]; nothing above this folder branches on which
 //! kind a workload is. docs/workloads.md walks through adding one.
@@ -26,7 +26,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use def::WorkloadDef;
-pub use probe::{NoProbe, Probe};
+pub use probe::{NoProbe, ServerProbe};
 pub use registry::{Kind, plan_workloads};
 pub use sections::{Sections, StoredRun, StoredRuns};
 
@@ -194,7 +194,7 @@ impl RunOutcome {
 }
 
 /// What a running workload tells the one who runs it.
-pub trait Observer {
+pub trait RunObserver {
     /// The measured part is about to begin: marks the run as running, with the server version and the
     /// command as stored (rendered for people; secrets are scrubbed by the store).
     fn started(&mut self, start: StartRun) -> Result<()>;
@@ -242,11 +242,11 @@ pub struct RunContext<'a> {
     /// Threads, time, repetition, seed.
     pub settings: RunSettings<'a>,
     /// The server's process and counters, where known.
-    pub probe: &'a mut dyn Probe,
+    pub probe: &'a mut dyn ServerProbe,
     /// State kept through a chain of runs on one server.
     pub session: &'a mut Session,
     /// Progress and the start of the measurement.
-    pub observer: &'a mut dyn Observer,
+    pub observer: &'a mut dyn RunObserver,
 }
 
 /// One workload of an experiment: a cell's workload, with its options parsed and checked.

@@ -1,7 +1,7 @@
 //! What a workload may learn about the server besides its own connections.
 
 /// The server's process and counters. Every method has a default that knows nothing.
-pub trait Probe {
+pub trait ServerProbe {
     /// The server's process id, when it runs on this machine.
     fn server_pid(&mut self) -> Option<u32> {
         None
@@ -23,4 +23,4 @@ pub trait Probe {
 
 /// A probe that knows nothing (a remote server).
 pub struct NoProbe;
-impl Probe for NoProbe {}
+impl ServerProbe for NoProbe {}

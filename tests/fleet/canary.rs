@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
-use versus::fleet::follow::{Job, TaskEnd, Verdict, judge};
+use versus::fleet::requeue::{Job, TaskEnd, Verdict, judge};
 use versus::stats::summary::median;
 use versus::store::AttemptStatus;
 

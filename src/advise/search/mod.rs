@@ -83,7 +83,7 @@ impl Config {
 
 /// One small experiment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
+pub struct SearchStep {
     /// 1, 2, … in the order run.
     pub number: usize,
     /// Why.
@@ -114,9 +114,9 @@ pub type ConfigResult = std::result::Result<Samples, String>;
 /// Measures steps and knows what they cost.
 pub trait Bench {
     /// Runs `step` (its configs at every thread count, shuffled) and returns one result per config,
-    /// starting no run that would end after [`Step::deadline_s`] by its estimate (configs left short of
+    /// starting no run that would end after [`SearchStep::deadline_s`] by its estimate (configs left short of
     /// two repetitions come back as `Err`). An `Err` stops the search (the store failed, Ctrl-C).
-    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ConfigResult>>;
+    fn measure(&mut self, step: &SearchStep, candidates: &[Candidate]) -> Result<Vec<ConfigResult>>;
     /// Estimated wall time of a step of `configs` configs at `repetitions` repetitions.
     fn cost(&self, configs: usize, repetitions: u32) -> Duration;
     /// Time spent since advise started (inspection included).
@@ -230,7 +230,7 @@ impl Search<'_> {
             _ => self.s.budget.saturating_sub(self.reserve(bench)),
         };
         let number = self.out.steps.len() + 1;
-        let step = Step { number, phase, configs, repetitions, deadline_s: deadline.as_secs() };
+        let step = SearchStep { number, phase, configs, repetitions, deadline_s: deadline.as_secs() };
         let results = bench.measure(&step, self.cands)?;
         if bench.stopped_at_deadline() {
             self.out.notes.push(format!(
@@ -249,7 +249,7 @@ impl Search<'_> {
         }
     }
 
-    /// Step 1: groups against the current config. Returns the surviving groups with their screened
+    /// SearchStep 1: groups against the current config. Returns the surviving groups with their screened
     /// comparison; `None` when the step could not run.
     fn screen(&mut self, safe: &[usize], bench: &mut dyn Bench) -> Result<Option<Vec<Group>>> {
         let mut groups: BTreeMap<Area, Vec<usize>> = BTreeMap::new();

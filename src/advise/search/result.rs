@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Step, Tier};
+use super::{SearchStep, Tier};
 use crate::advise::rules::Area;
 use crate::explain::bisect::SearchOutcome;
 use crate::stats::Comparison;
@@ -135,7 +135,7 @@ pub enum Conclusion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     /// The step.
-    pub step: Step,
+    pub step: SearchStep,
     /// Its estimated cost, seconds.
     pub estimated_s: u64,
 }

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::advise::rules::Area;
 use crate::error::Result;
-use crate::explain::bisect::{self, Measure, Probe, ProbeResult, SearchOutcome, Step as BisectStep};
+use crate::explain::bisect::{self, BisectStep, Measure, Probe, ProbeResult, SearchOutcome};
 use crate::stats::power::TARGET_EFFECT;
 use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 
@@ -158,7 +158,7 @@ impl Adapter<'_, '_> {
 }
 
 impl Measure for Adapter<'_, '_> {
-    fn measure(&mut self, step: &BisectStep, candidates: &[bisect::Candidate]) -> Result<Vec<ProbeResult>> {
+    fn measure(&mut self, step: &BisectStep, candidates: &[bisect::Suspect]) -> Result<Vec<ProbeResult>> {
         let (b_name, a_name) = self.names();
         let sets: Vec<(Vec<usize>, String)> = step
             .probes
@@ -196,7 +196,7 @@ impl Measure for Adapter<'_, '_> {
 }
 
 impl Search<'_> {
-    /// Step 2: halve the surviving groups while the attribution cannot afford them all.
+    /// SearchStep 2: halve the surviving groups while the attribution cannot afford them all.
     pub(super) fn halve(&mut self, mut survivors: Vec<Group>, bench: &mut dyn Bench) -> Result<Vec<Group>> {
         let mut rung = 0;
         loop {
@@ -262,11 +262,11 @@ impl Search<'_> {
         live: &[usize],
         bench: &mut dyn Bench,
     ) -> Result<SearchOutcome> {
-        let cands: Vec<bisect::Candidate> = live
+        let cands: Vec<bisect::Suspect> = live
             .iter()
             .map(|&i| {
                 let c = &self.cands[i];
-                bisect::Candidate::new(c.variable.clone(), c.display.clone(), c.old.clone().unwrap_or_default())
+                bisect::Suspect::new(c.variable.clone(), c.display.clone(), c.old.clone().unwrap_or_default())
             })
             .collect();
         let cfg = self.attribution_config(bench);

@@ -106,7 +106,7 @@ impl Bench for Mock {
     /// Round by round (a repetition of every config at every thread count), as the shuffled experiment
     /// runs them; a run takes `slow` × its estimate, and none starts that would end after the deadline
     /// by its estimate corrected by the worst overrun so far (as `experiment::run` does).
-    fn measure(&mut self, step: &Step, _candidates: &[Candidate]) -> Result<Vec<ConfigResult>> {
+    fn measure(&mut self, step: &SearchStep, _candidates: &[Candidate]) -> Result<Vec<ConfigResult>> {
         let deadline = Duration::from_secs(step.deadline_s);
         let mut samples = vec![Samples::default(); step.configs.len()];
         self.measured.extend(step.configs.iter().map(|c| (step.phase, c.clone())));

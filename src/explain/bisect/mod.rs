@@ -70,14 +70,14 @@ use crate::stats::sequential::SequentialPlan;
 use cost::confirm_probes;
 pub use cost::estimate_runs;
 pub use model::{
-    Candidate, Conclusion, Effect, Finding, Gap, Judge, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
-    SearchOutcome, Sequential, Step, StepRecord, Transfer, effect, effect_with, gap, gap_with, points_of_a,
+    BisectStep, Conclusion, Effect, Finding, Gap, Judge, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
+    SearchOutcome, Sequential, StepRecord, Suspect, Transfer, effect, effect_with, gap, gap_with, points_of_a,
     probe_label, unclear,
 };
 
 struct Search<'a> {
     cfg: &'a SearchConfig,
-    candidates: &'a [Candidate],
+    candidates: &'a [Suspect],
     out: SearchOutcome,
     /// For each candidate, the group it was last cleared with (itself alone, a half, or the whole rest).
     cleared_in: Vec<Option<Vec<usize>>>,
@@ -101,7 +101,7 @@ fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
 }
 
 /// Runs the search with `measure` over `candidates` (which must all be settable on B).
-pub fn search(candidates: &[Candidate], cfg: &SearchConfig, measure: &mut dyn Measure) -> Result<SearchOutcome> {
+pub fn search(candidates: &[Suspect], cfg: &SearchConfig, measure: &mut dyn Measure) -> Result<SearchOutcome> {
     let mut s = Search {
         cfg,
         candidates,
@@ -339,8 +339,12 @@ impl Search<'_> {
         repetitions: Option<usize>,
         measure: &mut dyn Measure,
     ) -> Result<Vec<ProbeResult>> {
-        let step =
-            Step { number: self.out.steps.len() + 1, purpose, probes, repetitions: repetitions.map(|r| r as u32) };
+        let step = BisectStep {
+            number: self.out.steps.len() + 1,
+            purpose,
+            probes,
+            repetitions: repetitions.map(|r| r as u32),
+        };
         let results = measure.measure(&step, self.candidates)?;
         let per_probe = match (repetitions, &self.cfg.sequential) {
             (Some(r), Some(q)) => r * q.runs_per_repetition,

@@ -11,7 +11,7 @@ use crate::stats::{self, CompareConfig, Comparison, Direction, Verdict};
 /// One variable (or a few that move as one) that can be tried on B: its name, both values and how B
 /// is given A's value.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Candidate {
+pub struct Suspect {
     /// Variable name (`sync_binlog`; `optimizer_switch:cset_narrowing` for one flag of a list;
     /// `character_set_server+collation_server` for variables that move together).
     pub name: String,
@@ -24,10 +24,10 @@ pub struct Candidate {
     pub transfer: Transfer,
 }
 
-impl Candidate {
+impl Suspect {
     /// A variable given to B as `name=a`.
-    pub fn new(name: impl Into<String>, a: impl Into<String>, b: impl Into<String>) -> Candidate {
-        Candidate { name: name.into(), a: a.into(), b: b.into(), transfer: Transfer::default() }
+    pub fn new(name: impl Into<String>, a: impl Into<String>, b: impl Into<String>) -> Suspect {
+        Suspect { name: name.into(), a: a.into(), b: b.into(), transfer: Transfer::default() }
     }
 }
 
@@ -82,7 +82,7 @@ pub enum Purpose {
 
 /// One small experiment of the search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
+pub struct BisectStep {
     /// 1, 2, … in the order run.
     pub number: usize,
     /// Why it runs.
@@ -101,7 +101,7 @@ pub type ProbeResult = std::result::Result<Vec<f64>, String>;
 pub trait Measure {
     /// Runs `step` and returns one result per probe, in order. An `Err` stops the search (the store or
     /// the machine failed); a probe whose runs failed is an `Err` inside the vector.
-    fn measure(&mut self, step: &Step, candidates: &[Candidate]) -> Result<Vec<ProbeResult>>;
+    fn measure(&mut self, step: &BisectStep, candidates: &[Suspect]) -> Result<Vec<ProbeResult>>;
 }
 
 /// Settings of [`super::search`].
@@ -292,7 +292,7 @@ pub enum Conclusion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     /// The step.
-    pub step: Step,
+    pub step: BisectStep,
     /// Its probes' labels, in order.
     pub labels: Vec<String>,
     /// Runs it took.
@@ -346,7 +346,7 @@ pub struct Round {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchOutcome {
     /// The candidates searched.
-    pub candidates: Vec<Candidate>,
+    pub candidates: Vec<Suspect>,
     /// B against A (from the confirmation when there is one, else the first round).
     pub gap: Option<Gap>,
     /// The rounds.
@@ -397,7 +397,7 @@ impl SearchOutcome {
 
 /// The label of a probe in experiments and reports: `A`, `B`, `B+all`, `B+sync_binlog`,
 /// `B+x+y+z`, `B+x+4 more`.
-pub fn probe_label(probe: &Probe, candidates: &[Candidate]) -> String {
+pub fn probe_label(probe: &Probe, candidates: &[Suspect]) -> String {
     match probe {
         Probe::A => "A".into(),
         Probe::B => "B".into(),

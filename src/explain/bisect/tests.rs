@@ -19,7 +19,7 @@ struct Model {
     cv: f64,
     reps: usize,
     rng: Xoshiro256PlusPlus,
-    steps: Vec<Step>,
+    steps: Vec<BisectStep>,
 }
 
 impl Model {
@@ -70,7 +70,7 @@ impl Model {
 }
 
 impl Measure for Model {
-    fn measure(&mut self, step: &Step, _: &[Candidate]) -> Result<Vec<ProbeResult>> {
+    fn measure(&mut self, step: &BisectStep, _: &[Suspect]) -> Result<Vec<ProbeResult>> {
         self.steps.push(step.clone());
         let mut out = Vec::new();
         for p in &step.probes {
@@ -89,12 +89,12 @@ impl Measure for Model {
     }
 }
 
-fn candidates(names: &[&str]) -> Vec<Candidate> {
-    names.iter().map(|n| Candidate::new(*n, "a", "b")).collect()
+fn candidates(names: &[&str]) -> Vec<Suspect> {
+    names.iter().map(|n| Suspect::new(*n, "a", "b")).collect()
 }
 
-fn named(n: usize) -> Vec<Candidate> {
-    (0..n).map(|i| Candidate::new(format!("v{i:02}"), "a", "b")).collect()
+fn named(n: usize) -> Vec<Suspect> {
+    (0..n).map(|i| Suspect::new(format!("v{i:02}"), "a", "b")).collect()
 }
 
 /// Halving only (no singles step) and no extra rounds, so that the steps are predictable.
@@ -207,7 +207,7 @@ fn a_masked_value_is_found() {
 struct Script(Vec<Vec<Vec<f64>>>, usize);
 
 impl Measure for Script {
-    fn measure(&mut self, step: &Step, _: &[Candidate]) -> Result<Vec<ProbeResult>> {
+    fn measure(&mut self, step: &BisectStep, _: &[Suspect]) -> Result<Vec<ProbeResult>> {
         let r = self.0[self.1].iter().take(step.probes.len()).map(|v| Ok(v.clone())).collect();
         self.1 += 1;
         Ok(r)
@@ -427,7 +427,7 @@ proptest! {
 
 /// The candidates of `versus explain system mariadb-11.8 --workload oltp_read_only` (MariaDB 10.11.19
 /// against 11.8.9, docs/explain.md), in the order the search halves them.
-fn mariadb_10_11_to_11_8() -> Vec<Candidate> {
+fn mariadb_10_11_to_11_8() -> Vec<Suspect> {
     candidates(&[
         "character_set_server+collation_server",
         "connection_charset",

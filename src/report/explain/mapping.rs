@@ -127,10 +127,10 @@ pub fn prepared_table(r: &ExplainReport) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::bisect::{Candidate, Conclusion};
+    use crate::explain::bisect::{Conclusion, Suspect};
 
     fn report(names: &[&str], cleared: Vec<usize>, cleared_with: Vec<Vec<usize>>) -> ExplainReport {
-        let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::new(*n, "1", "2")).collect();
+        let candidates: Vec<Suspect> = names.iter().map(|n| Suspect::new(*n, "1", "2")).collect();
         let outcome = SearchOutcome {
             candidates: candidates.clone(),
             gap: None,

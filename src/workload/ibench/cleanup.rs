@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::options::Step;
 use super::result::StepStatus;
-use super::{Env, Observer, measure::Probe, result::StepResult};
+use super::{Env, StepObserver, measure::ServerProbe, result::StepResult};
 use crate::driver::Connection;
 
 /// InnoDB settings changed during the wait, with the values they get; saved and restored. Set in this
@@ -21,7 +21,7 @@ fn first(c: &mut dyn Connection, sql: &str) -> Result<Option<String>, String> {
 }
 
 /// Runs the cleanup; like the measured steps, failures are part of the result.
-pub fn cleanup(env: &mut Env<'_>, probe: &mut dyn Probe, obs: &mut dyn Observer) -> StepResult {
+pub fn cleanup(env: &mut Env<'_>, probe: &mut dyn ServerProbe, obs: &mut dyn StepObserver) -> StepResult {
     let step = Step::Cleanup;
     let mut r = super::steps::empty_result(env.opts, step);
     obs.step_started(step);
@@ -42,7 +42,7 @@ pub fn cleanup(env: &mut Env<'_>, probe: &mut dyn Probe, obs: &mut dyn Observer)
     r
 }
 
-fn run(env: &Env<'_>, obs: &mut dyn Observer, t0: Instant, notes: &mut Vec<String>) -> Result<(), String> {
+fn run(env: &Env<'_>, obs: &mut dyn StepObserver, t0: Instant, notes: &mut Vec<String>) -> Result<(), String> {
     let o = env.opts;
     let connect = || -> Result<Box<dyn Connection>, String> {
         let mut c = env.driver.connect().map_err(|e| format!("cannot connect: {e}"))?;

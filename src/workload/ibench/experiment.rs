@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Observer as StepObserver, Options, Runner, Step, StepKind, StepResult, StepStatus};
+use super::{Options, Runner, Step, StepKind, StepObserver, StepResult, StepStatus};
 use crate::driver::mysql::MysqlDriver;
 use crate::driver::{ConnectOptions, Driver, PsMode};
 use crate::error::{Error, Result};
@@ -277,7 +277,7 @@ struct Sequence {
 }
 
 /// Forwards the cleanup's notes to the experiment's progress.
-struct Forward<'a>(&'a mut dyn crate::workload::Observer);
+struct Forward<'a>(&'a mut dyn crate::workload::RunObserver);
 
 impl StepObserver for Forward<'_> {
     fn note(&mut self, step: Step, text: &str) {

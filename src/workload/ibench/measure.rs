@@ -5,7 +5,7 @@ use crate::sampler::{Efficiency, HostCpu, HostCpuDelta, ProcessDelta, ProcessSam
 
 use super::result::StepEfficiency;
 
-pub use crate::workload::probe::{NoProbe, Probe};
+pub use crate::workload::probe::{NoProbe, ServerProbe};
 
 /// Counters read at the start of a step.
 pub struct Snapshot {
@@ -17,7 +17,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Reads everything available now.
-    pub fn take(probe: &mut dyn Probe) -> Snapshot {
+    pub fn take(probe: &mut dyn ServerProbe) -> Snapshot {
         Snapshot {
             server: probe.server_pid().and_then(|p| ProcessSample::read(p).ok()),
             client: ProcessSample::read_self().ok(),
@@ -44,7 +44,7 @@ pub struct Deltas {
 
 impl Deltas {
     /// The changes from `before` to now.
-    pub fn since(before: &Snapshot, probe: &mut dyn Probe) -> Deltas {
+    pub fn since(before: &Snapshot, probe: &mut dyn ServerProbe) -> Deltas {
         let after = Snapshot::take(probe);
         Deltas {
             server: before.server.as_ref().zip(after.server.as_ref()).map(|(b, a)| b.delta_to(a)),

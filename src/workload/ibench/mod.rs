@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use experiment::KIND;
-pub use measure::{NoProbe, Probe};
+pub use measure::{NoProbe, ServerProbe};
 pub use options::{Options, Step, StepKind, parse_steps};
 pub use result::{IbenchResult, IntervalLine, Skipped, StepResult, StepStatus};
 
@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 pub const DATABASE: &str = "ib";
 
 /// Progress callbacks of a run. All methods have empty defaults.
-pub trait Observer {
+pub trait StepObserver {
     /// A step's clock starts.
     fn step_started(&mut self, _step: Step) {}
     /// One report interval of a step.
@@ -56,7 +56,7 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 pub struct Quiet;
-impl Observer for Quiet {}
+impl StepObserver for Quiet {}
 
 /// What the steps share: options, connections, the stop flag, and the rows the tables hold.
 pub struct Env<'a> {
@@ -127,7 +127,7 @@ impl Runner {
 
     /// Runs `step` (or records it as skipped after an earlier failure or Ctrl-C) and returns its
     /// result; `None` when it was skipped.
-    pub fn step(&mut self, step: Step, probe: &mut dyn Probe, obs: &mut dyn Observer) -> Option<&StepResult> {
+    pub fn step(&mut self, step: Step, probe: &mut dyn ServerProbe, obs: &mut dyn StepObserver) -> Option<&StepResult> {
         if self.ended.is_none() && self.stop.load(Ordering::Relaxed) {
             self.ended = Some("interrupted".into());
             self.result.interrupted = true;
@@ -181,8 +181,8 @@ impl Runner {
 pub fn run(
     opts: &Options,
     driver: Arc<dyn Driver>,
-    probe: &mut dyn Probe,
-    obs: &mut dyn Observer,
+    probe: &mut dyn ServerProbe,
+    obs: &mut dyn StepObserver,
     stop: Arc<AtomicBool>,
     label: Option<&str>,
 ) -> Result<IbenchResult> {

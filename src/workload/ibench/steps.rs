@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Barrier, mpsc};
 use std::time::{Duration, Instant};
 
-use super::measure::{self, Deltas, Probe, Snapshot};
+use super::measure::{self, Deltas, ServerProbe, Snapshot};
 use super::options::{Options, Step, StepKind};
 use super::query::query_worker;
 use super::result::{
@@ -17,7 +17,7 @@ use super::result::{
 };
 use super::stats::{Kind, Latency, rate_at_percentile};
 use super::writer::{QUEUE, Statement, StepCtx, maker, writer};
-use super::{Env, Observer};
+use super::{Env, StepObserver};
 use crate::driver::Connection;
 use crate::workload::sysbench::stats::percentile;
 
@@ -99,7 +99,7 @@ fn interval_line(ctx: &StepCtx, run: &mut Running, since_start: f64, length: f64
 
 /// Runs `step` (any step but the cleanup) and returns what it measured. Failures are part of the
 /// result, never an `Err`.
-pub fn run_step(env: &mut Env<'_>, step: Step, probe: &mut dyn Probe, obs: &mut dyn Observer) -> StepResult {
+pub fn run_step(env: &mut Env<'_>, step: Step, probe: &mut dyn ServerProbe, obs: &mut dyn StepObserver) -> StepResult {
     let o = env.opts.clone();
     let ctx = StepCtx::new(&o, step, env.driver.clone(), env.stop.clone(), &env.database);
     let mut result = empty_result(&o, step);
@@ -300,7 +300,7 @@ pub fn empty_result(o: &Options, step: Step) -> StepResult {
 }
 
 /// The failure message, replaced by the probe's when the server is known to have stopped.
-fn server_message(probe: &mut dyn Probe, e: String) -> String {
+fn server_message(probe: &mut dyn ServerProbe, e: String) -> String {
     match probe.check_alive() {
         Err(why) => format!("{e}; the server stopped: {why}"),
         Ok(()) => e,
@@ -359,7 +359,7 @@ fn count_rows(ctx: &StepCtx, c: &mut Box<dyn Connection>) -> Result<u64, String>
 fn finish(
     env: &mut Env<'_>,
     ctx: &StepCtx,
-    probe: &mut dyn Probe,
+    probe: &mut dyn ServerProbe,
     p: Parts,
     deltas: Deltas,
     mut r: StepResult,

@@ -32,7 +32,7 @@ pub use parse::{Script, ScriptError};
 use crate::error::{Error, Result};
 use crate::workload::sysbench::options::{self, Options};
 use crate::workload::sysbench::runner::{self, Source};
-use crate::workload::sysbench::{Interval, Observer, report, spec};
+use crate::workload::sysbench::{Interval, IntervalObserver, report, spec};
 
 /// The sysbench options that do not apply to a script.
 const NOT_FOR_SCRIPTS: &[&str] = &[
@@ -151,22 +151,22 @@ fn merge(mut a: Script, b: Script) -> Script {
     let (n_setup, n_stmts, n_tx, n_files) = (a.setup.len(), a.statements.len(), a.transactions.len(), a.files.len());
     a.files.extend(b.files.iter().cloned());
     let moved = |l: parse::Loc| parse::Loc { file: l.file + n_files, ..l };
-    let remap_steps = |steps: Vec<parse::Step>, offset: usize| -> Vec<parse::Step> {
+    let remap_steps = |steps: Vec<parse::ScriptStep>, offset: usize| -> Vec<parse::ScriptStep> {
         steps
             .into_iter()
             .map(|s| match s {
-                parse::Step::Set { slot, expr, loc } => {
-                    parse::Step::Set { slot: map[slot], expr: remap(expr, &map), loc: moved(loc) }
+                parse::ScriptStep::Set { slot, expr, loc } => {
+                    parse::ScriptStep::Set { slot: map[slot], expr: remap(expr, &map), loc: moved(loc) }
                 }
-                parse::Step::Sleep { expr, unit_us, loc } => {
-                    parse::Step::Sleep { expr: remap(expr, &map), unit_us, loc: moved(loc) }
+                parse::ScriptStep::Sleep { expr, unit_us, loc } => {
+                    parse::ScriptStep::Sleep { expr: remap(expr, &map), unit_us, loc: moved(loc) }
                 }
-                parse::Step::Sql(i) => parse::Step::Sql(i + offset),
+                parse::ScriptStep::Sql(i) => parse::ScriptStep::Sql(i + offset),
                 // Branch targets are positions in the same list, which moves as a whole.
-                parse::Step::Branch { cond, otherwise, loc } => {
-                    parse::Step::Branch { cond: remap(cond, &map), otherwise, loc: moved(loc) }
+                parse::ScriptStep::Branch { cond, otherwise, loc } => {
+                    parse::ScriptStep::Branch { cond: remap(cond, &map), otherwise, loc: moved(loc) }
                 }
-                j @ parse::Step::Jump { .. } => j,
+                j @ parse::ScriptStep::Jump { .. } => j,
             })
             .collect()
     };
@@ -263,7 +263,7 @@ struct Text {
     pct: u32,
 }
 
-impl Observer for Text {
+impl IntervalObserver for Text {
     fn started(&mut self) {
         out("Threads started!\n\n");
     }

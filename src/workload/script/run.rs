@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use super::eval;
 use super::expr::Value;
-use super::parse::{CLIENT_ID_SLOT, DEFAULT_SEED_SLOT, Script, Statement, Step};
+use super::parse::{CLIENT_ID_SLOT, DEFAULT_SEED_SLOT, Script, ScriptStep, Statement};
 use super::random::Rng;
 use crate::driver::{Connection, DbError, Param, StmtId};
 use crate::error::Error;
@@ -236,20 +236,20 @@ impl Events for Client {
         while let Some(step) = steps.get(pc) {
             pc += 1;
             match step {
-                Step::Branch { cond, otherwise, loc } => {
+                ScriptStep::Branch { cond, otherwise, loc } => {
                     let v =
                         eval::eval(cond, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     if !v.truth() {
                         pc = *otherwise;
                     }
                 }
-                Step::Jump { to } => pc = *to,
-                Step::Set { slot, expr, loc } => {
+                ScriptStep::Jump { to } => pc = *to,
+                ScriptStep::Set { slot, expr, loc } => {
                     let v =
                         eval::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     self.vars[*slot] = v;
                 }
-                Step::Sleep { expr, unit_us, loc } => {
+                ScriptStep::Sleep { expr, unit_us, loc } => {
                     let v =
                         eval::eval(expr, &self.vars, &mut self.rng).map_err(|m| Abort::Fatal(at(script, *loc, m)))?;
                     let us = match v {
@@ -266,7 +266,7 @@ impl Events for Client {
                         );
                     }
                 }
-                Step::Sql(i) => {
+                ScriptStep::Sql(i) => {
                     let st = &script.statements[*i];
                     match exec(st, self.stmts[*i], &self.vars, &mut self.text, x) {
                         Ok(us) => self.timings.push((*i, us)),
@@ -323,17 +323,17 @@ pub fn setup(script: &Script, conn: &mut dyn Connection, seed: u64, log: &dyn Fn
     while let Some(step) = script.setup_steps.get(pc) {
         pc += 1;
         match step {
-            Step::Set { slot, expr, loc } => {
+            ScriptStep::Set { slot, expr, loc } => {
                 vars[*slot] = eval::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
             }
-            Step::Branch { cond, otherwise, loc } => {
+            ScriptStep::Branch { cond, otherwise, loc } => {
                 if !eval::eval(cond, &vars, &mut rng).map_err(|m| at(script, *loc, m))?.truth() {
                     pc = *otherwise;
                 }
             }
-            Step::Jump { to } => pc = *to,
-            Step::Sleep { .. } => {}
-            Step::Sql(i) => {
+            ScriptStep::Jump { to } => pc = *to,
+            ScriptStep::Sleep { .. } => {}
+            ScriptStep::Sql(i) => {
                 let st = &script.setup[*i];
                 let started = Instant::now();
                 conn.query(&st.with_values(&vars))
@@ -357,7 +357,7 @@ pub fn sample_values(script: &Script, transaction: usize, seed: u64) -> Result<V
     let mut vars = initial_vars(script, default_seed(seed.max(1)));
     let mut rng = Rng::seeded(seed);
     for step in &script.transactions[transaction].steps {
-        if let Step::Set { slot, expr, loc } = step {
+        if let ScriptStep::Set { slot, expr, loc } = step {
             vars[*slot] = eval::eval(expr, &vars, &mut rng).map_err(|m| at(script, *loc, m))?;
         }
     }

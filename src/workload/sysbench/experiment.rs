@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use super::options::{self, Command, Options, Test};
 use super::runner::Source;
-use super::{Interval as SysbenchInterval, Observer as SysbenchObserver};
+use super::{Interval as SysbenchInterval, IntervalObserver};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::sampler::{Efficiency, ProcessSample, ServerLine, status_deltas, status_ends};
 use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
 use crate::workload::{
-    DataShape, Endpoint, Kind, Probe, RunContext, RunOutcome, RunSettings, Timing, Workload, WorkloadDef,
+    DataShape, Endpoint, Kind, RunContext, RunOutcome, RunSettings, ServerProbe, Timing, Workload, WorkloadDef,
 };
 
 /// The sysbench options that decide what `prepare` creates.
@@ -269,7 +269,7 @@ fn measure_with(
     command: serde_json::Value,
     variables: &[(String, String)],
     settings: &RunSettings<'_>,
-    observer: &mut dyn crate::workload::Observer,
+    observer: &mut dyn crate::workload::RunObserver,
     collector: &mut Collector<'_>,
 ) -> Result<(super::RunResult, RunResult)> {
     let version = collector.probe.server_version().unwrap_or_default();
@@ -323,7 +323,7 @@ fn measure_with(
 
 /// Watches the run: keeps the measured intervals and samples the server and versus when measuring starts.
 struct Collector<'a> {
-    probe: &'a mut dyn Probe,
+    probe: &'a mut dyn ServerProbe,
     intervals: Vec<Interval>,
     warmup_s: f64,
     measuring: bool,
@@ -335,7 +335,7 @@ struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    fn new(probe: &'a mut dyn Probe) -> Self {
+    fn new(probe: &'a mut dyn ServerProbe) -> Self {
         Collector {
             probe,
             intervals: Vec::new(),
@@ -362,7 +362,7 @@ impl<'a> Collector<'a> {
     }
 }
 
-impl SysbenchObserver for Collector<'_> {
+impl IntervalObserver for Collector<'_> {
     fn started(&mut self) {
         if !self.measuring && self.intervals.is_empty() {
             self.begin_measuring(self.warmup_s == 0.0);

@@ -28,7 +28,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use experiment::KIND;
 pub use options::{Command, Format, Options, Test};
-pub use runner::{Observer, run};
+pub use runner::{IntervalObserver, run};
 pub use stats::{Interval, RunResult};
 
 use crate::driver::Driver;
@@ -50,7 +50,7 @@ struct TextObserver {
     warmup: u64,
 }
 
-impl Observer for TextObserver {
+impl IntervalObserver for TextObserver {
     fn started(&mut self) {
         let mut s = String::from("Threads started!\n\n");
         if self.warmup > 0 {
@@ -75,7 +75,7 @@ struct JsonObserver<'a> {
     checkpoints: Vec<serde_json::Value>,
 }
 
-impl Observer for JsonObserver<'_> {
+impl IntervalObserver for JsonObserver<'_> {
     fn interval(&mut self, i: &Interval) {
         eprint!("{}", report::interval_line(i, self.opts.percentile));
     }

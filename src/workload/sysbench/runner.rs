@@ -24,7 +24,7 @@ use super::shared::{Acc, InFlight, Schedule, Shared, mono_ns};
 pub use super::shared::{EventFactory, Events, Source};
 
 /// Progress callbacks of a run. All methods have empty defaults.
-pub trait Observer {
+pub trait IntervalObserver {
     /// Every worker is connected and has prepared its statements; the clock starts.
     fn started(&mut self) {}
     /// The warmup ended; statistics were reset.
@@ -37,7 +37,7 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 pub struct Quiet;
-impl Observer for Quiet {}
+impl IntervalObserver for Quiet {}
 
 fn clock_seed() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
@@ -65,7 +65,7 @@ pub fn run(
     opts: &Options,
     driver: Arc<dyn Driver>,
     stop: Arc<AtomicBool>,
-    obs: &mut dyn Observer,
+    obs: &mut dyn IntervalObserver,
 ) -> Result<RunResult> {
     run_source(Source::Test(test), opts, driver, stop, obs)
 }
@@ -76,7 +76,7 @@ pub fn run_source(
     opts: &Options,
     driver: Arc<dyn Driver>,
     stop: Arc<AtomicBool>,
-    obs: &mut dyn Observer,
+    obs: &mut dyn IntervalObserver,
 ) -> Result<RunResult> {
     if matches!(source, Source::Custom(_)) && opts.client_threads > 0 {
         return Err(Error::option("--client-threads", "applies to sysbench's tests only; leave it at 0"));
@@ -351,7 +351,7 @@ fn report_loop(
     start: Instant,
     threads: usize,
     done: mpsc::Receiver<usize>,
-    obs: &mut dyn Observer,
+    obs: &mut dyn IntervalObserver,
 ) -> Result<(RunResult, bool)> {
     let o = &sh.opts;
     let interval = (o.report_interval > 0).then(|| Duration::from_secs(o.report_interval));

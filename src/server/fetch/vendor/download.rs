@@ -60,7 +60,7 @@ fn classify(url: &str, e: ureq::Error) -> HttpError {
 }
 
 /// A progress report: a bar on a terminal, else a line every few seconds through `log`.
-pub struct Progress<'a> {
+pub struct DownloadProgress<'a> {
     label: String,
     bar: Option<ProgressBar>,
     log: &'a mut dyn FnMut(&str),
@@ -69,9 +69,9 @@ pub struct Progress<'a> {
     start_bytes: u64,
 }
 
-impl<'a> Progress<'a> {
+impl<'a> DownloadProgress<'a> {
     /// Reports on `label` (the file name); a bar when stderr is a terminal.
-    pub fn new(label: &str, log: &'a mut dyn FnMut(&str)) -> Progress<'a> {
+    pub fn new(label: &str, log: &'a mut dyn FnMut(&str)) -> DownloadProgress<'a> {
         let bar = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
             let b = ProgressBar::new(0);
             b.set_style(
@@ -82,7 +82,7 @@ impl<'a> Progress<'a> {
             b.set_message(label.to_string());
             b
         });
-        Progress {
+        DownloadProgress {
             label: label.to_string(),
             bar,
             log,
@@ -139,7 +139,7 @@ impl<'a> Progress<'a> {
     }
 }
 
-impl Drop for Progress<'_> {
+impl Drop for DownloadProgress<'_> {
     fn drop(&mut self) {
         if let Some(b) = self.bar.take() {
             b.abandon();
@@ -212,7 +212,7 @@ impl Http {
         url: &str,
         part: &Path,
         room: &dyn Fn(u64, u64) -> Result<(), String>,
-        progress: &mut Progress,
+        progress: &mut DownloadProgress,
     ) -> Result<u64, HttpError> {
         let io = |e: std::io::Error| HttpError::Other(format!("writing {}: {e}", part.display()));
         let mut resumes = 0;
@@ -319,7 +319,7 @@ mod tests {
     fn progress_lines_have_bytes_rate_and_eta() {
         let mut lines = Vec::new();
         let mut log = |l: &str| lines.push(l.to_string());
-        let mut p = Progress::new("f.tar.xz", &mut log);
+        let mut p = DownloadProgress::new("f.tar.xz", &mut log);
         p.bar = None;
         p.begin(0, Some(10_000_000));
         std::thread::sleep(Duration::from_millis(20));

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use self::catalog::Catalog;
 use self::checksum::Checksum;
-use self::download::{Http, HttpError, Progress, UNPACK_FACTOR, free_space, mb};
+use self::download::{DownloadProgress, Http, HttpError, UNPACK_FACTOR, free_space, mb};
 use self::sites::{ChecksumSource, Sites};
 use super::{FetchOptions, Msg, Staging, existing, fail, finish_layout, layout, respec, tree_size};
 use crate::error::Result;
@@ -220,7 +220,7 @@ pub fn resolve(cat: &Catalog, want: &Want) -> Msg<Vec<Release>> {
 
 /// A file that may hold a release, with what is known about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub struct ReleaseFile {
     /// File name.
     pub file: String,
     /// URLs to try in order.
@@ -236,16 +236,16 @@ pub struct Candidate {
 /// The files that may hold `release` on a host with `glibc`, best first: listed files (known to exist)
 /// before names built by pattern, then full before minimal tarballs (the reverse with `minimal`), then the
 /// higher glibc.
-pub fn candidates(cat: &Catalog, sites: &Sites, release: &Release, glibc: Version, minimal: bool) -> Vec<Candidate> {
+pub fn candidates(cat: &Catalog, sites: &Sites, release: &Release, glibc: Version, minimal: bool) -> Vec<ReleaseFile> {
     let fits = |file: &str| glibc_in_name(file).is_none_or(|g| g <= glibc);
-    let mut rows: Vec<(bool, bool, Option<Version>, Candidate)> = Vec::new();
+    let mut rows: Vec<(bool, bool, Option<Version>, ReleaseFile)> = Vec::new();
     for e in cat.entries_for(release) {
         if !fits(&e.file) {
             continue;
         }
         let dir = e.url.rsplit('/').nth(1).map(str::to_string);
         let urls = sites.file_urls(release, dir.as_deref(), &e.file, Some(&e.url));
-        let c = Candidate { file: e.file.clone(), urls, size: e.size, checksum: e.checksum(), listed: true };
+        let c = ReleaseFile { file: e.file.clone(), urls, size: e.size, checksum: e.checksum(), listed: true };
         rows.push((true, e.minimal, glibc_in_name(&e.file), c));
     }
     for (path, g, is_min) in cat.pattern_files(release) {
@@ -257,10 +257,10 @@ pub fn candidates(cat: &Catalog, sites: &Sites, release: &Release, glibc: Versio
             continue;
         }
         let urls = sites.file_urls(release, dir.as_deref(), &file, None);
-        rows.push((false, is_min, g, Candidate { file, urls, size: None, checksum: None, listed: false }));
+        rows.push((false, is_min, g, ReleaseFile { file, urls, size: None, checksum: None, listed: false }));
     }
     rows.sort_by(|a, b| {
-        let pref = |r: &(bool, bool, Option<Version>, Candidate)| (!r.0, r.1 != minimal, std::cmp::Reverse(r.2));
+        let pref = |r: &(bool, bool, Option<Version>, ReleaseFile)| (!r.0, r.1 != minimal, std::cmp::Reverse(r.2));
         pref(a).cmp(&pref(b))
     });
     rows.into_iter().map(|r| r.3).collect()
@@ -422,7 +422,7 @@ fn download_release(
     home: &Home,
     sites: &Sites,
     release: &Release,
-    all: &[Candidate],
+    all: &[ReleaseFile],
     given: Option<&Checksum>,
     log: &mut dyn FnMut(&str),
 ) -> Msg<(PathBuf, Checksum, String)> {
@@ -452,7 +452,7 @@ fn download_release(
             log(&format!("downloading {url} (checksum {sum})"));
             let builds = home.builds_dir();
             let room = |total: u64, remaining: u64| room_for(&dir, &builds, total, remaining);
-            let mut progress = Progress::new(&c.file, log);
+            let mut progress = DownloadProgress::new(&c.file, log);
             match http.download(url, &part, &room, &mut progress) {
                 Ok(size) => {
                     drop(progress);

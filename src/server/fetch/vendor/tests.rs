@@ -8,7 +8,7 @@ fn r(flavor: Flavor, v: &str) -> Release {
     Release::parse(flavor, v).unwrap()
 }
 
-fn best(flavor: Flavor, v: &str, minimal: bool) -> Candidate {
+fn best(flavor: Flavor, v: &str, minimal: bool) -> ReleaseFile {
     candidates(&Catalog::builtin(), &Sites::official(), &r(flavor, v), HOST, minimal).remove(0)
 }
 

@@ -1,11 +1,11 @@
 //! The directives (`-- @setup`, `-- @transaction`, `-- @weight`) and meta-commands of a script.
 //!
-//! `\if` / `\elif` / `\else` / `\endif` become [`Step::Branch`] and [`Step::Jump`] steps of the
+//! `\if` / `\elif` / `\else` / `\endif` become [`ScriptStep::Branch`] and [`ScriptStep::Jump`] steps of the
 //! transaction's flat list: an `\if` or `\elif` whose condition is false goes on after its body, the end
 //! of a body jumps past the `\endif`. A variable is known after the `\endif` only when every branch
 //! (an absent `\else` counting as an empty one) set it.
 
-use super::{Loc, MAX_WEIGHT, Reader, ScriptError, Section, Step, Transaction, expr};
+use super::{Loc, MAX_WEIGHT, Reader, ScriptError, ScriptStep, Section, Transaction, expr};
 
 /// The error of `\gset` and `\aset`, which versus does not run yet.
 pub(super) const GSET_REFUSED: &str =
@@ -114,7 +114,7 @@ impl Reader {
                 if !self.known.iter().any(|k| k == name) {
                     self.known.push(name.to_string());
                 }
-                self.current_steps(loc).push(Step::Set { slot, expr: parsed, loc });
+                self.current_steps(loc).push(ScriptStep::Set { slot, expr: parsed, loc });
             }
             "sleep" => {
                 let words: Vec<&str> = rest.split_whitespace().collect();
@@ -132,7 +132,7 @@ impl Reader {
                 };
                 let a_col = rest_col + (rest.chars().count() - rest.trim_start().chars().count());
                 let parsed = expr::parse(amount, &mut |v| self.use_var(v)).map_err(|x| expr_err(self, a_col, x))?;
-                self.current_steps(loc).push(Step::Sleep { expr: parsed, unit_us, loc });
+                self.current_steps(loc).push(ScriptStep::Sleep { expr: parsed, unit_us, loc });
             }
             "if" | "elif" | "else" | "endif" => self.conditional(loc, cmd, rest, rest_col)?,
             "gset" | "aset" => return Err(self.err(loc, GSET_REFUSED)),
@@ -175,7 +175,7 @@ impl Reader {
         };
         if cmd == "if" {
             let at = self.current_steps(loc).len();
-            self.current_steps(loc).push(Step::Branch { cond: cond.expect("parsed above"), otherwise: 0, loc });
+            self.current_steps(loc).push(ScriptStep::Branch { cond: cond.expect("parsed above"), otherwise: 0, loc });
             let before = self.known.clone();
             self.ifs.push(If { loc, branch: Some(at), jumps: Vec::new(), has_else: false, before, common: None });
             return Ok(());
@@ -196,12 +196,12 @@ impl Reader {
             let end = self.current_steps(loc).len();
             let steps = self.current_steps(loc);
             if let Some(b) = open.branch
-                && let Step::Branch { otherwise, .. } = &mut steps[b]
+                && let ScriptStep::Branch { otherwise, .. } = &mut steps[b]
             {
                 *otherwise = end;
             }
             for j in &open.jumps {
-                steps[*j] = Step::Jump { to: end };
+                steps[*j] = ScriptStep::Jump { to: end };
             }
             let common = open.common.unwrap_or_default();
             self.known = if open.has_else { common } else { open.before };
@@ -210,16 +210,16 @@ impl Reader {
         // \elif or \else: the body before it jumps past the \endif; the pending branch goes on here.
         let steps = self.current_steps(loc);
         open.jumps.push(steps.len());
-        steps.push(Step::Jump { to: 0 });
+        steps.push(ScriptStep::Jump { to: 0 });
         let here = steps.len();
         if let Some(b) = open.branch
-            && let Step::Branch { otherwise, .. } = &mut steps[b]
+            && let ScriptStep::Branch { otherwise, .. } = &mut steps[b]
         {
             *otherwise = here;
         }
         if let Some(cond) = cond {
             open.branch = Some(here);
-            steps.push(Step::Branch { cond, otherwise: 0, loc });
+            steps.push(ScriptStep::Branch { cond, otherwise: 0, loc });
         } else {
             open.branch = None;
             open.has_else = true;

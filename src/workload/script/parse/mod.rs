@@ -127,7 +127,7 @@ fn split_placeholders(sql: &str) -> Vec<Part<'_>> {
 
 /// A step of a transaction or of the setup.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub enum ScriptStep {
     /// `\set`.
     Set {
         /// The variable's slot.
@@ -172,7 +172,7 @@ pub struct Transaction {
     /// Relative frequency.
     pub weight: u32,
     /// Its steps.
-    pub steps: Vec<Step>,
+    pub steps: Vec<ScriptStep>,
     /// Where it starts.
     pub loc: Loc,
 }
@@ -191,7 +191,7 @@ pub struct Script {
     /// The setup's statements.
     pub setup: Vec<Statement>,
     /// The setup's steps.
-    pub setup_steps: Vec<Step>,
+    pub setup_steps: Vec<ScriptStep>,
     /// The transactions.
     pub transactions: Vec<Transaction>,
     /// The measured statements, numbered from 1.
@@ -357,7 +357,7 @@ impl Reader {
         ))
     }
 
-    fn current_steps(&mut self, loc: Loc) -> &mut Vec<Step> {
+    fn current_steps(&mut self, loc: Loc) -> &mut Vec<ScriptStep> {
         if self.section == Section::Setup {
             return &mut self.script.setup_steps;
         }
@@ -542,14 +542,14 @@ impl Reader {
         if self.section == Section::Setup {
             self.script.setup.push(st);
             let i = self.script.setup.len() - 1;
-            self.script.setup_steps.push(Step::Sql(i));
+            self.script.setup_steps.push(ScriptStep::Sql(i));
         } else {
             self.current_steps(o.loc);
             st.transaction = Some(self.script.transactions.len() - 1);
             st.number = self.script.statements.len() + 1;
             self.script.statements.push(st);
             let i = self.script.statements.len() - 1;
-            self.current_steps(o.loc).push(Step::Sql(i));
+            self.current_steps(o.loc).push(ScriptStep::Sql(i));
         }
         Ok(())
     }
@@ -564,7 +564,7 @@ impl Reader {
             ));
         }
         for t in &self.script.transactions {
-            if !t.steps.iter().any(|s| matches!(s, Step::Sql(_))) {
+            if !t.steps.iter().any(|s| matches!(s, ScriptStep::Sql(_))) {
                 return Err(self.err(t.loc, format!("transaction '{}' has no SQL statement", t.name)));
             }
         }

@@ -41,7 +41,7 @@ fn setup_transactions_and_weights() {
     assert_eq!(s.statements.len(), 5);
     assert_eq!(s.statements[1].params.len(), 1, "quoted ; ? : are text");
     assert_eq!(s.statements[4].loc, Loc { file: 0, line: 11, col: 11 });
-    assert!(matches!(s.transactions[1].steps.last(), Some(Step::Sleep { unit_us: 1000, .. })));
+    assert!(matches!(s.transactions[1].steps.last(), Some(ScriptStep::Sleep { unit_us: 1000, .. })));
 }
 
 #[test]
@@ -96,15 +96,16 @@ fn conditionals_become_branches_and_jumps() {
     );
     let steps = &s.transactions[0].steps;
     // 0 set, 1 branch, 2 sql 1, 3 jump, 4 branch, 5 sql 2, 6 jump, 7 sql 3, 8 sql 4
-    assert!(matches!(steps[1], Step::Branch { otherwise: 4, .. }), "{steps:?}");
-    assert!(matches!(steps[3], Step::Jump { to: 8 }));
-    assert!(matches!(steps[4], Step::Branch { otherwise: 7, .. }));
-    assert!(matches!(steps[6], Step::Jump { to: 8 }));
-    assert_eq!(steps[8], Step::Sql(3));
+    assert!(matches!(steps[1], ScriptStep::Branch { otherwise: 4, .. }), "{steps:?}");
+    assert!(matches!(steps[3], ScriptStep::Jump { to: 8 }));
+    assert!(matches!(steps[4], ScriptStep::Branch { otherwise: 7, .. }));
+    assert!(matches!(steps[6], ScriptStep::Jump { to: 8 }));
+    assert_eq!(steps[8], ScriptStep::Sql(3));
     let nested = parse_ok("\\if 1\n\\if 0\nSELECT 1;\n\\endif\n\\endif\nSELECT 2;\n");
     let steps = &nested.transactions[0].steps;
     assert!(
-        matches!(steps[0], Step::Branch { otherwise: 3, .. }) && matches!(steps[1], Step::Branch { otherwise: 3, .. })
+        matches!(steps[0], ScriptStep::Branch { otherwise: 3, .. })
+            && matches!(steps[1], ScriptStep::Branch { otherwise: 3, .. })
     );
 }
 

@@ -22,7 +22,7 @@ fn evaluate_all(s: &Script) {
     let mut rng = Rng::seeded(7);
     for t in &s.transactions {
         for step in &t.steps {
-            if let Step::Set { slot, expr, .. } = step
+            if let ScriptStep::Set { slot, expr, .. } = step
                 && let Ok(v) = eval(expr, &vars, &mut rng)
             {
                 vars[*slot] = v;
@@ -65,7 +65,7 @@ fn the_deepest_allowed_expressions_parse_and_evaluate_on_a_small_stack() {
         let mut vars = vec![Value::Int(0); s.vars.len()];
         let mut rng = Rng::seeded(1);
         for step in &s.transactions[0].steps {
-            if let Step::Set { slot, expr, .. } = step {
+            if let ScriptStep::Set { slot, expr, .. } = step {
                 vars[*slot] = eval(expr, &vars, &mut rng).expect("evaluates");
             }
         }
