@@ -234,7 +234,7 @@ fn stated_detectable_effect_matches_simulated_experiments() {
     let aa = run(0.0, 1);
     let d = aa.ratios[0].detectable.clone().unwrap();
     assert!(d.increase > 0.03 && d.increase < 0.2, "{d:?}");
-    let summary = report::tables::summary_lines(&aa).join("\n");
+    let summary = report::summary::summary_lines(&aa).join("\n");
     if aa.ratios[0].verdict == Verdict::NoSignificantChange {
         assert!(summary.contains("could detect only changes beyond"), "{summary}");
         assert!(summary.contains("repetitions per side would detect ±5 %"), "{summary}");

@@ -268,7 +268,7 @@ pub fn render(r: &CompareReport) -> String {
     );
     let head_end = out.len();
     out.push_str("<h2 id=\"summary\">Summary</h2>\n<ul class=\"summary\">\n");
-    for line in tables::summary_lines(r) {
+    for line in super::summary::summary_lines(r) {
         let _ = writeln!(out, "<li>{}</li>", escape(&line));
     }
     out.push_str("</ul>\n");

@@ -43,7 +43,7 @@ pub fn render(r: &CompareReport) -> String {
         super::fmt::bands(r)
     );
     let _ = writeln!(out, "## Summary\n");
-    for line in tables::summary_lines(r) {
+    for line in super::summary::summary_lines(r) {
         let _ = writeln!(out, "- {}", escape(&line));
     }
     out.push('\n');

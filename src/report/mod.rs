@@ -31,9 +31,11 @@ pub mod profile;
 pub mod profile_model;
 pub mod select;
 pub mod statements;
+pub mod summary;
 pub mod svg;
 pub mod tables;
 pub mod terminal;
+mod values;
 pub mod variables;
 pub mod writers;
 

@@ -73,7 +73,7 @@ pub fn render(r: &CompareReport, color: bool) -> String {
 pub fn render_with(r: &CompareReport, opts: &Options) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", shown(&heading(r)));
-    for line in tables::summary_lines(r) {
+    for line in super::summary::summary_lines(r) {
         let _ = writeln!(out, "• {}", shown(&line));
     }
     out.push('\n');
