@@ -7,32 +7,7 @@ use mysql::prelude::Queryable;
 
 use crate::error::{Error, Result};
 use crate::experiment::plan::{Plan, TargetKind};
-use crate::workload::Workload;
-
-/// The database the Insert Benchmark works in.
-const IBENCH_DATABASE: &str = "ib";
-
-/// sysbench tests that only read.
-const READ_ONLY_TESTS: &[&str] =
-    &["oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"];
-
-/// The tables a workload's prepare creates (sysbench's `sbtestN`; the Insert Benchmark's `piN` are
-/// matched by pattern), and their database; `None` for a script, whose SQL is the user's own.
-fn tables(w: &dyn Workload, database: &str) -> Option<(String, Vec<String>)> {
-    match w.kind() {
-        "ibench" => Some((IBENCH_DATABASE.into(), Vec::new())),
-        "sysbench" => {
-            let n = w.stored_options().get("tables").and_then(serde_json::Value::as_i64).unwrap_or(1).max(1);
-            Some((database.into(), (1..=n).map(|i| format!("sbtest{i}")).collect()))
-        }
-        _ => None,
-    }
-}
-
-fn writes(w: &dyn Workload) -> bool {
-    let test = w.stored_options().get("test").and_then(|t| t.as_str().map(str::to_string)).unwrap_or_default();
-    w.kind() != "sysbench" || !READ_ONLY_TESTS.contains(&test.as_str())
-}
+use crate::workload::{OwnTables, TableNames, Workload};
 
 /// Refuses to prepare `workload` on an external server where one of its tables exists already.
 pub fn check_no_tables(
@@ -42,22 +17,23 @@ pub fn check_no_tables(
     database: &str,
     w: &dyn Workload,
 ) -> Result<()> {
-    let Some((db, names)) = tables(w, database) else { return Ok(()) };
-    let found: Vec<String> = if names.is_empty() {
-        conn.exec(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name REGEXP '^pi[0-9]+$' \
+    let Some(OwnTables { database: db, names }) = w.own_tables(database) else { return Ok(()) };
+    let found: Vec<String> = match names {
+        TableNames::Matching { regexp, .. } => conn.exec(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name REGEXP ? \
              ORDER BY table_name",
-            (db.as_str(),),
-        )
-    } else {
-        let list = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
-        conn.exec(
-            format!(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name IN ({list}) \
-                 ORDER BY table_name"
-            ),
-            (db.as_str(),),
-        )
+            (db.as_str(), regexp),
+        ),
+        TableNames::Listed(names) => {
+            let list = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+            conn.exec(
+                format!(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name IN ({list}) \
+                     ORDER BY table_name"
+                ),
+                (db.as_str(),),
+            )
+        }
     }
     .map_err(|e| crate::server::admin::sql_error("looking for existing benchmark tables", e))?;
     match found.first() {
@@ -90,18 +66,21 @@ pub fn describe_changes(plan: &Plan) -> String {
             TargetKind::External { address, database, replace_tables, .. } => {
                 let _ = writeln!(s, "  {} (external {address}):", t.label);
                 for w in workloads {
-                    let Some((db, names)) = tables(w, database) else {
-                        let _ = writeln!(s, "    {}: prepare and runs: the script's own statements", w.label());
+                    let Some(OwnTables { database: db, names }) = w.own_tables(database) else {
+                        let _ = writeln!(s, "    {}: prepare and runs: the user's own statements", w.label());
                         continue;
                     };
-                    let what = if names.is_empty() { format!("{db}.pi1…") } else { list(&db, &names) };
+                    let what = match &names {
+                        TableNames::Matching { shown, .. } => format!("{db}.{shown}"),
+                        TableNames::Listed(names) => list(&db, names),
+                    };
                     let prep = if *replace_tables {
                         format!("DROP TABLE IF EXISTS and CREATE TABLE {what} (replace_tables = true)")
                     } else {
                         format!("CREATE TABLE {what}; refused if any of them exists")
                     };
                     let _ = writeln!(s, "    {}: prepare: {prep}", w.label());
-                    let run = if writes(w) { "INSERT, UPDATE and DELETE on them" } else { "reads only" };
+                    let run = if w.writes() { "INSERT, UPDATE and DELETE on them" } else { "reads only" };
                     let _ = writeln!(s, "    {}: runs: {run}; the tables are left in place", w.label());
                 }
             }

@@ -249,6 +249,31 @@ pub struct RunContext<'a> {
     pub observer: &'a mut dyn RunObserver,
 }
 
+/// The tables a workload's prepare creates on a server: external servers are checked for them before
+/// anything runs, so that versus never overwrites a user's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnTables {
+    /// Their database.
+    pub database: String,
+    /// Which tables.
+    pub names: TableNames,
+}
+
+/// The names of [`OwnTables`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableNames {
+    /// These tables.
+    Listed(Vec<String>),
+    /// Tables numbered without a bound known before the run: a `REGEXP` for `information_schema`, and
+    /// how a plan names them (`pi1…`).
+    Matching {
+        /// The pattern of their names.
+        regexp: &'static str,
+        /// Their names in a plan.
+        shown: &'static str,
+    },
+}
+
 /// One workload of an experiment: a cell's workload, with its options parsed and checked.
 pub trait Workload: Send + Sync + fmt::Debug {
     /// The registered kind (`sysbench`, `ibench`, `script`).
@@ -266,6 +291,17 @@ pub trait Workload: Send + Sync + fmt::Debug {
 
     /// Threads the workload is run at when it does not follow the experiment's list.
     fn threads(&self) -> Option<&[u32]>;
+
+    /// The tables `prepare` creates, the target's `database` given; `None` (the default) for a
+    /// workload that runs the user's own statements.
+    fn own_tables(&self, _database: &str) -> Option<OwnTables> {
+        None
+    }
+
+    /// Whether runs write to [`Workload::own_tables`] (the default) or only read them.
+    fn writes(&self) -> bool {
+        true
+    }
 
     /// The workload's place in a chain of runs on one server; `None` (the default) for runs that each
     /// start from the prepared data.

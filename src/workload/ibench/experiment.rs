@@ -229,6 +229,14 @@ impl Workload for StepWorkload {
         self.def.threads.as_deref()
     }
 
+    fn own_tables(&self, _database: &str) -> Option<crate::workload::OwnTables> {
+        // The Insert Benchmark works in a database of its own, whatever the target's.
+        Some(crate::workload::OwnTables {
+            database: super::DATABASE.into(),
+            names: crate::workload::TableNames::Matching { regexp: "^pi[0-9]+$", shown: "pi1…" },
+        })
+    }
+
     fn link(&self) -> Option<Link> {
         let last = self.options.selected_steps().into_iter().rfind(|x| *x != Step::Cleanup) == Some(self.step);
         Some(Link { chain: self.sequence.clone(), rank: rank(self.step), last })

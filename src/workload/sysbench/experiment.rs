@@ -199,6 +199,21 @@ impl Workload for SysbenchWorkload {
         self.def.threads.as_deref()
     }
 
+    fn own_tables(&self, database: &str) -> Option<crate::workload::OwnTables> {
+        let n = self.int("tables", 1).max(1);
+        Some(crate::workload::OwnTables {
+            database: database.into(),
+            names: crate::workload::TableNames::Listed((1..=n).map(|i| format!("sbtest{i}")).collect()),
+        })
+    }
+
+    fn writes(&self) -> bool {
+        !matches!(
+            self.test,
+            Test::OltpReadOnly | Test::OltpPointSelect | Test::SelectRandomPoints | Test::SelectRandomRanges
+        )
+    }
+
     fn estimate(&self, _threads: u32, t: &Timing) -> Duration {
         const RESTART: Duration = Duration::from_secs(4);
         let rows = self.data().rows;
