@@ -94,7 +94,13 @@ fn stand_ins_the_budget_cannot_measure_are_not_recommended() {
         // Budgets that end about when the stand-ins' step would start (the confirmation's reserve
         // added); the attribution adapts to the budget, so more than one is tried.
         let before: u64 = r.steps[..stand_ins].iter().map(|x| x.estimated_s).sum();
-        let confirm: u64 = r.steps.iter().filter(|x| x.step.phase == Phase::Confirm).map(|x| x.estimated_s).sum();
+        // The confirmation's reserve is at the repetitions asked (with budget to spare it stretches).
+        let confirm: u64 = r
+            .steps
+            .iter()
+            .filter(|x| x.step.phase == Phase::Confirm)
+            .map(|x| x.estimated_s * u64::from(s.confirm_repetitions) / u64::from(x.step.repetitions))
+            .sum();
         let Some(r) = [60, 300, 600, 900].into_iter().find_map(|slack| {
             s.budget = Duration::from_secs(before + confirm + slack);
             let r = run(&mut mock(seed), &s);

@@ -17,6 +17,9 @@ use crate::stats::{self, CompareConfig, SampleLevel, Verdict};
 /// The fate text of a value the attribution could not resolve within the budget.
 pub(super) const UNRESOLVED: &str = "not resolved within the budget";
 
+/// At most this many times the asked repetitions in the confirmation, when the budget leaves room.
+const CONFIRM_STRETCH: u32 = 4;
+
 /// How many extra screening rounds an unclear group gets at most (the budget usually ends them first).
 const RESCREENS: usize = 8;
 
@@ -137,6 +140,14 @@ impl Search<'_> {
             });
         }
     }
+}
+
+/// Whether an attribution's gap (A = the base with every live value, B = the base) leaves a gain
+/// worth having open: faster by its estimate, the interval's upper end beyond the noise band and
+/// [`TARGET_EFFECT`]. Points are B against A, negative when the values help.
+fn gain_left_open(g: &bisect::Gap) -> bool {
+    let worth = 100.0 * g.comparison.noise_band.max(TARGET_EFFECT);
+    -g.points > 0.0 && -g.points_lo > worth
 }
 
 /// Runs explain's steps as advise steps: B is the tier's base, A the base with every live value.
@@ -321,6 +332,10 @@ impl Search<'_> {
                     "no effect measured on this workload (leaving it out of the advised set cost nothing significant)"
                         .into(),
                 )
+            } else if no_difference(&outcome) && outcome.gap.is_some_and(|g| gain_left_open(&g)) {
+                // The values together were not shown faster, but a gain worth having was not excluded
+                // either: that is the budget's limit, not "no effect", and the value can go on trial.
+                Fate::NotProven(UNRESOLVED.into())
             } else if no_difference(&outcome) {
                 let gap = outcome
                     .gap
@@ -365,16 +380,19 @@ impl Search<'_> {
         }
         let left = self.s.budget.saturating_sub(bench.elapsed());
         let asked = self.s.confirm_repetitions;
-        // Values on trial have no other proof: the confirmation takes what the budget leaves.
-        let reps = if trial.is_empty() {
-            asked
-        } else {
-            (asked..=asked * 2).rev().find(|&r| bench.cost(configs.len(), r) <= left).unwrap_or(asked)
-        };
+        // The confirmation is the last step: it takes what the budget leaves (up to
+        // CONFIRM_STRETCH × the repetitions asked) rather than end undecided with budget unused. Values on
+        // trial have no other proof at all.
+        let reps =
+            (asked..=asked * CONFIRM_STRETCH).rev().find(|&r| bench.cost(configs.len(), r) <= left).unwrap_or(asked);
         if reps > asked {
+            let why = if trial.is_empty() {
+                "it is the last step"
+            } else {
+                "it is the last step and the only measurement of the values on trial"
+            };
             self.out.notes.push(format!(
-                "the confirmation runs {reps} repetitions instead of {asked}: it is the only measurement of the \
-                 values on trial, and the budget leaves room for them"
+                "the confirmation runs {reps} repetitions instead of {asked}: {why}, and the budget leaves room for them"
             ));
         }
         let all: Vec<usize> = union(advised, traded);
