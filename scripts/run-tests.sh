@@ -24,7 +24,7 @@ mapfile -t built < <(grep '"profile":{[^}]*"test":true' "$logs/build.json" | gre
 [ ${#built[@]} -gt 0 ] || { echo "run-tests: cargo built no test binary" >&2; exit 1; }
 
 # The longest first, so that the last two to finish end close together; ALONE last.
-heavy=(readme advise ibench versus efficiency sysbench explain experiment)
+heavy=(store readme advise ibench versus efficiency sysbench explain experiment)
 alone=(fleet adaptive calibrate)
 order=()
 declare -A placed=()

@@ -210,7 +210,7 @@ fn explain_and_advise(pg: &TempPostgres, h: &std::path::Path, url: &str, class: 
         "system/nosync",
         "--dry-run",
         "--budget",
-        "7m",
+        "4m",
         "--duration",
         "2s",
         "--format",
