@@ -4,6 +4,21 @@
 
 use super::*;
 
+/// The field case: the buffer pool helps by 11 %, two values help nothing, runs scatter by 12 % and
+/// take `per_run_s` seconds each, the clock at zero.
+fn field_case_mock(seed: u64, per_run_s: u64) -> Mock {
+    let truths = vec![
+        Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.11) },
+        t("innodb_io_capacity", Area::Io, Risk::Safe, 0.0),
+        t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
+    ];
+    let mut mock = Mock::new(truths, seed);
+    mock.cv = 0.12;
+    mock.per_run = Duration::from_secs(per_run_s);
+    mock.clock = Duration::ZERO;
+    mock
+}
+
 /// Advice that uses its budget: with short runs the screening, attribution and confirmation of the
 /// asked repetitions end long before 30 minutes; the confirmation, the last step, then takes what the
 /// budget leaves. The buffer pool truly helps by 11 % under 12 % noise: before, 4 of 8 seeds
@@ -12,15 +27,7 @@ use super::*;
 fn the_confirmation_takes_the_budget_left() {
     let mut recommended = 0;
     for seed in 0..8 {
-        let truths = vec![
-            Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.11) },
-            t("innodb_io_capacity", Area::Io, Risk::Safe, 0.0),
-            t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
-        ];
-        let mut mock = Mock::new(truths, seed);
-        mock.cv = 0.12;
-        mock.per_run = Duration::from_secs(10);
-        mock.clock = Duration::ZERO;
+        let mut mock = field_case_mock(seed, 10);
         let s = settings(30, false);
         let r = run(&mut mock, &s);
         assert!(mock.clock <= s.budget, "seed {seed}");
@@ -45,15 +52,7 @@ fn the_confirmation_takes_the_budget_left() {
 fn a_search_the_budget_leaves_open_is_undecided_not_nothing_proven() {
     let mut undecided = 0;
     for seed in 0..8 {
-        let truths = vec![
-            Truth { memory: 768 << 20, ..t("innodb_buffer_pool_size", Area::BufferPool, Risk::Memory, 0.11) },
-            t("innodb_io_capacity", Area::Io, Risk::Safe, 0.0),
-            t("table_open_cache", Area::Caches, Risk::Safe, 0.0),
-        ];
-        let mut mock = Mock::new(truths, seed);
-        mock.cv = 0.12;
-        mock.per_run = Duration::from_secs(35);
-        mock.clock = Duration::ZERO;
+        let mut mock = field_case_mock(seed, 35);
         let s = settings(30, false);
         let r = run(&mut mock, &s);
         assert!(mock.clock <= s.budget, "seed {seed}: {} s", mock.clock.as_secs());
