@@ -71,44 +71,90 @@ pub fn for_host(
     calibrated(store, &host.class(), &cases, metric.name())
 }
 
-/// The band `versus calibrate` stored for host class `class` and `metric` over every (workload, threads)
-/// case: the largest found, at least [`DEFAULT_NOISE_BAND`] when some case has none, the default when
-/// none has one; the source lists what was found and what was not.
-pub fn calibrated(store: &Store, class: &str, cases: &[(&str, u32)], metric: &str) -> Result<Band> {
-    let (mut found, mut missing): (Vec<Calibration>, Vec<String>) = (Vec::new(), Vec::new());
+/// What `versus calibrate` stored for host class `class` and `metric`, case by case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lookup {
+    /// Per (workload, threads) case, in the order asked: its band, when one is stored.
+    pub per_case: Vec<Option<f64>>,
+    /// The calibrations found, each once.
+    found: Vec<Calibration>,
+    /// The cases without one (`oltp_read_only @ 4 thr`), each once.
+    missing: Vec<String>,
+}
+
+/// Looks up the latest calibration of every (workload, threads) case.
+pub fn lookup(store: &Store, class: &str, cases: &[(&str, u32)], metric: &str) -> Result<Lookup> {
+    let mut l = Lookup { per_case: Vec::new(), found: Vec::new(), missing: Vec::new() };
     for &(workload, t) in cases {
         match store.calibration_for(class, workload, t, metric)? {
-            Some(c) if !found.contains(&c) => found.push(c),
-            Some(_) => {}
+            Some(c) => {
+                l.per_case.push(Some(c.band));
+                if !l.found.contains(&c) {
+                    l.found.push(c);
+                }
+            }
             None => {
+                l.per_case.push(None);
                 let what = format!("{workload} @ {t} thr");
-                if !missing.contains(&what) {
-                    missing.push(what);
+                if !l.missing.contains(&what) {
+                    l.missing.push(what);
                 }
             }
         }
     }
-    if found.is_empty() {
-        return Ok(Band::default_because(&format!(
-            "no {metric} calibration for host class {class} and {}; `versus calibrate` measures one",
-            missing.join(", ")
-        )));
+    Ok(l)
+}
+
+impl Lookup {
+    /// The default band, with why, when no case has a calibration.
+    pub fn none_found(&self, class: &str, metric: &str) -> Option<Band> {
+        self.found.is_empty().then(|| {
+            Band::default_because(&format!(
+                "no {metric} calibration for host class {class} and {}; `versus calibrate` measures one",
+                self.missing.join(", ")
+            ))
+        })
     }
-    let mut band = found.iter().map(|c| c.band).fold(0.0, f64::max);
-    let list: Vec<String> = found.iter().map(describe).collect();
-    let mut source = format!("calibrated by `versus calibrate` on host class {class}: {}", list.join("; "));
-    if found.len() > 1 {
-        source.push_str("; the largest is used");
+
+    /// The largest band found.
+    pub fn largest(&self) -> f64 {
+        self.found.iter().map(|c| c.band).fold(0.0, f64::max)
     }
-    if !missing.is_empty() {
+
+    /// Whether some case has no calibration.
+    pub fn any_missing(&self) -> bool {
+        !self.missing.is_empty()
+    }
+
+    /// The sentence naming what was found (then `how`, the rule applied to them) and what was not.
+    pub fn source(&self, class: &str, how: &str) -> String {
+        let list: Vec<String> = self.found.iter().map(describe).collect();
+        let mut source = format!("calibrated by `versus calibrate` on host class {class}: {}{how}", list.join("; "));
+        if !self.missing.is_empty() {
+            source.push_str(&format!(
+                "; not calibrated: {} (the default {} counts for them)",
+                self.missing.join(", "),
+                percent(DEFAULT_NOISE_BAND)
+            ));
+        }
+        source
+    }
+}
+
+/// The band `versus calibrate` stored for host class `class` and `metric` over every (workload, threads)
+/// case: the largest found, at least [`DEFAULT_NOISE_BAND`] when some case has none, the default when
+/// none has one; the source lists what was found and what was not.
+pub fn calibrated(store: &Store, class: &str, cases: &[(&str, u32)], metric: &str) -> Result<Band> {
+    let l = lookup(store, class, cases, metric)?;
+    if let Some(none) = l.none_found(class, metric) {
+        return Ok(none);
+    }
+    let mut band = l.largest();
+    if l.any_missing() {
         band = band.max(DEFAULT_NOISE_BAND);
-        source.push_str(&format!(
-            "; not calibrated: {} (the default {} counts for them)",
-            missing.join(", "),
-            percent(DEFAULT_NOISE_BAND)
-        ));
     }
-    Ok(Band { band, source })
+    let how = if l.found.len() > 1 { "; the largest is used" } else { "" };
+    Ok(Band { band, source: l.source(class, how) })
 }
 
 /// [`for_host`] for this host, whose sandboxes' data live on the storage of `datadir` (the home).

@@ -50,42 +50,21 @@ pub fn resolve(store: &Store, s: &Selected, sel: &Selection) -> Result<Bands> {
         }
     };
     let metric = sel.metric.name();
-    let mut per_case = Vec::new();
-    let (mut found, mut missing) = (Vec::new(), Vec::<String>::new());
-    for c in &s.cases {
-        match store.calibration_for(&class, &c.workload, c.threads, metric)? {
-            Some(cal) => {
-                per_case.push(CaseBand { band: cal.band, origin: BandOrigin::Calibrated });
-                if !found.contains(&cal) {
-                    found.push(cal);
-                }
-            }
-            None => {
-                per_case.push(CaseBand { band: DEFAULT_NOISE_BAND, origin: BandOrigin::Default });
-                let what = format!("{} @ {} thr", c.workload, c.threads);
-                if !missing.contains(&what) {
-                    missing.push(what);
-                }
-            }
-        }
+    let cases: Vec<(&str, u32)> = s.cases.iter().map(|c| (c.workload.as_str(), c.threads)).collect();
+    let l = crate::experiment::band::lookup(store, &class, &cases, metric)?;
+    if let Some(none) = l.none_found(&class, metric) {
+        return Ok(all(DEFAULT_NOISE_BAND, BandOrigin::Default, none));
     }
-    if found.is_empty() {
-        return Ok(default(format!(
-            "no {metric} calibration for host class {class} and {}; `versus calibrate` measures one",
-            missing.join(", ")
-        )));
-    }
-    let list: Vec<String> = found.iter().map(describe).collect();
-    let mut source = format!("calibrated by `versus calibrate` on host class {class}: {}", list.join("; "));
-    if !missing.is_empty() {
-        source.push_str(&format!(
-            "; not calibrated: {} (the default {:.1} % counts for them)",
-            missing.join(", "),
-            DEFAULT_NOISE_BAND * 100.0
-        ));
-    }
-    let distinct = per_case.iter().any(|b| b.band != per_case[0].band);
-    if distinct {
+    let per_case: Vec<CaseBand> = l
+        .per_case
+        .iter()
+        .map(|b| match b {
+            Some(band) => CaseBand { band: *band, origin: BandOrigin::Calibrated },
+            None => CaseBand { band: DEFAULT_NOISE_BAND, origin: BandOrigin::Default },
+        })
+        .collect();
+    let mut source = l.source(&class, "");
+    if per_case.iter().any(|b| b.band != per_case[0].band) {
         source.push_str("; each row uses the band of its own workload and thread count");
     }
     let band = per_case.iter().map(|b| b.band).fold(0.0, f64::max);

@@ -169,12 +169,13 @@ pub fn ratio_table(r: &CompareReport) -> Table {
     // Bands per case: when they differ, each row says its own, and the change its `n` is for.
     let one = r.one_band();
     let target = |case: usize| crate::stats::power::target_effect(r.band_of(case).band);
-    let one_target = r.ratios.iter().all(|x| target(x.case) == target(r.ratios.first().map_or(0, |f| f.case)));
+    let targets: Vec<f64> = r.ratios.iter().map(|x| target(x.case)).collect();
+    let first = targets.first().copied().unwrap_or_else(|| crate::stats::power::target_effect(r.noise_band));
+    let one_target = targets.iter().all(|t| *t == first);
     if !one {
         h.push(("noise band".to_string(), true));
     }
-    let common =
-        fmt::plus_minus(r.ratios.first().map_or(crate::stats::power::target_effect(r.noise_band), |x| target(x.case)));
+    let common = fmt::plus_minus(first);
     h.push((if one_target { format!("n for {common}") } else { "n (for)".to_string() }, true));
     h.extend([("verdict".to_string(), false), ("note".to_string(), false)]);
     let mut t = Table::new("ratios", format!("{} relative to {}", r.metric.name, r.baseline), h);

@@ -27,10 +27,6 @@ pub(super) fn values_rows(s: &Selected, metrics: &[Metric], in_case: &dyn Fn(usi
     let values = |case: usize, side: usize, m: Metric| -> Vec<f64> {
         s.runs.iter().filter(|r| r.case == case && r.side == side).filter_map(|r| values_of(r, m)).collect()
     };
-    let mean_of = |case: usize, side: usize, m: Metric| -> (Option<f64>, usize) {
-        let v = values(case, side, m);
-        (stats::mean(&v), v.len())
-    };
     let mut rows = Vec::new();
     for case in 0..s.cases.len() {
         for side in 0..s.sides.len() {
@@ -40,8 +36,8 @@ pub(super) fn values_rows(s: &Selected, metrics: &[Metric], in_case: &dyn Fn(usi
             let values = metrics
                 .iter()
                 .map(|&m| {
-                    let (mean, n) = mean_of(case, side, m);
-                    let (base, _) = mean_of(case, 0, m);
+                    let (mine, theirs) = (values(case, side, m), values(case, 0, m));
+                    let (mean, n, base) = (stats::mean(&mine), mine.len(), stats::mean(&theirs));
                     let near_zero = matches!((mean, base), (Some(v), Some(b)) if m.no_ratio_reason(b, v).is_some());
                     let ratio = match (mean, base) {
                         _ if near_zero => None,
@@ -51,9 +47,7 @@ pub(super) fn values_rows(s: &Selected, metrics: &[Metric], in_case: &dyn Fn(usi
                     let both_near_zero =
                         matches!((mean, base), (Some(v), Some(b)) if v.abs() < m.floor() && b.abs() < m.floor());
                     let verdict = match ratio {
-                        Some(_) if side > 0 => {
-                            secondary_verdict(&values(case, 0, m), &values(case, side, m), m, &in_case(case))
-                        }
+                        Some(_) if side > 0 => secondary_verdict(&theirs, &mine, m, &in_case(case)),
                         _ => Verdict::NotComputed,
                     };
                     MetricValue { metric: m.name().to_string(), mean, n, ratio, both_near_zero, verdict }

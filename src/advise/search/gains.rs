@@ -3,6 +3,7 @@
 
 use super::Contribution;
 use crate::explain::bisect::{Conclusion as BisectConclusion, Effect, SearchOutcome};
+use crate::stats::power::TARGET_EFFECT;
 use crate::stats::{Comparison, Direction, Verdict};
 
 /// The improvement a comparison shows (positive: better), as a fraction.
@@ -18,6 +19,12 @@ pub(super) fn gain_hi(c: &Comparison) -> f64 {
 /// The lower end of the improvement's interval.
 pub(super) fn gain_lo(c: &Comparison) -> f64 {
     if c.direction == Direction::HigherIsBetter { c.ci.lo - 1.0 } else { 1.0 - c.ci.hi }
+}
+
+/// Whether a comparison leaves a gain worth having open: faster by its estimate, and the interval's
+/// upper end beyond the noise band and [`TARGET_EFFECT`] (not shown, not excluded either).
+pub(super) fn left_open(c: &Comparison) -> bool {
+    gain(c) > 0.0 && gain_hi(c) > c.noise_band.max(TARGET_EFFECT)
 }
 
 /// `; it could detect only changes beyond ±X %` for the smallest change either way a comparison could

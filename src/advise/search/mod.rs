@@ -557,7 +557,7 @@ impl Search<'_> {
 }
 
 mod gains;
-use gains::{alone, contribution, could_detect, describe, gain, gain_hi, gain_lo, no_difference, proven_alone};
+use gains::{alone, contribution, could_detect, describe, gain, gain_lo, left_open, no_difference, proven_alone};
 
 mod result;
 pub use result::{

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::groups::{self, Split};
 use super::{
     Bench, Conclusion, Config, ConfigResult, ConfirmRow, Confirmation, Contribution, Fate, Group, Phase, Screened,
-    Search, Tier, Trial, contribution, could_detect, describe, gain, gain_hi, gain_lo, no_difference, union,
+    Search, Tier, Trial, contribution, could_detect, describe, gain, gain_lo, left_open, no_difference, union,
 };
 use crate::advise::rules::Area;
 use crate::error::Result;
@@ -98,11 +98,8 @@ impl Search<'_> {
         (0..pooled.len())
             .filter(|&k| {
                 let Ok(p) = &pooled[k] else { return false };
-                self.compare(&p.base, &p.values).is_some_and(|c| {
-                    c.verdict == Verdict::NoSignificantChange
-                        && gain(&c) > 0.0
-                        && gain_hi(&c) > c.noise_band.max(TARGET_EFFECT)
-                })
+                self.compare(&p.base, &p.values)
+                    .is_some_and(|c| c.verdict == Verdict::NoSignificantChange && left_open(&c))
             })
             .collect()
     }

@@ -4,8 +4,7 @@
 //! leave-one-out comparison, so it can be recommended on it; several trades on trial together are
 //! measured as a tier and reported, never recommended, since which of them pays was not attributed.
 
-use super::{Confirmation, Fate, Group, Search, Tier, alone, could_detect, describe, gain, gain_hi, gain_lo};
-use crate::stats::power::TARGET_EFFECT;
+use super::{Confirmation, Fate, Group, Search, Tier, alone, could_detect, describe, gain, gain_lo, left_open};
 use crate::stats::{Comparison, Verdict};
 
 /// The fate text of a value on trial until the confirmation decides it.
@@ -151,7 +150,7 @@ impl Search<'_> {
     /// its estimate with a worthwhile gain not excluded: the repetitions that would call that gain are
     /// scaled from the confirmation's detectable change (its width shrinks as √n).
     fn open_after_confirmation(&mut self, i: usize, x: &Comparison, c: &Confirmation) {
-        if !(gain(x) > 0.0 && gain_hi(x) > x.noise_band.max(TARGET_EFFECT)) {
+        if !left_open(x) {
             return;
         }
         let target = gain(x).max(1.5 * x.noise_band);
