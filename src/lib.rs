@@ -31,6 +31,7 @@ pub mod lockfile;
 pub mod markup;
 pub mod metric;
 pub mod owned;
+pub mod present;
 pub mod profile;
 pub mod report;
 pub mod sampler;

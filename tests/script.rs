@@ -16,7 +16,9 @@ use versus::report::{self, Format, Selection};
 use versus::server::Home;
 use versus::stats::Verdict;
 use versus::store::Store;
-use versus::workload::script::{parse, random, run};
+use versus::workload::SectionOut;
+use versus::workload::script::stored::Section;
+use versus::workload::script::{parse, random, run, section};
 use versus::workload::sysbench::options;
 use versus::workload::sysbench::runner::{self, Quiet, Source};
 
@@ -379,8 +381,9 @@ script = "or.sql"
     assert_eq!(with_plans.len(), 2, "{with_plans:?}");
     assert!(with_plans.iter().all(|(_, rep)| *rep == 1), "{with_plans:?}");
     let r = report::build_report(&store, &Selection { metric: Metric::Tps, ..Selection::default() }).unwrap();
-    assert_eq!(r.statements.len(), 1, "one script section");
-    let sec = &r.statements[0];
+    let statements: Vec<Section> = r.sections.typed(section::KEY);
+    assert_eq!(statements.len(), 1, "one script section");
+    let sec = &statements[0];
     assert_eq!(sec.sides, ["10.11", "11.8"]);
     let or = &sec.statements[1];
     assert!(or.text.contains("a = :x OR b = :y"));
@@ -498,8 +501,9 @@ fn statement_tables_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let store = synthetic_script_store(&dir.path().join("results.db"));
     let r = report::build_report(&store, &Selection { metric: Metric::Tps, ..Selection::default() }).unwrap();
-    assert_eq!(r.statements.len(), 1);
-    let sec = &r.statements[0];
+    let statements: Vec<Section> = r.sections.typed(section::KEY);
+    assert_eq!(statements.len(), 1);
+    let sec = &statements[0];
     let slow = &sec.statements[1].comparisons[0];
     assert_eq!(slow.verdict, Some(Verdict::Slower), "{slow:?}");
     assert!(slow.plan_changed);
@@ -510,13 +514,13 @@ fn statement_tables_in_every_format() {
 
     // One section, written once against the Writer interface, in each format's markup.
     let mut terminal = String::new();
-    report::statements::write(&mut report::terminal::TextWriter { out: &mut terminal, color: false }, &r);
+    r.sections.write(&mut SectionOut::Text { out: &mut terminal, color: false });
     insta::assert_snapshot!("statements_terminal", terminal);
     let mut md = String::new();
-    report::statements::write(&mut report::markdown::MarkdownWriter { out: &mut md }, &r);
+    r.sections.write(&mut SectionOut::Markdown(&mut md));
     insta::assert_snapshot!("statements_markdown", md);
     let mut html = String::new();
-    report::statements::write(&mut report::html::HtmlWriter { out: &mut html, headings: 0, table_level: 2 }, &r);
+    r.sections.write(&mut SectionOut::Html(&mut html));
     insta::assert_snapshot!("statements_html", html);
     let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json).unwrap()).unwrap();
     insta::assert_snapshot!("statements_json", serde_json::to_string_pretty(&json["statements"]).unwrap());

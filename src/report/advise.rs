@@ -11,9 +11,9 @@ use crate::advise::model::AdviseReport;
 use crate::advise::rules::Risk;
 use crate::advise::search::{Conclusion, Confirmation, Contribution, Fate, Tier};
 use crate::error::{Error, Result};
+use crate::present::table::{Cell, Table, Tone};
 use crate::report::explain::OutputFormat;
 use crate::report::explain::render::write_table;
-use crate::report::tables::{Cell, Table, Tone};
 use crate::stats::{Comparison, Direction, Verdict};
 
 fn table(id: &str, title: &str, header: &[(&str, bool)]) -> Table {

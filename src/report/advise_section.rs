@@ -7,11 +7,11 @@
 
 use super::advise::confirmation_of;
 use super::select::{Selected, Selection, stored_sections};
-use super::svg::{LineChart, RatioChart, RatioPoint, Series, charts};
-use super::tables::Table;
 use crate::advise::gap;
 use crate::advise::section::{self, AdviseSection};
 use crate::error::Result;
+use crate::present::svg::{LineChart, RatioChart, RatioPoint, Series, charts};
+use crate::present::table::Table;
 use crate::stats::Verdict;
 use crate::store::Store;
 

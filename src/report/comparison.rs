@@ -54,8 +54,7 @@ fn from_selected(
     findings: &BTreeSet<String>,
 ) -> Result<CompareReport> {
     let metric = sel.metric;
-    let crate::workload::Sections { ibench, statements } =
-        crate::workload::registry::sections(&super::select::stored_runs(&s, sel));
+    let sections = crate::workload::registry::sections(&super::select::stored_runs(&s, sel));
     let mut notes = s.notes.clone();
     let present = s.runs.iter().filter(|r| values_of(r, metric).is_some()).count();
     if present == 0 {
@@ -177,8 +176,7 @@ fn from_selected(
         variables,
         experiments,
         notes,
-        ibench,
-        statements,
+        sections,
         variable_changes: Vec::new(),
         series: None,
         explain: Vec::new(),

@@ -1,13 +1,13 @@
 //! The CSV export: one row per case and side with the compared metric's statistics, the ratio to the
 //! baseline with its interval and verdict, and the efficiency and latency means. Values are unrounded
 //! (the same numbers as the JSON export); per-run stability and time series are only in JSON and HTML.
-//! Script workloads add one row per statement and side after the main rows, in the same columns.
+//! Workloads with sections of their own add their rows after the main rows, in the same columns
+//! (script workloads: one per statement and side).
 
 use std::fmt::Write as _;
 
 use super::model::{CiKind, CompareReport, Verdict};
-use crate::stats;
-use crate::workload::script::stored::Section;
+use crate::workload::CsvRow;
 
 /// Quotes a field when it holds a comma, a quote or a line break (RFC 4180). Text a spreadsheet would
 /// run as a formula (`=`, `+`, `-`, `@`, a tab or carriage return first, and no number) gets a `'` in
@@ -126,80 +126,43 @@ pub fn render(r: &CompareReport) -> String {
         }
         let _ = writeln!(out, "{}", row.join(","));
     }
-    for s in &r.statements {
-        let band = [num(Some(r.noise_band)), String::new(), field(&r.noise_band_source)];
-        statement_rows(&mut out, s, &forced, &band, r.efficiency_metrics.len() + r.latency_metrics.len());
+    let band = [num(Some(r.noise_band)), String::new(), field(&r.noise_band_source)];
+    for row in r.sections.csv_rows() {
+        section_row(&mut out, &row, &forced, &band, r.efficiency_metrics.len() + r.latency_metrics.len());
     }
     out
 }
 
-/// The rows of one script workload's statements, in the columns of the main rows: per statement and
-/// side its mean latency (`statement N latency (file:line)`, ms, over the runs' means) and, for a
-/// candidate, the ratio to the baseline with its interval and verdict; a changed plan is in the note.
-fn statement_rows(out: &mut String, s: &Section, forced: &[&str], band: &[String], extra: usize) {
-    for st in &s.statements {
-        for (i, side) in st.sides.iter().enumerate() {
-            let c = st.comparisons.iter().find(|c| c.side == i);
-            let verdict = match c.and_then(|c| c.verdict) {
-                _ if i == 0 => "baseline",
-                Some(stats::Verdict::Faster) => "faster",
-                Some(stats::Verdict::Slower) => "slower",
-                Some(stats::Verdict::NoSignificantChange) => "no_significant_change",
-                None => "not_computed",
-            };
-            let v = &side.values;
-            let (median, std_dev, min, max) = if v.is_empty() {
-                (None, None, None, None)
-            } else {
-                let mut sorted = v.clone();
-                sorted.sort_by(f64::total_cmp);
-                let n = sorted.len();
-                let median = if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 };
-                let mean = v.iter().sum::<f64>() / n as f64;
-                let sd = (n > 1).then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt());
-                (Some(median), sd, sorted.first().copied(), sorted.last().copied())
-            };
-            let ci = c.and_then(|c| c.ci_low.zip(c.ci_high));
-            let mut notes: Vec<String> = Vec::new();
-            if let Some(c) = c.filter(|c| c.plan_changed) {
-                notes.push(format!(
-                    "plan changed: {} -> {}",
-                    st.sides[0].plan.as_deref().unwrap_or("?"),
-                    st.sides[c.side].plan.as_deref().unwrap_or("?")
-                ));
-            }
-            notes.extend(c.and_then(|c| c.note.clone()));
-            notes.extend(forced.iter().map(|f| f.to_string()));
-            let ratio = c.and_then(|c| c.ratio);
-            let mut row = vec![
-                field(&s.workload),
-                field(s.group.as_deref().unwrap_or("")),
-                s.threads.to_string(),
-                field(&s.sides[i]),
-                (i == 0).to_string(),
-                field(&format!("statement {} latency ({})", st.number, st.location)),
-                "ms".to_string(),
-                v.len().to_string(),
-                num(side.mean_ms),
-                num(median),
-                num(std_dev),
-                num(min),
-                num(max),
-                num(ratio),
-                num(ci.map(|x| x.0)),
-                num(ci.map(|x| x.1)),
-                if ci.is_some() { "between_repetitions".into() } else { String::new() },
-                String::new(),
-                num(ratio.map(|r| r - 1.0)),
-                verdict.to_string(),
-            ];
-            row.extend(std::iter::repeat_n(String::new(), 5));
-            row.extend(band.iter().cloned());
-            row.push(field(&notes.join("; ")));
-            row.extend(std::iter::repeat_n(String::new(), extra));
-            let _ = writeln!(out, "{}", row.join(","));
-        }
-    }
+/// A workload section's row (see [`CsvRow`]) in the main rows' columns.
+fn section_row(out: &mut String, row: &CsvRow, forced: &[&str], band: &[String], extra: usize) {
+    let mut line = vec![
+        field(&row.workload),
+        field(&row.group),
+        row.threads.to_string(),
+        field(&row.side),
+        row.baseline.to_string(),
+        field(&row.metric),
+        field(&row.unit),
+        row.n.to_string(),
+        num(row.mean),
+        num(row.median),
+        num(row.std_dev),
+        num(row.min),
+        num(row.max),
+        num(row.ratio),
+        num(row.ci.map(|x| x.0)),
+        num(row.ci.map(|x| x.1)),
+        field(&row.ci_kind),
+        String::new(),
+        num(row.ratio.map(|r| r - 1.0)),
+        field(&row.verdict),
+    ];
+    line.extend(std::iter::repeat_n(String::new(), 5));
+    line.extend(band.iter().cloned());
+    let notes: Vec<&str> = row.notes.iter().map(String::as_str).chain(forced.iter().copied()).collect();
+    line.push(field(&notes.join("; ")));
+    line.extend(std::iter::repeat_n(String::new(), extra));
+    let _ = writeln!(out, "{}", line.join(","));
 }
 
 #[cfg(test)]

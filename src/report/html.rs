@@ -3,16 +3,18 @@
 //! time per run, throughput vs threads per side, latency percentiles, efficiency, stability, the
 //! variables that differ, and the experiment definitions with host facts.
 
+use crate::workload::SectionOut;
 use std::fmt::Write as _;
 
 use super::model::{CompareReport, Verdict};
-use super::page::{page_end, page_start};
-use super::svg::many::{self, DotRows};
-use super::svg::{BarChart, LineChart, RatioChart, RatioPoint, Series, charts};
-use super::tables::{self, Table};
+use super::tables;
 use super::terminal::heading;
 use super::variables;
-pub use super::writers::html::{HtmlWriter, escape, write_table};
+use crate::present::page::{page_end, page_start};
+use crate::present::svg::many::{self, DotRows};
+use crate::present::svg::{BarChart, LineChart, RatioChart, RatioPoint, Series, charts};
+use crate::present::table::Table;
+pub use crate::present::writers::html::{HtmlWriter, escape, write_table};
 
 fn ratio_chart(r: &CompareReport) -> Option<String> {
     let points: Vec<RatioPoint> = r
@@ -353,13 +355,8 @@ pub fn render(r: &CompareReport) -> String {
     }
     write_stability(&mut out, r);
     write_variables(&mut out, r);
-    for (i, sec) in r.ibench.iter().enumerate() {
-        let _ = writeln!(out, "<h2 class=\"ibench\" id=\"ibench-{i}\">{}</h2>", escape(&sec.title));
-        super::ibench::write_section(&mut out, &format!("ibench-{i}"), &sec.tables, 3);
-    }
-    let mut w = HtmlWriter { out: &mut out, headings: 0, table_level: 2 };
-    super::statements::write(&mut w, r);
-    w.table_level = 3;
+    r.sections.write(&mut SectionOut::Html(&mut out));
+    let mut w = HtmlWriter { out: &mut out, headings: 0, table_level: 3 };
     super::profile::write(&mut w, r);
     super::explain::write_html_changes(&mut out, r);
     out.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n");

@@ -2,14 +2,15 @@
 //! pivot tables, stability, efficiency, latency, the differing variables, and the exact experiment
 //! definitions with host facts. Markdown has no colour: ratios the verdict calls are in bold.
 
+use crate::workload::SectionOut;
 use std::fmt::Write as _;
 
 use super::model::CompareReport;
 use super::tables;
 use super::terminal::heading;
 use super::variables;
-pub use super::writers::markdown::{MarkdownWriter, fence, write_table};
 use crate::markup::{escape, html};
+pub use crate::present::writers::markdown::{MarkdownWriter, fence, write_table};
 
 /// The differing server variables: what matters first, the rest by component in collapsed `<details>`
 /// (GitHub and most blog engines render them).
@@ -66,11 +67,7 @@ pub fn render(r: &CompareReport) -> String {
     write_table(&mut out, &eff_rel);
     write_table(&mut out, &tables::latency_table(r));
     write_variables(&mut out, r);
-    for sec in &r.ibench {
-        let _ = writeln!(out, "## {}\n", escape(&sec.title));
-        let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_markdown(&sec.tables));
-    }
-    super::statements::write(&mut MarkdownWriter { out: &mut out }, r);
+    r.sections.write(&mut SectionOut::Markdown(&mut out));
     super::profile::write(&mut MarkdownWriter { out: &mut out }, r);
     super::explain::write_markdown_changes(&mut out, r);
     if !r.notes.is_empty() {

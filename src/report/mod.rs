@@ -26,18 +26,14 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod noise;
-pub mod page;
 pub mod profile;
 pub mod profile_model;
 pub mod select;
-pub mod statements;
 pub mod summary;
-pub mod svg;
 pub mod tables;
 pub mod terminal;
 mod values;
 pub mod variables;
-pub mod writers;
 
 use std::fmt as stdfmt;
 use std::str::FromStr;

@@ -460,13 +460,11 @@ pub struct CompareReport {
     pub experiments: Vec<ExperimentInfo>,
     /// Caveats a reader must see (within-run intervals, missing metrics, forced comparisons).
     pub notes: Vec<String>,
-    /// Insert Benchmark runs: the Small Datum tables per step (absent when there are none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ibench: Vec<crate::workload::ibench::stored::Section>,
-    /// Script workloads: per statement the mean latency per side, each candidate's ratio with its
-    /// interval and verdict, and whether the server's plan changed (absent when there are none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub statements: Vec<crate::workload::script::stored::Section>,
+    /// The workloads' own sections (the Insert Benchmark's Small Datum tables under `ibench`, script
+    /// workloads' statements under `statements`): each kind's list under its key at the top level
+    /// (absent when there are none).
+    #[serde(flatten)]
+    pub sections: crate::workload::Sections,
     /// Each candidate side's server variables against the baseline's, classified (changed default,
     /// set by a config, new, removed; noise left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

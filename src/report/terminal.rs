@@ -2,12 +2,13 @@
 //! efficiency and the differing variables, with the ratios the verdict calls in colour (green better, red worse).
 
 use crate::markup::shown;
+use crate::workload::SectionOut;
 use std::fmt::Write as _;
 
 use super::model::CompareReport;
 use super::tables;
 use super::variables;
-pub use super::writers::text::{TextWriter, write_table};
+pub use crate::present::writers::text::{TextWriter, write_table};
 
 /// What to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,11 +97,7 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
             write_table(&mut out, &eff_rel, opts.color);
         }
         write_variables(&mut out, r, opts.color);
-        for sec in &r.ibench {
-            let _ = writeln!(out, "{}\n", shown(&sec.title));
-            let _ = writeln!(out, "{}", crate::workload::ibench::report::comparison_text(&sec.tables, opts.color));
-        }
-        super::statements::write(&mut TextWriter { out: &mut out, color: opts.color }, r);
+        r.sections.write(&mut SectionOut::Text { out: &mut out, color: opts.color });
     }
     if !opts.brief || opts.profile {
         super::profile::write(&mut TextWriter { out: &mut out, color: opts.color }, r);

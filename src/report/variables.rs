@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{CompareReport, FlavorOnly, VariableDiff, VariableRow};
-use super::tables::{Cell, Table, Tone};
+use crate::present::table::{Cell, Table, Tone};
 
 /// Name prefix → component, first match wins (more specific prefixes first). Unmatched: "Other".
 pub const COMPONENTS: &[(&str, &str)] = &[
@@ -311,7 +311,7 @@ pub fn wide_table(
             row.push(Cell::toned(v.first.clone().unwrap_or_default(), Tone::Muted));
         }
         row.extend(v.values.iter().map(|v| match (v, max) {
-            (Some(s), Some(n)) => Cell::plain(super::svg::truncate(s, n)),
+            (Some(s), Some(n)) => Cell::plain(crate::present::svg::truncate(s, n)),
             _ => value_cell(v),
         }));
         t.rows.push(row);
@@ -343,7 +343,7 @@ pub fn long_table(d: &VariableDiff, id: &str, title: &str, rows: &[&VariableRow]
                 _ => Cell::plain(""),
             };
             let value = match value {
-                Some(s) => Cell::plain(super::svg::truncate(s, max)),
+                Some(s) => Cell::plain(crate::present::svg::truncate(s, max)),
                 None => Cell::toned(crate::report::fmt::ABSENT, Tone::Muted),
             };
             let mut who = compact(&targets, &d.targets);

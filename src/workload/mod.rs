@@ -28,7 +28,7 @@ use std::time::Duration;
 pub use def::WorkloadDef;
 pub use probe::{NoProbe, ServerProbe};
 pub use registry::{Kind, plan_workloads};
-pub use sections::{Sections, StoredRun, StoredRuns};
+pub use sections::{CsvRow, SectionOut, Sections, StoredRun, StoredRuns, WorkloadSection};
 
 use crate::error::Result;
 use crate::store::{Interval, RunResult, StartRun};

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Sections, StoredRuns, Workload, WorkloadDef};
+use super::{Sections, StoredRuns, Workload, WorkloadDef, WorkloadSection};
 use crate::store::RunDetail;
 
 /// A kind of workload: recognises its `[[workloads]]` entries, turns them into [`Workload`]s, and
@@ -24,8 +24,16 @@ pub trait Kind: Sync {
     /// or one per step); `base_dir` resolves relative paths.
     fn plan(&self, def: &WorkloadDef, base_dir: &Path) -> Result<Vec<Arc<dyn Workload>>, String>;
 
-    /// Adds this kind's report sections for the selected runs (the default adds none).
-    fn sections(&self, _runs: &StoredRuns<'_>, _out: &mut Sections) {}
+    /// This kind's own sections of a comparison of the selected runs (the default: none).
+    fn sections(&self, _runs: &StoredRuns<'_>) -> Vec<Arc<dyn WorkloadSection>> {
+        Vec::new()
+    }
+
+    /// Reads back one of this kind's sections stored in a report's JSON under `key`; `None` when the
+    /// key is not this kind's (the default).
+    fn read_section(&self, _key: &str, _value: &serde_json::Value) -> Option<Result<Arc<dyn WorkloadSection>, String>> {
+        None
+    }
 
     /// The command line `versus show` prints for a stored run, when the run is of this kind and
     /// stored its command (the default: none).
@@ -81,13 +89,18 @@ pub fn plan_workloads(def: &WorkloadDef, base_dir: &Path) -> Result<Vec<Arc<dyn 
     kind_of(def)?.plan(def, base_dir)
 }
 
-/// Every kind's report sections for the selected runs.
+/// Every kind's report sections for the selected runs, ordered by their JSON key (the order a report
+/// read back from JSON has too).
 pub fn sections(runs: &StoredRuns<'_>) -> Sections {
-    let mut out = Sections::default();
-    for k in KINDS {
-        k.sections(runs, &mut out);
-    }
-    out
+    let mut out: Vec<Arc<dyn WorkloadSection>> = KINDS.iter().flat_map(|k| k.sections(runs)).collect();
+    out.sort_by_key(|s| s.key());
+    Sections(out)
+}
+
+/// The section stored under `key` in a report's JSON, read by the kind that claims the key; `None`
+/// when no kind does.
+pub fn read_section(key: &str, value: &serde_json::Value) -> Option<Result<Arc<dyn WorkloadSection>, String>> {
+    KINDS.iter().find_map(|k| k.read_section(key, value))
 }
 
 /// The command line of a stored run, as the first kind that knows it renders it.

@@ -3,8 +3,8 @@
 
 use crate::explain::bisect::Effect;
 use crate::explain::section::ExplainSection;
+use crate::present::table::{Cell, Table, Tone};
 use crate::report::fmt;
-use crate::report::tables::{Cell, Table, Tone};
 use crate::stats::Verdict;
 
 fn ci(lo: Option<f64>, hi: Option<f64>) -> String {

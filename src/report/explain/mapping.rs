@@ -6,7 +6,7 @@
 use crate::explain::bisect::SearchOutcome;
 use crate::explain::runner::ExplainReport;
 use crate::explain::transfer::options_of;
-use crate::report::tables::{Cell, Table, Tone};
+use crate::present::table::{Cell, Table, Tone};
 
 fn plain(text: impl Into<String>) -> Cell {
     Cell { text: text.into(), tone: Tone::Plain }
@@ -32,7 +32,7 @@ pub fn mapping_table(r: &ExplainReport) -> Option<Table> {
             .into(),
     );
     let short = |v: &Option<String>| match v {
-        Some(x) => plain(crate::report::svg::truncate(x, 40)),
+        Some(x) => plain(crate::present::svg::truncate(x, 40)),
         None => muted(crate::report::fmt::ABSENT),
     };
     for m in &r.mapping {

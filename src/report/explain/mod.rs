@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::error::Result;
+use crate::present::svg::{Svg, color, nice_ticks, tick_label, truncate};
+use crate::present::writers::{html, markdown};
 use crate::report::model::CompareReport;
 use crate::report::select::{LoadedRun, Selected, Selection, stored_sections};
-use crate::report::svg::{Svg, color, nice_ticks, tick_label, truncate};
-use crate::report::writers::{html, markdown};
 
 use crate::explain::diffvars::{self, Snapshot, VarChanges};
 use crate::explain::section::{self, ExplainSection};

@@ -9,8 +9,8 @@ use crate::explain::bisect::Conclusion;
 use crate::explain::diffvars::{VarChanges, VarDiff};
 use crate::explain::runner::{ExplainReport, SkipReason};
 use crate::explain::series::SeriesReport;
-use crate::report::tables::{Cell, Table, Tone};
-use crate::report::writers::{markdown, text as terminal};
+use crate::present::table::{Cell, Table, Tone};
+use crate::present::writers::{markdown, text as terminal};
 
 /// How the commands print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,7 +55,7 @@ fn muted(text: impl Into<String>) -> Cell {
 
 /// Shortens long values (optimizer_switch …) for tables; JSON keeps them whole.
 fn short(v: &str) -> String {
-    crate::report::svg::truncate(v, 60)
+    crate::present::svg::truncate(v, 60)
 }
 
 fn table(id: &str, title: &str, header: &[(&str, bool)]) -> Table {
@@ -84,7 +84,7 @@ pub fn changes_table(c: &VarChanges, id: &str, title: &str) -> Table {
             (Some(doc), None) => plain(format!("{} ({doc})", r.what())),
             (None, None) => plain(r.what()),
         };
-        let detail = crate::report::svg::truncate(r.detail.as_deref().unwrap_or(""), 100);
+        let detail = crate::present::svg::truncate(r.detail.as_deref().unwrap_or(""), 100);
         t.rows.push(vec![plain(&r.name), cell(&r.a), cell(&r.b), what, plain(detail)]);
     }
     t
@@ -155,7 +155,7 @@ fn candidates_table(r: &ExplainReport) -> Table {
             None => String::new(),
             Some(o) => super::mapping::result_text(r, o, i),
         };
-        let given = crate::report::svg::truncate(&super::mapping::given_text(r, i), 70);
+        let given = crate::present::svg::truncate(&super::mapping::given_text(r, i), 70);
         let data = super::mapping::data_text(r, i);
         t.rows.push(vec![
             plain(&c.name),

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::sampler::ServerLine;
 use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
 use crate::workload::{
-    DataShape, Endpoint, Kind, Link, RunContext, RunOutcome, Sections, StoredRuns, Timing, Workload, WorkloadDef,
+    DataShape, Endpoint, Kind, Link, RunContext, RunOutcome, StoredRuns, Timing, Workload, WorkloadDef, WorkloadSection,
 };
 
 /// The `test` name of the Insert Benchmark in experiment files.
@@ -58,8 +58,12 @@ impl Kind for IbenchKind {
         Ok(expand(def)?.into_iter().map(|w| Arc::new(w) as Arc<dyn Workload>).collect())
     }
 
-    fn sections(&self, runs: &StoredRuns<'_>, out: &mut Sections) {
-        out.ibench = super::stored::sections(runs);
+    fn sections(&self, runs: &StoredRuns<'_>) -> Vec<Arc<dyn WorkloadSection>> {
+        super::stored::sections(runs).into_iter().map(|s| Arc::new(s) as Arc<dyn WorkloadSection>).collect()
+    }
+
+    fn read_section(&self, key: &str, value: &serde_json::Value) -> Option<Result<Arc<dyn WorkloadSection>, String>> {
+        (key == super::section::KEY).then(|| super::section::read(value))
     }
 }
 

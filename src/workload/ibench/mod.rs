@@ -21,6 +21,7 @@ pub mod report;
 pub mod result;
 pub mod rows;
 pub mod schema;
+pub mod section;
 pub mod stats;
 pub mod steps;
 pub mod stored;

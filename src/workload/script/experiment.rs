@@ -24,7 +24,8 @@ use crate::workload::sysbench::experiment::{measure, outcome};
 use crate::workload::sysbench::options::{self, Options};
 use crate::workload::sysbench::runner::Source;
 use crate::workload::{
-    DataShape, Endpoint, Kind, RunContext, RunOutcome, RunSettings, Sections, StoredRuns, Timing, Workload, WorkloadDef,
+    DataShape, Endpoint, Kind, RunContext, RunOutcome, RunSettings, StoredRuns, Timing, Workload, WorkloadDef,
+    WorkloadSection,
 };
 
 pub use super::stored::{errors_key, histogram_kind, transaction_key};
@@ -69,8 +70,12 @@ impl Kind for ScriptKind {
         Ok(vec![Arc::new(ScriptWorkload::new(def, base_dir)?)])
     }
 
-    fn sections(&self, runs: &StoredRuns<'_>, out: &mut Sections) {
-        out.statements = super::stored::sections(runs);
+    fn sections(&self, runs: &StoredRuns<'_>) -> Vec<Arc<dyn WorkloadSection>> {
+        super::stored::sections(runs).into_iter().map(|s| Arc::new(s) as Arc<dyn WorkloadSection>).collect()
+    }
+
+    fn read_section(&self, key: &str, value: &serde_json::Value) -> Option<Result<Arc<dyn WorkloadSection>, String>> {
+        (key == super::section::KEY).then(|| super::section::read(value))
     }
 
     fn stored_command(&self, run: &store::RunDetail) -> Option<String> {

@@ -18,6 +18,7 @@ pub mod parse;
 pub mod plan;
 pub mod random;
 pub mod run;
+pub mod section;
 pub mod stored;
 pub mod value;
 

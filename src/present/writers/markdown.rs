@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
+use super::super::table::{Table, Tone};
 use crate::markup::escape;
-use crate::report::tables::{Table, Tone};
 
 /// A code fence that `text` cannot close: more backticks than its longest run (at least three).
 pub fn fence(text: &str) -> String {
@@ -102,7 +102,7 @@ mod tests {
             caption: None,
             header: vec!["target".into()],
             numeric: vec![false],
-            rows: vec![vec![crate::report::tables::Cell { text: "x|<script>".into(), tone: Tone::Plain }]],
+            rows: vec![vec![crate::present::table::Cell { text: "x|<script>".into(), tone: Tone::Plain }]],
             footnotes: vec![],
         };
         let mut out = String::new();

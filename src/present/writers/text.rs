@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
+use super::super::table::{Table, Tone};
 use crate::markup::shown;
-use crate::report::tables::{Table, Tone};
 
 fn style(tone: Tone) -> Style {
     match tone {

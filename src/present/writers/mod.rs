@@ -9,7 +9,7 @@ pub mod html;
 pub mod markdown;
 pub mod text;
 
-use super::tables::Table;
+use super::table::Table;
 
 /// The pieces a section is made of, rendered by one format.
 pub trait Writer {

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::svg;
-use crate::report::tables::{Table, Tone};
+use super::super::table::{Table, Tone};
+use crate::present::svg;
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {

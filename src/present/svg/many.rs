@@ -148,7 +148,7 @@ pub fn dot_rows(c: &DotRows) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::svg::Series;
+    use crate::present::svg::Series;
 
     #[test]
     fn small_multiples_have_a_panel_per_side_on_one_scale() {
