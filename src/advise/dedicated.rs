@@ -20,7 +20,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::facts::{Facts, GIB, MIB, cnf_size};
-use crate::server::{Flavor, Version};
+use crate::server::Version;
+use crate::server::flavor::{Family, Feature};
 
 /// The dedicated-server baseline of the confirmation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,9 +57,10 @@ pub fn formulas(facts: &Facts) -> Vec<(String, u64, String)> {
     let mut out = vec![("innodb_buffer_pool_size".to_string(), bp, cnf_size(bp))];
     let by_cpus = ((facts.cpus.max(1) as u64 * GIB) / 2).min(16 * GIB);
     let pool_gb = bp as f64 / GIB as f64;
-    let mysql = flavor != Flavor::Mariadb;
+    let mysql = Family::Mysql.has(flavor);
     if !mysql || version >= Version::new(8, 4, 0) {
-        let name = if mysql { "innodb_redo_log_capacity" } else { "innodb_log_file_size" };
+        let name =
+            if facts.has(Feature::RedoLogCapacity) { "innodb_redo_log_capacity" } else { "innodb_log_file_size" };
         out.push((name.into(), by_cpus, cnf_size(by_cpus)));
     } else if version >= Version::new(8, 0, 14) {
         let size = if pool_gb < 8.0 {
@@ -76,7 +78,7 @@ pub fn formulas(facts: &Facts) -> Vec<(String, u64, String)> {
             64.0
         };
         let files = (files as u64).clamp(2, 64);
-        if version >= Version::new(8, 0, 30) {
+        if facts.has(Feature::RedoLogCapacity) {
             out.push(("innodb_redo_log_capacity".into(), size * files, cnf_size(size * files)));
         } else {
             out.push(("innodb_log_file_size".into(), size, cnf_size(size)));
@@ -98,8 +100,8 @@ pub fn formulas(facts: &Facts) -> Vec<(String, u64, String)> {
 /// The baseline for `facts`' server: `None` before MySQL 8.0.3 (no innodb_dedicated_server, and no
 /// formulas of its own to spell out).
 pub fn dedicated(facts: &Facts) -> Option<Dedicated> {
-    let mysql = facts.flavor != Flavor::Mariadb;
-    if mysql && facts.version < Version::new(8, 0, 3) {
+    let mysql = Family::Mysql.has(facts.flavor);
+    if mysql && !facts.has(Feature::DedicatedServer) {
         return None;
     }
     let mut settings: Vec<(String, String)> = formulas(facts).into_iter().map(|(n, _, d)| (n, d)).collect();
@@ -135,6 +137,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::server::Flavor;
 
     fn facts(flavor: Flavor, version: Version, memory: u64, given: bool) -> Facts {
         Facts {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::server::flavor::Feature;
 use crate::server::{Flavor, Version};
 
 /// One GiB in bytes.
@@ -131,9 +132,9 @@ impl Facts {
         self.var(name).is_some_and(is_on)
     }
 
-    /// True for MariaDB.
-    pub fn mariadb(&self) -> bool {
-        self.flavor == Flavor::Mariadb
+    /// True when the server has `feature` (see [`crate::server::flavor::features`]).
+    pub fn has(&self, feature: Feature) -> bool {
+        crate::server::flavor::features::has(feature, self.flavor, self.version)
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::facts::{Facts, GIB, MIB, cnf_size, parse_size, round_down, round_up};
 use super::memory::{self, LIMIT_SHARE};
-use crate::server::{Flavor, Version};
+use crate::server::flavor::Feature;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Propose {
@@ -112,7 +112,7 @@ pub(super) fn buffer_pool(c: &Ctx<'_>) -> Propose {
 pub(super) fn buffer_pool_instances(c: &Ctx<'_>) -> Propose {
     let bp = c.size("innodb_buffer_pool_size").unwrap_or(128 * MIB);
     let cpus = c.facts.cpus.clamp(1, 64) as u64;
-    if c.facts.flavor != Flavor::Mariadb && c.facts.version >= Version::new(8, 4, 0) {
+    if c.facts.has(Feature::SizesPoolInstances) {
         let chunk = c.size("innodb_buffer_pool_chunk_size").filter(|&x| x > 0).unwrap_or(128 * MIB);
         let own = if bp <= GIB { 1 } else { (bp / chunk / 2).min(cpus / 4).clamp(1, 64) };
         return Propose::No(format!(
@@ -171,7 +171,11 @@ pub(super) fn redo_capacity(c: &Ctx<'_>) -> Propose {
 
 pub(super) fn log_file_size(c: &Ctx<'_>) -> Propose {
     let current = c.size("innodb_log_file_size").unwrap_or(48 * MIB);
-    let files = if c.facts.mariadb() { 1 } else { c.size("innodb_log_files_in_group").unwrap_or(2).max(1) };
+    let files = if c.facts.has(Feature::SeveralRedoLogFiles) {
+        c.size("innodb_log_files_in_group").unwrap_or(2).max(1)
+    } else {
+        1
+    };
     let bp = c.size("innodb_buffer_pool_size").unwrap_or(128 * MIB);
     match redo_total(c, bp / 4) {
         Err(e) => Propose::No(e),

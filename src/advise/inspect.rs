@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::explain::targets::{TargetSpec, capture_live};
 use crate::sampler::HostFacts;
 use crate::sampler::canary::{self, CanarySize};
+use crate::server::flavor::Feature;
 use crate::server::{Build, Home, snapshot};
 
 /// fsyncs of the latency probe (the median counts).
@@ -158,7 +159,11 @@ pub struct ProbeSummary {
 pub fn summarize(p: &ProbeFacts, facts: &Facts) -> ProbeSummary {
     let redo = p.has("Innodb_os_log_written").then(|| p.rate("Innodb_os_log_written"));
     let capacity = facts.num("innodb_redo_log_capacity").or_else(|| {
-        let files = if facts.mariadb() { 1 } else { facts.num("innodb_log_files_in_group").unwrap_or(2) };
+        let files = if facts.has(Feature::SeveralRedoLogFiles) {
+            facts.num("innodb_log_files_in_group").unwrap_or(2)
+        } else {
+            1
+        };
         facts.num("innodb_log_file_size").map(|s| s * files)
     });
     let age = p.checkpoint_age();

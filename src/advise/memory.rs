@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::facts::{is_on, parse_size};
+use crate::server::flavor::features::{self, Feature};
 use crate::server::{Flavor, Version};
 
 /// The share of the memory the worst case may take.
@@ -28,14 +29,14 @@ enum Scope {
 struct Term {
     variable: &'static str,
     scope: Scope,
-    /// Only on MariaDB.
-    mariadb_only: bool,
+    /// Only on servers with this feature.
+    needs: Option<Feature>,
     /// Only when this variable is ON.
     only_with: Option<&'static str>,
 }
 
 const fn term(variable: &'static str, scope: Scope) -> Term {
-    Term { variable, scope, mariadb_only: false, only_with: None }
+    Term { variable, scope, needs: None, only_with: None }
 }
 
 /// The terms, as data.
@@ -44,18 +45,13 @@ const TERMS: &[Term] = &[
     term("innodb_log_buffer_size", Scope::Global),
     term("key_buffer_size", Scope::Global),
     term("query_cache_size", Scope::Global),
-    Term { variable: "aria_pagecache_buffer_size", scope: Scope::Global, mariadb_only: true, only_with: None },
+    Term { variable: "aria_pagecache_buffer_size", scope: Scope::Global, needs: Some(Feature::Aria), only_with: None },
     term("sort_buffer_size", Scope::PerConnection),
     term("read_buffer_size", Scope::PerConnection),
     term("read_rnd_buffer_size", Scope::PerConnection),
     term("join_buffer_size", Scope::PerConnection),
     term("thread_stack", Scope::PerConnection),
-    Term {
-        variable: "binlog_cache_size",
-        scope: Scope::PerConnection,
-        mariadb_only: false,
-        only_with: Some("log_bin"),
-    },
+    Term { variable: "binlog_cache_size", scope: Scope::PerConnection, needs: None, only_with: Some("log_bin") },
 ];
 
 /// One term's bytes.
@@ -115,7 +111,7 @@ pub fn worst_case(
     let size = |name: &str| get(name).as_deref().and_then(parse_size);
     let mut parts = Vec::new();
     for t in TERMS {
-        if t.mariadb_only && flavor != Flavor::Mariadb {
+        if t.needs.is_some_and(|f| !features::has(f, flavor, version)) {
             continue;
         }
         if let Some(v) = t.only_with
@@ -131,8 +127,7 @@ pub fn worst_case(
             });
         }
     }
-    let temptable = flavor != Flavor::Mariadb
-        && version >= Version::new(8, 0, 0)
+    let temptable = features::has(Feature::TempTable, flavor, version)
         && get("internal_tmp_mem_storage_engine").is_none_or(|e| e.eq_ignore_ascii_case("TempTable"));
     match (temptable, size("temptable_max_ram")) {
         (true, Some(b)) => {

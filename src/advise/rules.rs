@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::facts::Facts;
 use super::formulas::*;
 use crate::server::effective::same_value;
+use crate::server::flavor::Family;
 use crate::server::{Flavor, Version};
 
 /// What a value risks.
@@ -80,8 +81,8 @@ impl Area {
 /// Servers a rule applies to: MySQL (and Percona) or MariaDB, from a version, before another.
 #[derive(Debug, Clone, Copy)]
 pub struct Applies {
-    /// MariaDB (else MySQL and Percona).
-    pub mariadb: bool,
+    /// The family.
+    pub family: Family,
     /// First version.
     pub from: Version,
     /// First version it no longer applies to.
@@ -91,13 +92,13 @@ pub struct Applies {
 const fn v(major: u32, minor: u32, patch: u32) -> Version {
     Version::new(major, minor, patch)
 }
-const MYSQL: Applies = Applies { mariadb: false, from: v(5, 6, 0), until: None };
-const MARIADB: Applies = Applies { mariadb: true, from: v(10, 0, 0), until: None };
+const MYSQL: Applies = Applies { family: Family::Mysql, from: v(5, 6, 0), until: None };
+const MARIADB: Applies = Applies { family: Family::Mariadb, from: v(10, 0, 0), until: None };
 const fn mysql(from: Version, until: Option<Version>) -> Applies {
-    Applies { mariadb: false, from, until }
+    Applies { family: Family::Mysql, from, until }
 }
 const fn mariadb(from: Version, until: Option<Version>) -> Applies {
-    Applies { mariadb: true, from, until }
+    Applies { family: Family::Mariadb, from, until }
 }
 
 /// What a rule proposes for the facts at hand.
@@ -124,8 +125,7 @@ pub struct Rule {
 impl Rule {
     /// Whether the rule is for this server.
     pub fn applies_to(&self, flavor: Flavor, version: Version) -> bool {
-        let maria = flavor == Flavor::Mariadb;
-        self.applies.iter().any(|a| a.mariadb == maria && version >= a.from && a.until.is_none_or(|u| version < u))
+        self.applies.iter().any(|a| a.family.has(flavor) && version >= a.from && a.until.is_none_or(|u| version < u))
     }
 }
 

@@ -251,7 +251,7 @@ fn the_probe_summary_gives_the_checkpoint_age_against_the_redo_log() {
     assert_eq!((s.checkpoint_age, s.checkpoint_limit), (Some(75 * MIB), Some(100 * MIB)));
     assert!((s.checkpoint_share.unwrap() - 0.75).abs() < 1e-9, "{s:?}");
     // MariaDB: its own gauge, against its one log file.
-    f.flavor = Flavor::Mariadb;
+    (f.flavor, f.version) = (Flavor::Mariadb, Version::new(11, 8, 6));
     f.variables.remove("innodb_redo_log_capacity");
     f.variables.insert("innodb_log_file_size".into(), (96 * MIB).to_string());
     p.ends.insert("Innodb_checkpoint_age".into(), 48 * MIB as i64);

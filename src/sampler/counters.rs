@@ -9,6 +9,7 @@
 //! fsyncs are part of `Innodb_data_fsyncs`, so adding the two counts them twice. The binary log's syncs
 //! are in neither counter.
 
+use crate::server::flavor::{Family, flavor_named_in};
 use crate::server::{Flavor, Version};
 
 /// The name under which the binary log's sync count from `performance_schema` is kept among the status
@@ -33,24 +34,6 @@ pub enum Quantity {
     RedoBytes,
     /// Bytes InnoDB wrote to its data files.
     DataWrittenBytes,
-}
-
-/// The servers a row is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// MariaDB.
-    Mariadb,
-    /// Oracle MySQL and Percona Server (the same counters).
-    Mysql,
-}
-
-impl Family {
-    fn of(flavor: Flavor) -> Family {
-        match flavor {
-            Flavor::Mariadb => Family::Mariadb,
-            Flavor::Mysql | Flavor::Percona => Family::Mysql,
-        }
-    }
 }
 
 /// How a quantity is computed from the counter deltas of a run.
@@ -199,8 +182,7 @@ impl<'a> ServerLine<'a> {
     /// The line of a server from the version string it reports (`SELECT VERSION()`): MariaDB when the
     /// string says so, else MySQL (Percona's counters are MySQL's); `None` without a version number.
     pub fn from_version_string(version: &str, variables: &'a [(String, String)]) -> Option<ServerLine<'a>> {
-        let flavor = if version.to_ascii_lowercase().contains("mariadb") { Flavor::Mariadb } else { Flavor::Mysql };
-        Some(ServerLine { flavor, version: Version::find_in(version)?, variables })
+        Some(ServerLine { flavor: flavor_named_in(version), version: Version::find_in(version)?, variables })
     }
 
     fn variable(&self, name: &str) -> Option<&'a str> {

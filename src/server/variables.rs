@@ -5,6 +5,7 @@
 //! variable, which variables are only valid together, which comma-separated values are given element
 //! by element, and how values whose type changed between versions map onto each other.
 
+use crate::server::flavor::Family;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -37,20 +38,6 @@ impl Role {
     /// True for the roles whose values need data prepared under them.
     pub fn shapes_data(&self) -> bool {
         matches!(self, Role::Init | Role::Shape)
-    }
-}
-
-/// Which servers a row is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Family {
-    Mysql,
-    Mariadb,
-}
-
-impl Family {
-    fn has(self, flavor: Flavor) -> bool {
-        matches!((self, flavor), (Family::Mariadb, Flavor::Mariadb) | (Family::Mysql, Flavor::Mysql | Flavor::Percona))
     }
 }
 

@@ -97,13 +97,8 @@ pub fn parse_version_output(text: &str) -> Option<(Flavor, Version, String)> {
     let after = &line[line.find(" Ver ")? + 5..];
     let version_string = after.split_whitespace().next()?.to_string();
     let version = Version::find_in(&version_string)?;
-    let flavor = if line.contains("MariaDB") {
-        Flavor::Mariadb
-    } else if line.contains("Percona") {
-        Flavor::Percona
-    } else {
-        Flavor::Mysql
-    };
+    // After " Ver ": the binary's path before it may name anything.
+    let flavor = crate::server::flavor::flavor_named_in(after);
     Some((flavor, version, version_string))
 }
 

@@ -2,6 +2,7 @@
 //! run sandboxed, and how benchmark users are created. One file per flavor.
 
 pub mod defaults;
+pub mod features;
 mod mariadb;
 mod mysql;
 pub mod options;
@@ -9,6 +10,7 @@ pub mod options;
 use std::path::{Path, PathBuf};
 
 use crate::server::build::{Build, Flavor, Version};
+pub use features::{Family, Feature, flavor_named_in};
 
 /// The files of one sandbox instance that the flavor code needs to know about.
 #[derive(Debug, Clone)]
