@@ -177,21 +177,7 @@ mod tests {
     use super::*;
 
     fn cal(class: &str, threads: u32, band: f64) -> Calibration {
-        Calibration {
-            id: 0,
-            host_class: class.into(),
-            host: "2 cpus".into(),
-            workload: "oltp_read_only".into(),
-            threads,
-            metric: "tps".into(),
-            repetitions: 5,
-            cv: 0.03,
-            band,
-            confidence: 0.95,
-            experiment_id: None,
-            target: "system".into(),
-            created_at: 0,
-        }
+        Calibration::example(class, "oltp_read_only", threads, band)
     }
 
     #[test]
