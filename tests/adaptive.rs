@@ -3,8 +3,6 @@
 //! to its maximum without calling a change (its looks judged with a noise band too narrow for any
 //! interval to lie inside); `versus compare` reports both with repeated intervals.
 
-use std::path::PathBuf;
-
 use versus::store::Status;
 
 mod common;
@@ -12,10 +10,6 @@ mod common;
 use common::home::Home as Env;
 
 impl Env {
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        self.write(&format!("{name}.toml"), text)
-    }
-
     /// Runs `versus run FILE ARGS`, returns stderr (the looks are printed there).
     fn run(&self, file: &std::path::Path, args: &[&str]) -> String {
         let mut all = vec!["run", file.to_str().unwrap()];

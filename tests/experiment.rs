@@ -11,12 +11,9 @@ mod common;
 
 use common::experiment::sync_nosync;
 use common::home::Home as Env;
+use common::processes::{kill9, processes_mentioning};
 
 impl Env {
-    fn file(&self, text: &str) -> PathBuf {
-        self.write("exp.toml", text)
-    }
-
     /// Server processes started from this home (their --defaults-file lies under it).
     fn servers(&self) -> Vec<(u32, String)> {
         servers_under(self.home.path())
@@ -33,16 +30,7 @@ impl Env {
 
 fn servers_under(home: &Path) -> Vec<(u32, String)> {
     let needle = format!("--defaults-file={}", home.display());
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else { continue };
-        let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
-        if cmd.contains(&needle) && versus::server::process::is_alive(pid) {
-            out.push((pid, cmd));
-        }
-    }
-    out
+    processes_mentioning(&needle).into_iter().filter(|(pid, _)| versus::server::process::is_alive(*pid)).collect()
 }
 
 fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
@@ -51,10 +39,6 @@ fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn kill9(pid: u32) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
 }
 
 fn finish(mut child: Child) -> (i32, String) {
@@ -75,7 +59,7 @@ fn matrix() -> String {
 #[test]
 fn a_small_matrix_is_run_and_everything_is_stored() {
     let env = Env::new("versus-exp-");
-    let file = env.file(&matrix());
+    let file = env.file("exp", &matrix());
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
     assert!(
@@ -143,7 +127,7 @@ options = { tables = 1, table-size = 2000 }
 #[test]
 fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
     let env = Env::new("versus-exp-");
-    let file = env.file(RESUMABLE);
+    let file = env.file("exp", RESUMABLE);
     let child = env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let db = env.home.path().join("results.db");
@@ -180,7 +164,7 @@ fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
     assert!(String::from_utf8_lossy(&by_id.stderr).contains("0 to do"), "nothing is left to run");
     assert_eq!(env.store().runs(1).unwrap().len(), 4);
 
-    let changed = env.file(&RESUMABLE.replace("repetitions = 2", "repetitions = 3"));
+    let changed = env.file("exp", &RESUMABLE.replace("repetitions = 2", "repetitions = 3"));
     let out = env.versus(&["run", changed.to_str().unwrap(), "--resume"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("repetitions: 2 → 3"), "{err}");
@@ -190,6 +174,7 @@ fn kill_9_of_versus_then_resume_runs_exactly_what_is_missing() {
 fn a_server_killed_mid_run_fails_that_run_and_the_experiment_goes_on() {
     let env = Env::new("versus-exp-");
     let file = env.file(
+        "exp",
         r#"
 name = "crash"
 builds = ["system"]
@@ -241,8 +226,10 @@ options = { tables = 1, table-size = 2000 }
 #[test]
 fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() {
     let env = Env::new("versus-exp-");
-    let file =
-        env.file(&RESUMABLE.replace("\"resumable\"", "\"ctrlc\"").replace("duration = \"2s\"", "duration = \"6s\""));
+    let file = env.file(
+        "exp",
+        &RESUMABLE.replace("\"resumable\"", "\"ctrlc\"").replace("duration = \"2s\"", "duration = \"6s\""),
+    );
     let mut child =
         env.versus(&["run", file.to_str().unwrap()]).stderr(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let db = env.home.path().join("results.db");
@@ -272,6 +259,7 @@ fn ctrl_c_stops_cleanly_marks_the_run_interrupted_and_keeps_what_was_measured() 
 fn a_config_the_server_rejects_fails_its_cells_with_the_servers_message_and_the_others_run() {
     let env = Env::new("versus-exp-");
     let file = env.file(
+        "exp",
         r#"
 name = "rejected"
 threads = [1]
@@ -304,6 +292,7 @@ options = { tables = 1, table-size = 1000 }
 fn a_value_the_server_adjusts_at_startup_is_a_warning_and_with_strict_an_error() {
     let env = Env::new("versus-exp-");
     let file = env.file(
+        "exp",
         r#"
 name = "clamped"
 threads = [1]
@@ -382,7 +371,7 @@ fn table_collation(home: &Path, snapshot: &Path, scratch: &Path) -> String {
 #[test]
 fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
     let env = Env::new("versus-exp-");
-    let file = env.file(CHARSETS);
+    let file = env.file("exp", CHARSETS);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
     assert!(
@@ -431,7 +420,7 @@ fn targets_whose_character_sets_differ_get_data_prepared_under_each() {
 fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() {
     let env = Env::new("versus-exp-");
     let text = matrix().replace("repetitions = 2\n", "repetitions = 2\nsettle = \"3s\"\npin_cpus = true\n");
-    let file = env.file(&text);
+    let file = env.file("exp", &text);
     let dry = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&dry.stdout);
     let cpus = versus::server::affinity::allowed().unwrap();
@@ -444,7 +433,7 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
         let err = String::from_utf8_lossy(&dry.stderr);
         assert!(err.contains("pin_cpus") && err.contains("at least 2 CPUs"), "{err}");
     }
-    let bad = env.file(&matrix().replace("repetitions = 2\n", "repetitions = 2\nsettle = \"soon\"\n"));
+    let bad = env.file("exp", &matrix().replace("repetitions = 2\n", "repetitions = 2\nsettle = \"soon\"\n"));
     let out = env.versus(&["run", bad.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -454,7 +443,7 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--confidence") && err.contains("strictly between 0 and 1"), "{err}");
     // A level for looks that a fixed plan never takes (`env.file` wrote the bad file over the good one).
-    let file = env.file(&text);
+    let file = env.file("exp", &text);
     let out = env.versus(&["run", file.to_str().unwrap(), "--confidence", "0.99", "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -474,7 +463,7 @@ fn the_set_up_choices_are_shown_by_a_dry_run_and_checked_before_anything_runs() 
 #[test]
 fn a_dry_run_refuses_the_store_the_real_run_would_refuse() {
     let env = Env::new("versus-exp-");
-    let file = env.file(&matrix());
+    let file = env.file("exp", &matrix());
     let dry = |db: &Path| {
         env.versus(&["run", file.to_str().unwrap(), "--dry-run", "--db", db.to_str().unwrap()]).output().unwrap()
     };
@@ -520,7 +509,7 @@ fn names_that_print_alike_are_refused() {
             &format!("name = \"{b}\""),
             1,
         );
-        let file = env.file(&text);
+        let file = env.file("exp", &text);
         let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
@@ -537,7 +526,7 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
     let env = Env::new("versus-exp-");
     let text =
         matrix().replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { innodb_buffer_pool_size = true }");
-    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let out = env.versus(&["run", env.file("exp", &text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -549,7 +538,7 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
         "set = { innodb_flush_log_at_trx_commit = 0 }",
         "set = { skip-external-locking = true, log-bin = true }",
     );
-    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let out = env.versus(&["run", env.file("exp", &text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -559,7 +548,7 @@ fn a_bare_option_that_needs_a_value_is_refused_before_anything_runs() {
 fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() {
     let env = Env::new("versus-exp-");
     let text = matrix().replace("threads = [1, 2]", "threads = [1, 200]");
-    let out = env.versus(&["run", env.file(&text).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let out = env.versus(&["run", env.file("exp", &text).to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -568,7 +557,7 @@ fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() 
     );
     let raised = text
         .replace("innodb_flush_log_at_trx_commit = 1 }", "innodb_flush_log_at_trx_commit = 1, max_connections = 300 }");
-    let out = env.versus(&["run", env.file(&raised).to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let out = env.versus(&["run", env.file("exp", &raised).to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("system/sync:") && err.contains("target system/nosync: 200 threads"), "{err}");
 }
@@ -576,7 +565,8 @@ fn threads_above_a_sandbox_s_max_connections_are_refused_before_anything_runs() 
 #[test]
 fn a_managed_option_in_a_target_is_refused_with_advice_that_fits_a_file() {
     let env = Env::new("versus-exp-");
-    let file = env.file(&matrix().replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { port = 3307 }"));
+    let file =
+        env.file("exp", &matrix().replace("set = { innodb_flush_log_at_trx_commit = 0 }", "set = { port = 3307 }"));
     let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -591,7 +581,7 @@ fn a_managed_option_in_a_target_is_refused_with_advice_that_fits_a_file() {
 fn numbers_a_file_gives_as_floats_are_refused_unless_they_are_exact_whole_counts() {
     let env = Env::new("versus-exp-");
     let refused = |from: &str, to: &str, want: &str| {
-        let file = env.file(&matrix().replace(from, to));
+        let file = env.file("exp", &matrix().replace(from, to));
         let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{to}: {err}");
@@ -607,7 +597,7 @@ fn numbers_a_file_gives_as_floats_are_refused_unless_they_are_exact_whole_counts
     );
     refused("table-size = 2000", "table-size = 9.2e18", "--table-size: invalid value '9200000000000000000.0'");
     // A whole number in a float's form is that number.
-    let file = env.file(&matrix().replace(sync, "set = { max_connections = 2e2 }").replace("2000 }", "2e3 }"));
+    let file = env.file("exp", &matrix().replace(sync, "set = { max_connections = 2e2 }").replace("2000 }", "2e3 }"));
     let out = env.versus(&["run", file.to_str().unwrap(), "--dry-run"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(env.store_is_absent());

@@ -12,6 +12,8 @@ mod faults;
 mod home;
 #[path = "common/postgres.rs"]
 mod postgres;
+#[path = "common/processes.rs"]
+mod processes;
 #[path = "common/slurm.rs"]
 mod slurm_cluster;
 
@@ -27,6 +29,7 @@ use versus::store::Location;
 
 use experiment::sync_nosync;
 use home::{Home, ok};
+use processes::{kill9, processes_mentioning};
 
 const EXPERIMENT: &str = r#"
 name = "Nightly durability"
@@ -261,23 +264,6 @@ fn shape(json: &str) -> serde_json::Value {
     serde_json::json!({ "vs": v["vs"], "sides": sides, "cases": v["cases"], "cells": cells })
 }
 
-/// Processes whose command line mentions `needle` (servers or tasks left behind).
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if e.file_name().to_string_lossy().parse::<u32>().is_err() {
-            continue;
-        }
-        if let Ok(raw) = std::fs::read(e.path().join("cmdline")) {
-            let line = String::from_utf8_lossy(&raw).replace('\0', " ");
-            if line.contains(needle) {
-                found.push(format!("{} {line}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    found
-}
-
 /// A running child process, killed (by its PID) and reaped when dropped.
 struct Child(std::process::Child);
 
@@ -356,13 +342,13 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     // Block 1: SIGKILL straight to the task's versus process (what a lost node or the OOM killer does):
     // no chance to clean up, the attempt stays `running`, its server dies with it.
     let task1 = mid_block(1);
-    let pids: Vec<i32> = processes_mentioning(file)
-        .iter()
-        .filter(|l| l.contains(" run ") && l.contains(" --block 1 "))
-        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+    let pids: Vec<u32> = processes_mentioning(file)
+        .into_iter()
+        .filter(|(_, l)| l.contains(" run ") && l.contains(" --block 1 "))
+        .map(|(pid, _)| pid)
         .collect();
     assert_eq!(pids.len(), 1, "{:?}", processes_mentioning(file));
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0]), nix::sys::signal::Signal::SIGKILL).unwrap();
+    kill9(pids[0]);
 
     let status = submit.wait_up_to(480, "the job", outputs);
     let out = std::fs::read_to_string(h.join("submit.out")).unwrap();
@@ -408,7 +394,7 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
         "6"
     );
     // Nothing the killed task started lives on.
-    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
+    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<(u32, String)>::new());
 
     // The same kind of comparison as the same experiment run locally.
     let fleet = ok(f.home.output(&["report", "fleet-small", "--db", url, "--format", "json"]), "compare (fleet)");
@@ -475,9 +461,9 @@ fn slurm_job_array_requeues_a_killed_task_and_compares_like_a_local_run() {
     {
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert_eq!(processes_mentioning(cancel), Vec::<String>::new());
+    assert_eq!(processes_mentioning(cancel), Vec::<(u32, String)>::new());
     eprintln!("whole-job cancel: {:.0?}", cancel_started.elapsed());
-    assert_eq!(processes_mentioning(home), Vec::<String>::new());
+    assert_eq!(processes_mentioning(home), Vec::<(u32, String)>::new());
 }
 
 #[test]
@@ -562,7 +548,7 @@ fn a_task_whose_store_dies_mid_block_fails_in_one_line_and_its_block_runs_again_
     );
     assert_eq!(pg.sql("fleet", "SELECT count(DISTINCT (cell_id, repetition)) FROM runs"), "6");
     assert_eq!(pg.sql("fleet", "SELECT count(*) FROM runs"), "6");
-    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<String>::new());
+    assert_eq!(processes_mentioning(h.to_str().unwrap()), Vec::<(u32, String)>::new());
 }
 
 #[test]

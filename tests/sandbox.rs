@@ -27,7 +27,7 @@ fn starts_with_user_database_and_override_then_stops() {
 fn a_killed_server_is_reported_with_its_error_log() {
     let mut sb = common::start(common::system_build(), &[]);
     let pid = sb.pid();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    common::processes::kill9(pid);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while sb.check_alive().is_ok() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));

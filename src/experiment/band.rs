@@ -157,7 +157,8 @@ pub fn calibrated(store: &Store, class: &str, cases: &[(&str, u32)], metric: &st
     Ok(Band { band, source: l.source(class, how) })
 }
 
-/// [`for_host`] for this host, whose sandboxes' data live on the storage of `datadir` (the home).
+/// [`for_host`] for this host, whose sandboxes' data live on the storage of `datadir` (the home). The
+/// host is fingerprinted only when no band is given (a given band wins without looking at the host).
 pub fn for_this_host(
     store: &Store,
     datadir: &std::path::Path,
@@ -166,10 +167,8 @@ pub fn for_this_host(
     metric: Metric,
     given: Option<f64>,
 ) -> Result<Band> {
-    if let Some(b) = given {
-        return Ok(Band::given(b));
-    }
-    for_host(store, &crate::sampler::fingerprint(Some(datadir)), workload, threads, metric, None)
+    let host = if given.is_some() { Fingerprint::default() } else { crate::sampler::fingerprint(Some(datadir)) };
+    for_host(store, &host, workload, threads, metric, given)
 }
 
 #[cfg(test)]
@@ -177,21 +176,7 @@ mod tests {
     use super::*;
 
     fn cal(class: &str, threads: u32, band: f64) -> Calibration {
-        Calibration {
-            id: 0,
-            host_class: class.into(),
-            host: "2 cpus".into(),
-            workload: "oltp_read_only".into(),
-            threads,
-            metric: "tps".into(),
-            repetitions: 5,
-            cv: 0.03,
-            band,
-            confidence: 0.95,
-            experiment_id: None,
-            target: "system".into(),
-            created_at: 0,
-        }
+        Calibration::example(class, "oltp_read_only", threads, band)
     }
 
     #[test]

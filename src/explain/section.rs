@@ -175,14 +175,15 @@ pub fn from_stored(
             cumulative.iter().find(|c| c.0 == i).map(|c| c.1.clone())
         }
     };
+    let judge = bisect::Judge::fixed(&cfg);
     for (i, (set, label)) in units.iter().enumerate() {
         let names: Vec<String> = set.iter().cloned().collect();
-        let alone = label.as_ref().map(|l| bisect::effect(&[], names.clone(), 1, b, &result(l), &gap, &cfg));
-        let failed = |err: String| bisect::effect(&[], names.clone(), 1, b, &Err(err), &gap, &cfg);
+        let alone = label.as_ref().map(|l| bisect::effect(&[], names.clone(), 1, b, &result(l), &gap, judge));
+        let failed = |err: String| bisect::effect(&[], names.clone(), 1, b, &Err(err), &gap, judge);
         let increment = match (i, prefix(i.saturating_sub(1)), prefix(i)) {
             (0, _, _) => alone.clone().unwrap_or_else(|| failed("not measured".into())),
             (_, Some(before), Some(now)) => match result(&before) {
-                Ok(x) => bisect::effect(&[], names.clone(), 1, &x, &result(&now), &gap, &cfg),
+                Ok(x) => bisect::effect(&[], names.clone(), 1, &x, &result(&now), &gap, judge),
                 Err(err) => failed(err),
             },
             _ => {
@@ -196,7 +197,7 @@ pub fn from_stored(
         && let Some(all) = prefix(units.len() - 1)
     {
         let names: Vec<String> = units.iter().flat_map(|(u, _)| u.iter().cloned()).collect();
-        section.together = Some(bisect::effect(&[], names, 1, b, &result(&all), &gap, &cfg));
+        section.together = Some(bisect::effect(&[], names, 1, b, &result(&all), &gap, judge));
     }
     let recovered = match (&section.together, section.effects.as_slice()) {
         (Some(t), _) => t.points,

@@ -180,13 +180,13 @@ pub(super) fn copy_calibrations(src: &mut dyn Backend, dest: &mut dyn Backend) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cal(workload: &str, threads: u32, band: f64) -> Calibration {
+impl Calibration {
+    /// A calibration for tests: tps of `workload` at `threads` on a 2-CPU host of `host_class`, 5
+    /// repetitions of target `system`, a CV of 3 % and `band` at 95 %.
+    pub(crate) fn example(host_class: &str, workload: &str, threads: u32, band: f64) -> Calibration {
         Calibration {
             id: 0,
-            host_class: "hc-0123456789ab".into(),
+            host_class: host_class.into(),
             host: "2 cpus".into(),
             workload: workload.into(),
             threads,
@@ -199,6 +199,15 @@ mod tests {
             target: "system".into(),
             created_at: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cal(workload: &str, threads: u32, band: f64) -> Calibration {
+        Calibration::example("hc-0123456789ab", workload, threads, band)
     }
 
     #[test]

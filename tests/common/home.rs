@@ -48,6 +48,11 @@ impl Home {
         p
     }
 
+    /// Writes the experiment file `text` as `name`.toml in the home and returns its path.
+    pub fn file(&self, name: &str, text: &str) -> PathBuf {
+        self.write(&format!("{name}.toml"), text)
+    }
+
     /// The home's default results store.
     pub fn store(&self) -> Store {
         Store::open(self.home.path().join("results.db")).unwrap()

@@ -5,6 +5,7 @@ pub mod disk;
 pub mod experiment;
 pub mod home;
 pub mod mirror;
+pub mod processes;
 pub mod reports;
 
 use std::path::{Path, PathBuf};

@@ -71,8 +71,7 @@ use cost::confirm_probes;
 pub use cost::estimate_runs;
 pub use model::{
     BisectStep, Conclusion, Effect, Finding, Gap, Judge, Measure, Probe, ProbeResult, Purpose, Round, SearchConfig,
-    SearchOutcome, Sequential, StepRecord, Suspect, Transfer, effect, effect_with, gap, gap_with, points_of_a,
-    probe_label, unclear,
+    SearchOutcome, Sequential, StepRecord, Suspect, Transfer, effect, gap, gap_with, points_of_a, probe_label, unclear,
 };
 
 struct Search<'a> {
@@ -361,12 +360,12 @@ impl Search<'_> {
     fn effect(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: &Gap) -> Effect {
         let until = self.cfg.sequential.and_then(|q| q.until);
         let judge = Judge { cfg: &self.cfg.compare, seq: self.plan.as_ref(), until };
-        effect_with(set, self.names(set), step, b, with, gap, judge)
+        effect(set, self.names(set), step, b, with, gap, judge)
     }
 
     /// The effect of `set` in the confirmation step (run once: the fixed-sample interval).
     fn confirmed(&self, set: &[usize], step: usize, b: &[f64], with: &ProbeResult, gap: &Gap) -> Effect {
-        effect(set, self.names(set), step, b, with, gap, &self.cfg.compare)
+        effect(set, self.names(set), step, b, with, gap, Judge::fixed(&self.cfg.compare))
     }
 
     /// Resolves `rest` (which moves `base` towards A by `parent`) into findings, largest first, by

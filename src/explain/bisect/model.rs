@@ -455,21 +455,8 @@ fn detectable(base: &[f64], with: &[f64], cfg: &CompareConfig) -> Option<stats::
 
 /// The effect of setting `set` (called `names`) on top of a base (B, or B with other values), from the
 /// base's samples and those of base+set in one step, in points of A's mean in `gap`; `gap`'s verdict
-/// tells which way is towards A.
+/// tells which way is towards A; the interval is `judge`'s.
 pub fn effect(
-    set: &[usize],
-    names: Vec<String>,
-    step: usize,
-    b: &[f64],
-    with: &ProbeResult,
-    gap: &Gap,
-    cfg: &CompareConfig,
-) -> Effect {
-    effect_with(set, names, step, b, with, gap, Judge::fixed(cfg))
-}
-
-/// [`effect`] with the interval of `judge`.
-pub fn effect_with(
     set: &[usize],
     names: Vec<String>,
     step: usize,
