@@ -180,3 +180,70 @@ fn without_perf_the_runs_go_on_and_say_why() {
     let text = ok(home.output(&["compare", "noperf", "--profile", "--color", "never"]), "compare --profile");
     assert!(text.contains("not profiled") && text.contains("perf is not installed"), "{text}");
 }
+
+/// `versus sysbench … run --profile` and `versus script … run --profile` against a server on this
+/// host: the report, then the server's CPU per transaction and its top functions, sampled over the
+/// measured time only; the JSON report carries them and matches its schema. Bad uses are refused
+/// before anything runs: a server on another host, a rate out of range.
+#[test]
+fn sysbench_and_script_runs_print_the_servers_profile() {
+    let s = common::start_server();
+    let conn = [
+        "--mysql-host=127.0.0.1".to_string(),
+        format!("--mysql-port={}", s.port),
+        format!("--mysql-user={}", s.user),
+        format!("--mysql-password={}", s.password),
+        format!("--mysql-db={}", s.db),
+    ];
+    let sysbench = |extra: &[&str]| {
+        let mut args: Vec<&str> = vec!["oltp_point_select", "--tables=1", "--table-size=2000"];
+        args.extend(conn.iter().map(String::as_str));
+        args.extend_from_slice(extra);
+        common::versus_sysbench(&args)
+    };
+    let o = sysbench(&["prepare"]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+
+    let o = sysbench(&["--threads=2", "--time=3", "--warmup-time=1", "--profile", "run"]);
+    let text = common::output_text(&o);
+    assert!(o.status.success(), "{text}");
+    let at = text.find("Server profile (cpu-clock at 199 Hz").unwrap_or_else(|| panic!("no profile:\n{text}"));
+    assert!(text[..at].contains("Threads fairness:"), "the profile follows sysbench's report:\n{text}");
+    let cpu: f64 = text[at..]
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("CPU per transaction:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no CPU per transaction:\n{text}"));
+    assert!(cpu > 1.0 && cpu < 10_000.0, "a point select costs the server some µs: {cpu}");
+    let rows = text[at..].lines().filter(|l| l.trim_end().ends_with(|c: char| c.is_ascii_digit())).count();
+    assert!(rows >= 10, "ten functions or more listed:\n{}", &text[at..]);
+
+    let o = sysbench(&["--threads=2", "--time=2", "--profile", "--profile-hz=499", "--format=json", "run"]);
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let p = &doc["server_profile"];
+    assert_eq!(p["hz"], 499);
+    assert!(p["samples"].as_u64().unwrap() > 100, "{p}");
+    assert_eq!(p["transactions"], doc["totals"]["events"], "{p}");
+    assert!(!p["functions"].as_array().unwrap().is_empty());
+    assert_eq!(common::sysbench_schema_errors(&doc), Vec::<String>::new());
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("point.sql");
+    std::fs::write(&file, "\\set id random(1, 2000)\nSELECT c FROM sbtest1 WHERE id=:id;\n").unwrap();
+    let mut args = vec!["script".to_string(), file.display().to_string()];
+    args.extend(conn.iter().cloned());
+    args.extend(["--threads=2", "--time=2", "--profile", "run"].map(String::from));
+    let o = assert_cmd::Command::cargo_bin("versus").unwrap().args(&args).output().unwrap();
+    let text = common::output_text(&o);
+    assert!(o.status.success(), "{text}");
+    let statements = text.find("Statements (latency in ms):").expect("the script's statements");
+    let profile = text.find("Server profile (cpu-clock").unwrap_or_else(|| panic!("no profile:\n{text}"));
+    assert!(statements < profile, "{text}");
+
+    common::sysbench_fails_with(
+        &["oltp_point_select", "--mysql-host=192.0.2.1", "--profile", "run"],
+        "not on this host",
+    );
+    common::sysbench_fails_with(&["oltp_point_select", "--profile", "--profile-hz=0", "run"], "--profile-hz");
+}

@@ -33,7 +33,7 @@ pub use parse::{Script, ScriptError};
 use crate::error::{Error, Result};
 use crate::workload::sysbench::options::{self, Options};
 use crate::workload::sysbench::runner::{self, Source};
-use crate::workload::sysbench::{Interval, IntervalObserver, report, spec};
+use crate::workload::sysbench::{Interval, IntervalObserver, profiled, report, spec};
 
 /// The sysbench options that do not apply to a script.
 const NOT_FOR_SCRIPTS: &[&str] = &[
@@ -311,10 +311,18 @@ fn run_command(script: &Arc<Script>, o: &Options) -> Result<i32> {
     let stop = crate::interrupt::flag();
     let events = run::events(script.clone(), o.threads as usize, stop.clone(), o.rand.seed);
     let driver = crate::workload::sysbench::driver_for(o);
-    let result =
-        runner::run_source(Source::Custom(events.factory()), o, driver, stop, &mut Text { pct: o.percentile })?;
+    let mut profiler = profiled::prepare(o, driver.as_ref())?;
+    let mut obs = Text { pct: o.percentile };
+    let source = Source::Custom(events.factory());
+    let result = match profiler.as_mut() {
+        Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(&mut obs))?,
+        None => runner::run_source(source, o, driver, stop, &mut obs)?,
+    };
     out(&report::final_report(&result, o));
     out(&statements_report(script, &events.figures(), result.time_interval.as_secs_f64()));
+    if let Some(p) = profiler {
+        out(&format!("{}\n", profiled::text(&p.finish(&result)?)));
+    }
     Ok(if result.interrupted { crate::workload::sysbench::EXIT_INTERRUPTED } else { 0 })
 }
 

@@ -13,6 +13,7 @@ pub mod names;
 pub mod oltp;
 pub mod options;
 pub mod prepare;
+pub mod profiled;
 pub mod report;
 pub mod rng;
 pub mod runner;
@@ -220,29 +221,41 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
     if o.time == 0 && o.events == 0 {
         warn(o, "WARNING: Both event and time limits are disabled, running an endless test");
     }
+    let mut profiler = profiled::prepare(o, driver.as_ref())?;
     if text {
         out(&report::preamble(o));
         out("Initializing worker threads...\n\n");
     }
     let stop = stop_flag();
     let mut json_obs = JsonObserver { opts: o, checkpoints: Vec::new() };
-    let result = if text {
-        let mut obs = TextObserver { pct: o.percentile, warmup: o.warmup_time };
-        run(test, o, driver, stop, &mut obs)?
-    } else {
-        run(test, o, driver, stop, &mut json_obs)?
+    let mut text_obs = TextObserver { pct: o.percentile, warmup: o.warmup_time };
+    let obs: &mut dyn IntervalObserver = if text { &mut text_obs } else { &mut json_obs };
+    let result = match profiler.as_mut() {
+        Some(p) => run(test, o, driver, stop, &mut p.observing(obs))?,
+        None => run(test, o, driver, stop, obs)?,
     };
+    let profile = profiler.map(|p| p.finish(&result));
     if result.forced_unfinished.is_some() {
         warn(o, "FATAL: The --max-time limit has expired, forcing shutdown...");
     }
     if text {
         out(&report::final_report(&result, o));
+        if let Some(Ok(p)) = &profile {
+            out(&format!("{}\n", profiled::text(p)));
+        }
     } else {
         let mut doc = json::report(test, o, &result);
         if !json_obs.checkpoints.is_empty() {
             doc["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);
         }
+        if let Some(Ok(p)) = &profile {
+            doc["server_profile"] = profiled::json(p);
+        }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
+    }
+    // The run's figures are out; a profile that was asked for and is missing fails the command.
+    if let Some(Err(e)) = profile {
+        return Err(e);
     }
     Ok(if result.forced_unfinished.is_some() {
         2

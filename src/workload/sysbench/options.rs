@@ -220,6 +220,9 @@ pub struct Options {
     pub client_priority: ClientPriority,
     /// Where the worker threads run.
     pub client_affinity: ClientAffinity,
+    /// Samples per second of the server's on-CPU stacks over the measured time (`--profile`,
+    /// `--profile-hz`); `None`: not profiled.
+    pub profile_hz: Option<u32>,
 }
 
 /// A parsed command line.
@@ -473,6 +476,10 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         "off" => ClientAffinity::Off,
         v => return Err(bad("client_affinity", v, "expected follow or off")),
     };
+    let profile_hz = match int(values, "profile_hz")? {
+        hz @ 1..=10_000 => flag(values, "profile")?.then_some(hz as u32),
+        v => return Err(bad("profile_hz", &v.to_string(), "expected 1 to 10000 samples per second")),
+    };
     let sockets = list(values, "mysql_socket");
     let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
     // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
@@ -534,6 +541,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         client_threads: client_threads as u32,
         client_priority,
         client_affinity,
+        profile_hz,
     })
 }
 

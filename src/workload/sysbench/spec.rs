@@ -300,6 +300,15 @@ pub const SPECS: &[Spec] = &[
         All,
     ),
     o(
+        "profile",
+        Bool,
+        Some("off"),
+        "sample the server's on-CPU stacks during the measured time and print its CPU µs per transaction per function after the report (a server on this host; needs perf)",
+        Versus,
+        All,
+    ),
+    o("profile_hz", Int, Some("199"), "samples per second of --profile (1 to 10000)", Versus, All),
+    o(
         "prepare_method",
         Str,
         Some("auto"),
