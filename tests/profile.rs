@@ -247,3 +247,70 @@ fn sysbench_and_script_runs_print_the_servers_profile() {
     );
     common::sysbench_fails_with(&["oltp_point_select", "--profile", "--profile-hz=0", "run"], "--profile-hz");
 }
+
+/// `profile_waits = true`: every run keeps its server threads' off-CPU time per stack beside its CPU
+/// profile. Durable commits (innodb_flush_log_at_trx_commit = 1) against relaxed ones (= 0) on an
+/// update workload: the comparison of waits finds the commit's fdatasync, with an interval that
+/// excludes no change, and every format shows the section.
+#[test]
+fn waits_show_the_fsync_of_durable_commits() {
+    let home = Home::new("versus-waits-");
+    let file = home.write(
+        "waits.toml",
+        r#"
+name = "waits"
+builds = ["system"]
+threads = [2]
+duration = "3s"
+warmup = "1s"
+repetitions = 2
+profile = true
+profile_waits = true
+[[configs]]
+name = "sync"
+set = { innodb_flush_log_at_trx_commit = 1 }
+[[configs]]
+name = "nosync"
+set = { innodb_flush_log_at_trx_commit = 0 }
+[[workloads]]
+test = "oltp_update_index"
+options = { tables = 1, table-size = 2000 }
+"#,
+    );
+    ok(home.output(&["run", file.to_str().unwrap()]), "the experiment with waits");
+    let store = home.store();
+    let e = store.latest_experiment_named("waits").unwrap().unwrap();
+    for r in store.runs(e.id).unwrap() {
+        let w = store.waits(r.id).unwrap().unwrap_or_else(|| panic!("run {} has no off-CPU profile", r.id));
+        assert!(w.note.is_none(), "run {}: {:?}", r.id, w.note);
+        assert!(w.samples > 1000, "run {}: {} switches", r.id, w.samples);
+        let d = store.run(r.id).unwrap().unwrap();
+        assert_eq!(w.transactions, d.run.summary.as_ref().unwrap().events);
+        assert!(store.profile(r.id).unwrap().is_some_and(|p| p.note.is_none()), "run {}: the CPU profile too", r.id);
+    }
+
+    let json = ok(home.output(&["report", "waits", "--baseline", "system/sync", "--format", "json"]), "report json");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("schemas/compare-report.schema.json").unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the report does not match its schema: {errors:?}");
+    let sections = doc["profiles"].as_array().unwrap();
+    assert_eq!(sections.len(), 2, "one CPU and one waits section");
+    assert!(sections[0].get("kind").is_none() && sections[1]["kind"] == "waits", "{:?}", sections[1]["kind"]);
+    let d = &sections[1]["comparisons"][0][1];
+    let rows = d["inclusive_rows"].as_array().unwrap();
+    let fsync = rows
+        .iter()
+        .find(|r| r["function"].as_str().unwrap().contains("fdatasync"))
+        .unwrap_or_else(|| panic!("no fdatasync among the waits that differ: {rows:?}"));
+    assert!(fsync["high_us"].as_f64().unwrap() < 0.0, "relaxed commits wait less in fdatasync: {fsync}");
+
+    let text = ok(home.output(&["compare", "waits", "--profile", "--color", "never"]), "compare --profile");
+    assert!(text.contains("Where the server waited, off the CPU") && text.contains("off-CPU time"), "{text}");
+    let md = ok(home.output(&["report", "waits", "--format", "markdown"]), "report markdown");
+    assert!(md.contains("Off-CPU time per transaction with what it calls"), "{md}");
+    let html = ok(home.output(&["report", "waits", "--format", "html"]), "report html");
+    assert!(html.contains("Off-CPU flame graph"), "no off-CPU flame graph in the HTML");
+}

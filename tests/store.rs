@@ -228,6 +228,14 @@ fn result(variables: &[(&str, &str)]) -> RunResult {
             ],
             note: None,
         }),
+        waits: Some(versus::profile::Profile {
+            event: "sched:sched_switch".into(),
+            hz: 0,
+            samples: 2,
+            transactions: 6000,
+            stacks: vec![("server;[mariadbd];fdatasync;do_fsync_[k]".into(), 4_000_000)],
+            note: None,
+        }),
     }
 }
 
@@ -296,6 +304,7 @@ fn experiment_and_runs_round_trip(f: &dyn Fixture) {
     );
     assert_eq!(d.efficiency, r.efficiency);
     assert_eq!(store.profile(run_id).unwrap(), r.profile);
+    assert_eq!(store.waits(run_id).unwrap(), r.waits, "the off-CPU profile is kept beside the on-CPU one");
     assert!(store.profile(runs[0].id).unwrap().is_none(), "a run without a profile has one");
     let command = d.command.unwrap();
     assert!(!command.to_string().contains("hunter2"), "{command}");

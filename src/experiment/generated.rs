@@ -36,6 +36,7 @@ impl ExperimentFile {
             settle: Duration::ZERO,
             profile: false,
             profile_hz: None,
+            profile_waits: false,
             pin_cpus: false,
             drop_caches: false,
             repetitions: Repetitions::fixed(repetitions),

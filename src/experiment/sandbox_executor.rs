@@ -314,6 +314,7 @@ impl SandboxExecutor {
             repetition: run.repetition,
             seed: plan.seed,
             profile_hz: plan.file.profile.then(|| plan.file.profile_hz.unwrap_or(crate::profile::DEFAULT_HZ)),
+            profile_waits: plan.file.profile && plan.file.profile_waits,
         };
         let mut watch = Watch { started, progress };
         let outcome = w.run(RunContext {

@@ -59,6 +59,10 @@ pub struct ExperimentFile {
     /// Samples per second when profiling (default 199).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_hz: Option<u32>,
+    /// With `profile`: also record where the server's threads waited off the CPU (every context
+    /// switch with its stack), stored with the run: off-CPU µs per transaction per function.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile_waits: bool,
     /// Pin each started server to one half of the CPUs versus may use and the client's threads to the
     /// other half (needs at least 2 CPUs; external servers are never pinned).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -10,6 +10,7 @@
 pub mod diff;
 pub mod flame;
 pub mod fold;
+pub mod offcpu;
 pub mod perf;
 
 use std::collections::BTreeMap;
@@ -110,32 +111,32 @@ impl Profile {
 #[derive(Debug)]
 pub struct Sampling {
     hz: u32,
+    cpu: Recording,
+    /// Off-CPU waits too, when asked.
+    waits: Option<Recording>,
+}
+
+/// One perf recording of a run, or why it could not start.
+#[derive(Debug, Default)]
+struct Recording {
     recorder: Option<Recorder>,
     refused: Option<String>,
 }
 
-impl Sampling {
-    /// A run to be profiled at `hz` samples per second.
-    pub fn new(hz: u32) -> Sampling {
-        Sampling { hz, recorder: None, refused: None }
-    }
-
-    /// Starts sampling process `pid` (again, if it had begun: a warm-up's samples are dropped).
-    pub fn begin(&mut self, pid: u32) {
+impl Recording {
+    fn restart(&mut self, start: std::result::Result<Recorder, String>) {
         self.recorder = None;
-        match Recorder::start(pid, self.hz) {
+        match start {
             Ok(r) => self.recorder = Some(r),
             Err(e) => self.refused = Some(e),
         }
     }
 
-    /// Stops sampling: the profile, without transactions (the caller knows them), or an empty one with
-    /// a note saying why there is none.
-    pub fn finish(self) -> Profile {
-        let base = Profile { event: perf::EVENT.into(), hz: self.hz, ..Profile::default() };
+    /// The profile, or an empty one (`base`) with a note saying why there is none.
+    fn finish(self, base: Profile, nothing: &str) -> Profile {
         match (self.recorder, self.refused) {
             (Some(r), _) => match r.finish() {
-                Ok((_, 0)) => Profile { note: Some("perf took no sample of the server".into()), ..base },
+                Ok((_, 0)) => Profile { note: Some(nothing.into()), ..base },
                 Ok((stacks, samples)) => Profile { samples, stacks, ..base },
                 Err(e) => Profile { note: Some(e), ..base },
             },
@@ -145,6 +146,42 @@ impl Sampling {
                 ..base
             },
         }
+    }
+}
+
+impl Sampling {
+    /// A run to be profiled at `hz` samples per second.
+    pub fn new(hz: u32) -> Sampling {
+        Sampling { hz, cpu: Recording::default(), waits: None }
+    }
+
+    /// The same, recording the server threads' off-CPU waits too when `waits` ([`offcpu`]).
+    pub fn with_waits(self, waits: bool) -> Sampling {
+        Sampling { waits: waits.then(Recording::default), ..self }
+    }
+
+    /// Starts sampling process `pid` (again, if it had begun: a warm-up's samples are dropped).
+    pub fn begin(&mut self, pid: u32) {
+        self.cpu.restart(Recorder::start(pid, self.hz));
+        if let Some(w) = self.waits.as_mut() {
+            w.restart(Recorder::start_switches(pid));
+        }
+    }
+
+    /// Stops sampling: the on-CPU profile, without transactions (the caller knows them), or an empty
+    /// one with a note saying why there is none.
+    pub fn finish(self) -> Profile {
+        self.finish_all().0
+    }
+
+    /// Stops sampling: the on-CPU profile and, when asked, the off-CPU one (see [`Sampling::finish`]).
+    pub fn finish_all(self) -> (Profile, Option<Profile>) {
+        let cpu = Profile { event: perf::EVENT.into(), hz: self.hz, ..Profile::default() };
+        let waits = self.waits.map(|w| {
+            let base = Profile { event: offcpu::EVENT.into(), hz: 0, ..Profile::default() };
+            w.finish(base, "perf recorded no context switch of the server")
+        });
+        (self.cpu.finish(cpu, "perf took no sample of the server"), waits)
     }
 }
 

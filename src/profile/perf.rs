@@ -70,6 +70,7 @@ pub struct Recorder {
     started: Instant,
     pid: u32,
     system_wide: bool,
+    switches: bool,
 }
 
 impl Recorder {
@@ -78,6 +79,27 @@ impl Recorder {
     /// Errors: one line, when perf is missing or the kernel refuses (see [`availability`]). A perf that
     /// starts and then refuses the process says so when it is finished.
     pub fn start(pid: u32, hz: u32) -> std::result::Result<Recorder, String> {
+        let system_wide = may_sample_system_wide();
+        let args = ["-e", EVENT, "-F", &hz.to_string(), "--call-graph", "fp"].map(String::from);
+        Recorder::spawn(pid, &args, system_wide, false)
+    }
+
+    /// Starts recording every context switch on every CPU with its stack, for the off-CPU time of
+    /// `pid`'s threads ([`super::offcpu`]).
+    ///
+    /// Errors: one line, when perf is missing or this user may not record every CPU.
+    pub fn start_switches(pid: u32) -> std::result::Result<Recorder, String> {
+        if !may_sample_system_wide() {
+            availability()?;
+            return Err("off-CPU waits need every CPU's scheduler records: run as root (or set \
+                        kernel.perf_event_paranoid to -1), or turn profile_waits off"
+                .into());
+        }
+        let args = ["-e", super::offcpu::EVENT, "--call-graph", "fp"].map(String::from);
+        Recorder::spawn(pid, &args, true, true)
+    }
+
+    fn spawn(pid: u32, event: &[String], system_wide: bool, switches: bool) -> std::result::Result<Recorder, String> {
         availability()?;
         static SWEPT: std::sync::Once = std::sync::Once::new();
         SWEPT.call_once(sweep_stale);
@@ -91,10 +113,9 @@ impl Recorder {
             }
         };
         let mut cmd = Command::new("perf");
-        let system_wide = may_sample_system_wide();
         // No build-id pass at the end (-B) and nothing copied into ~/.debug (-N): perf script reads the
         // same binaries right away, and versus writes nothing outside what it made.
-        cmd.args(["record", "-q", "-B", "-N", "-e", EVENT, "-F", &hz.to_string(), "--call-graph", "fp"]);
+        cmd.args(["record", "-q", "-B", "-N"]).args(event);
         if system_wide {
             cmd.arg("-a");
         } else {
@@ -109,7 +130,7 @@ impl Recorder {
                 return Err(format!("perf did not start: {e}"));
             }
         };
-        Ok(Recorder { child, dir, data, started: Instant::now(), pid, system_wide })
+        Ok(Recorder { child, dir, data, started: Instant::now(), pid, system_wide, switches })
     }
 
     /// Stops sampling and returns the folded stacks with their CPU nanoseconds and the number of
@@ -144,7 +165,11 @@ impl Recorder {
         if !self.data.exists() {
             return Err(format!("perf record wrote nothing: {}", self.log_line()));
         }
-        script_and_fold(&self.data, self.system_wide.then_some(self.pid))
+        if self.switches {
+            script_and_fold_switches(&self.data, self.pid)
+        } else {
+            script_and_fold(&self.data, self.system_wide.then_some(self.pid))
+        }
     }
 
     /// The first line perf wrote to its log.
@@ -196,6 +221,23 @@ fn script_and_fold(data: &Path, only: Option<u32>) -> std::result::Result<(Vec<(
     if let Some(pid) = only {
         cmd.arg(format!("--pid={pid}"));
     }
+    run_script(cmd, data, super::fold::fold_perf_script)
+}
+
+/// Runs `perf script` on the context switches in `data` (every process's: a thread's switch-in is
+/// recorded in another's context) and folds the off-CPU time of `pid`'s threads as it streams.
+fn script_and_fold_switches(data: &Path, pid: u32) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
+    let mut cmd = Command::new("perf");
+    cmd.args(["script", "-F", "comm,pid,tid,time,event,trace,ip,sym,dso", "-i"]).arg(data);
+    run_script(cmd, data, |out| super::offcpu::fold_switches(out, pid))
+}
+
+/// Runs `cmd` (a `perf script` on `data`) and folds its output with `fold`.
+fn run_script(
+    mut cmd: Command,
+    data: &Path,
+    fold: impl FnOnce(std::process::ChildStdout) -> std::result::Result<(Vec<(String, u64)>, u64), String>,
+) -> std::result::Result<(Vec<(String, u64)>, u64), String> {
     let log_path = data.with_extension("script.log");
     let log = std::fs::File::create_new(&log_path).map_err(|e| format!("cannot write perf script's log: {e}"))?;
     let mut child = cmd
@@ -205,7 +247,7 @@ fn script_and_fold(data: &Path, only: Option<u32>) -> std::result::Result<(Vec<(
         .spawn()
         .map_err(|e| format!("perf script did not run: {e}"))?;
     let folded = match child.stdout.take() {
-        Some(out) => super::fold::fold_perf_script(out),
+        Some(out) => fold(out),
         None => Err("perf script gave no output".into()),
     };
     let status = child.wait().map_err(|e| format!("perf script did not finish: {e}"))?;

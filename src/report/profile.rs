@@ -6,7 +6,7 @@
 
 use super::fmt;
 use super::model::CompareReport;
-pub use super::profile_model::{ProfileSection, ProfileSide};
+pub use super::profile_model::{ProfileKind, ProfileSection, ProfileSide};
 use super::select::Selected;
 use crate::error::Result;
 use crate::present::table::{Cell, Table, Tone};
@@ -18,8 +18,54 @@ use crate::store::Store;
 /// Rows of each table (the largest differences); the rest are counted below it.
 const ROWS: usize = 15;
 
-/// The profile sections of the selected runs; empty when no run was profiled.
+/// The words a section of each kind is written with.
+struct Words {
+    heading: &'static str,
+    intro: &'static str,
+    what: &'static str,
+    title: &'static str,
+    id: &'static str,
+    flame: &'static str,
+}
+
+fn words(kind: ProfileKind) -> Words {
+    match kind {
+        ProfileKind::Cpu => Words {
+            heading: "Where the server's CPU went",
+            intro: "Server CPU per transaction, sampled on-CPU with perf during the measured time",
+            what: "CPU",
+            title: "CPU per transaction",
+            id: "profile",
+            flame: "Flame graph (width in proportion to CPU per transaction)",
+        },
+        ProfileKind::Waits => Words {
+            heading: "Where the server waited, off the CPU",
+            intro: "Server threads' off-CPU time per transaction, from every context switch to the thread's return \
+                    during the measured time, counted under the stack it left with ([preempted]: runnable, \
+                    waiting for a CPU; every thread counts, so threads that sleep through the run weigh less \
+                    per transaction the more transactions there are)",
+            what: "off-CPU time",
+            title: "Off-CPU time per transaction",
+            id: "waits",
+            flame: "Off-CPU flame graph (width in proportion to off-CPU time per transaction)",
+        },
+    }
+}
+
+/// The profile sections of the selected runs, on-CPU then off-CPU; empty when no run was profiled.
 pub fn sections(store: &Store, s: &Selected, baseline: usize, confidence: f64) -> Result<Vec<ProfileSection>> {
+    let mut out = kind_sections(store, s, baseline, confidence, ProfileKind::Cpu)?;
+    out.extend(kind_sections(store, s, baseline, confidence, ProfileKind::Waits)?);
+    Ok(out)
+}
+
+fn kind_sections(
+    store: &Store,
+    s: &Selected,
+    baseline: usize,
+    confidence: f64,
+    kind: ProfileKind,
+) -> Result<Vec<ProfileSection>> {
     let mut out = Vec::new();
     for case in 0..s.cases.len() {
         let mut sides = Vec::new();
@@ -33,7 +79,11 @@ pub fn sections(store: &Store, s: &Selected, baseline: usize, confidence: f64) -
             let mut profiles = Vec::new();
             for r in &runs {
                 let id = r.detail.run.id;
-                match store.profile(id) {
+                let stored = match kind {
+                    ProfileKind::Cpu => store.profile(id),
+                    ProfileKind::Waits => store.waits(id),
+                };
+                match stored {
                     Ok(Some(p)) => profiles.push(p),
                     Ok(None) => {}
                     // A damaged profile costs its run's profile, not the report.
@@ -53,7 +103,7 @@ pub fn sections(store: &Store, s: &Selected, baseline: usize, confidence: f64) -
                 comparisons.push((*side, diff::differential(base, cand, &cfg)));
             }
         }
-        out.push(ProfileSection { case, sides, comparisons });
+        out.push(ProfileSection { case, kind, sides, comparisons });
     }
     Ok(out)
 }
@@ -95,7 +145,7 @@ fn side_of(side: usize, runs: usize, profiles: &[Profile]) -> ProfileSide {
 /// The profile sections of `r`, written to `w`.
 pub fn write(w: &mut dyn Writer, r: &CompareReport) {
     for sec in &r.profiles {
-        w.heading(&format!("Where the server's CPU went: {}", r.case_label(sec.case)));
+        w.heading(&format!("{}: {}", words(sec.kind).heading, r.case_label(sec.case)));
         w.paragraph(&side_line(r, sec));
         let notes: Vec<String> = sec
             .sides
@@ -107,11 +157,11 @@ pub fn write(w: &mut dyn Writer, r: &CompareReport) {
         }
         for (side, d) in &sec.comparisons {
             let label = &r.sides[*side].label;
-            w.paragraph(&gap_line(r, label, d));
+            w.paragraph(&gap_line(r, label, d, sec.kind));
             for kind in [CostKind::SelfCost, CostKind::Inclusive] {
                 let rows = if kind == CostKind::SelfCost { &d.self_rows } else { &d.inclusive_rows };
                 if !rows.is_empty() {
-                    w.table(&table(r, sec.case, *side, d, kind));
+                    w.table(&table(r, sec, *side, d, kind));
                 }
             }
         }
@@ -122,23 +172,24 @@ pub fn write(w: &mut dyn Writer, r: &CompareReport) {
 }
 
 fn side_line(r: &CompareReport, sec: &ProfileSection) -> String {
+    let unit = if sec.kind == ProfileKind::Waits { "switches" } else { "samples" };
     let parts: Vec<String> = sec
         .sides
         .iter()
         .map(|s| {
             let cpu = s.cpu_us_per_txn.map(|v| format!("{} µs", fmt::num(v))).unwrap_or_else(|| "not profiled".into());
             let named = s.named_share.map(|v| format!(", {:.0} % named", v * 100.0)).unwrap_or_default();
-            format!("{} {cpu} ({} of {} runs, {} samples{named})", r.sides[s.side].label, s.profiled, s.runs, s.samples)
+            format!("{} {cpu} ({} of {} runs, {} {unit}{named})", r.sides[s.side].label, s.profiled, s.runs, s.samples)
         })
         .collect();
     format!(
-        "Server CPU per transaction, sampled on-CPU with perf during the measured time: {}. Unnamed code is \
-         counted under its object file in brackets, kernel functions end in _[k].",
+        "{}: {}. Unnamed code is counted under its object file in brackets, kernel functions end in _[k].",
+        words(sec.kind).intro,
         parts.join("; ")
     )
 }
 
-fn gap_line(r: &CompareReport, label: &str, d: &Differential) -> String {
+fn gap_line(r: &CompareReport, label: &str, d: &Differential, kind: ProfileKind) -> String {
     let base = &r.sides[r.baseline_index()].label;
     let explained = match d.explained_share {
         Some(s) if !d.self_rows.is_empty() => {
@@ -152,9 +203,10 @@ fn gap_line(r: &CompareReport, label: &str, d: &Differential) -> String {
         _ => String::new(),
     };
     format!(
-        "{label} against {base}: {} µs CPU per transaction ({} % CI {}){explained}. {} functions compared, \
+        "{label} against {base}: {} µs {} per transaction ({} % CI {}){explained}. {} functions compared, \
          {} with a self cost and {} with an inclusive cost beyond the noise (false discovery rate 5 %; runs {} and {}).",
         signed(d.gap_us),
+        words(kind).what,
         (r.confidence * 100.0).round(),
         fmt::ci(d.gap_low_us, d.gap_high_us),
         d.tested,
@@ -169,7 +221,8 @@ fn signed(v: f64) -> String {
     if v >= 0.0 { format!("+{}", fmt::num(v)) } else { format!("−{}", fmt::num(-v)) }
 }
 
-fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: CostKind) -> Table {
+fn table(r: &CompareReport, sec: &ProfileSection, side: usize, d: &Differential, kind: CostKind) -> Table {
+    let (case, w) = (sec.case, words(sec.kind));
     let (rows, what, id, level) = match kind {
         CostKind::SelfCost => (&d.self_rows, "in the function itself", "self", d.level),
         CostKind::Inclusive => (&d.inclusive_rows, "with what it calls", "inclusive", d.inclusive_level),
@@ -188,16 +241,19 @@ fn table(r: &CompareReport, case: usize, side: usize, d: &Differential, kind: Co
     header.push("share of gap".into());
     numeric.push(true);
     let mut t = Table {
-        id: format!("profile-{case}-{side}-{id}"),
-        title: format!("CPU per transaction {what}: {cand} against {base}, {}", r.case_label(case)),
+        id: format!("{}-{case}-{side}-{id}", w.id),
+        title: format!("{} {what}: {cand} against {base}, {}", w.title, r.case_label(case)),
         caption: Some(format!(
-            "Functions whose CPU per transaction {what} differs beyond the noise, {} (sampled CPU µs per \
+            "Functions whose {} per transaction {what} differs beyond the noise, {} ({} µs per \
              transaction, means over the runs; q: the false-discovery-adjusted p value; share of gap: the \
-             difference over the whole difference in CPU per transaction).",
+             difference over the whole difference in {} per transaction).",
+            w.what,
             match kind {
                 CostKind::SelfCost => "the largest difference first",
                 CostKind::Inclusive => "the largest difference that the interval assures first",
-            }
+            },
+            if sec.kind == ProfileKind::Waits { "off-CPU" } else { "sampled CPU" },
+            w.what,
         )),
         header,
         numeric,
@@ -250,14 +306,19 @@ fn figures(w: &mut dyn Writer, r: &CompareReport, sec: &ProfileSection) {
         let title =
             format!("{} against {}, {}", r.sides[*side].label, r.sides[base.side].label, r.case_label(sec.case));
         if let Ok(svg) = flame::differential(&title, &base.stacks, &cand.stacks) {
-            w.figure(&format!("Differential flame graph: {title}"), &svg);
+            let what = if sec.kind == ProfileKind::Waits {
+                "Off-CPU differential flame graph"
+            } else {
+                "Differential flame graph"
+            };
+            w.figure(&format!("{what}: {title}"), &svg);
         }
     }
     for s in sec.sides.iter().filter(|s| !s.stacks.is_empty()) {
         let width = (flame::FULL_WIDTH as f64 * total(s) as f64 / max as f64).round() as usize;
         let title = format!("{}, {}", r.sides[s.side].label, r.case_label(sec.case));
         if let Ok(svg) = flame::plain(&title, &s.stacks, width) {
-            w.figure(&format!("Flame graph (width in proportion to CPU per transaction): {title}"), &svg);
+            w.figure(&format!("{}: {title}", words(sec.kind).flame), &svg);
         }
     }
 }

@@ -28,11 +28,32 @@ pub struct ProfileSide {
     pub stacks: Vec<(String, u64)>,
 }
 
+/// What a profile section measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileKind {
+    /// On-CPU: sampled CPU time per stack.
+    #[default]
+    Cpu,
+    /// Off-CPU: the server threads' time from switch-out to switch-in per stack (`profile_waits`).
+    Waits,
+}
+
+impl ProfileKind {
+    /// True for [`ProfileKind::Cpu`] (left out of the JSON, as before waits were recorded).
+    pub fn is_cpu(&self) -> bool {
+        *self == ProfileKind::Cpu
+    }
+}
+
 /// A profiled case: its sides and each candidate's differential comparison with the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileSection {
     /// Index into `CompareReport::cases`.
     pub case: usize,
+    /// On-CPU or off-CPU.
+    #[serde(default, skip_serializing_if = "ProfileKind::is_cpu")]
+    pub kind: ProfileKind,
     /// The sides with finished runs, the baseline first.
     pub sides: Vec<ProfileSide>,
     /// Per candidate side (index into `CompareReport::sides`) with profiled runs on both ends.

@@ -44,6 +44,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0004_noise_calibrations.sql"),
     migration!("0005_status_ends.sql"),
     migration!("0006_profiles.sql"),
+    migration!("0007_wait_profiles.sql"),
 ];
 
 /// The schema version this versus writes.

@@ -306,6 +306,9 @@ pub struct RunResult {
     /// The server's on-CPU profile over the measured time, when the run was profiled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::Profile>,
+    /// The server threads' off-CPU time per stack over the measured time (`profile_waits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::profile::Profile>,
 }
 
 /// A run with its cell, for listings and resume.

@@ -174,10 +174,10 @@ fn run_detail(db: &mut dyn Backend, run_id: i64) -> DbResult<Option<RunDetail>> 
     Ok(Some(RunDetail { run, command, intervals, histograms, variables, status_deltas, status_ends, efficiency }))
 }
 
-fn profile_of(db: &mut dyn Backend, run_id: i64) -> DbResult<Option<crate::profile::Profile>> {
+fn profile_of(db: &mut dyn Backend, run_id: i64, event: &str) -> DbResult<Option<crate::profile::Profile>> {
     let rows = db.query(
-        "SELECT event, hz, samples, transactions, note, folded FROM profiles WHERE run_id = ?1",
-        params![run_id],
+        "SELECT event, hz, samples, transactions, note, folded FROM profiles WHERE run_id = ?1 AND event = ?2",
+        params![run_id, event],
     )?;
     let Some(r) = rows.first() else { return Ok(None) };
     let folded: Vec<u8> = r.get(5)?;
@@ -267,10 +267,16 @@ impl Store {
         })
     }
 
-    /// The server's profile stored with run `run_id`, if it was profiled.
+    /// The server's on-CPU profile stored with run `run_id`, if it was profiled.
     pub fn profile(&self, run_id: i64) -> Result<Option<crate::profile::Profile>> {
-        profile_of(self.db.borrow_mut().as_mut(), run_id)
+        profile_of(self.db.borrow_mut().as_mut(), run_id, crate::profile::fold::EVENT)
             .map_err(|e| self.err(format!("cannot read the profile of run {run_id}: {e}")))
+    }
+
+    /// The server threads' off-CPU profile stored with run `run_id`, if its waits were recorded.
+    pub fn waits(&self, run_id: i64) -> Result<Option<crate::profile::Profile>> {
+        profile_of(self.db.borrow_mut().as_mut(), run_id, crate::profile::offcpu::EVENT)
+            .map_err(|e| self.err(format!("cannot read the off-CPU profile of run {run_id}: {e}")))
     }
 
     /// One run with everything stored for it (for `versus show RUN`).

@@ -394,7 +394,7 @@ fn store_result(db: &mut dyn Backend, run_id: i64, result: &RunResult) -> DbResu
             params![run_id, metric, value],
         )?;
     }
-    if let Some(p) = &result.profile {
+    for p in result.profile.iter().chain(&result.waits) {
         let folded = crate::profile::fold::compress(&p.stacks).map_err(DbError)?;
         db.execute(
             "INSERT INTO profiles (run_id, event, hz, samples, transactions, note, folded) \

@@ -146,6 +146,8 @@ pub struct RunSettings<'a> {
     pub seed: u64,
     /// Samples per second of the server's on-CPU stacks during the measured time; `None`: not profiled.
     pub profile_hz: Option<u32>,
+    /// With a profile: also the server threads' off-CPU time per stack (`profile_waits`).
+    pub profile_waits: bool,
 }
 
 impl RunSettings<'_> {

@@ -371,6 +371,9 @@ fn profile_problems(file: &ExperimentFile, targets: &[Target], workloads: &[Arc<
     if let Some(hz) = file.profile_hz.filter(|hz| !(1..=10_000).contains(hz)) {
         out.push(format!("profile_hz = {hz}: give a sampling rate from 1 to 10000 per second (199 by default)"));
     }
+    if file.profile_waits && !file.profile {
+        out.push("profile_waits = true: waits are recorded with the profile; set profile = true too".into());
+    }
     if file.profile {
         for w in workloads.iter().filter(|w| w.kind() == "ibench") {
             out.push(format!(

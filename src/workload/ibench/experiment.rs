@@ -465,6 +465,7 @@ pub fn run_result(r: &StepResult, version: &str, variables: Vec<(String, String)
         status_ends: r.status_ends.clone(),
         // The Insert Benchmark's steps are not profiled yet (docs/profile.md).
         profile: None,
+        waits: None,
     })
 }
 

@@ -80,6 +80,7 @@ impl SysbenchWorkload {
             repetition: 1,
             seed: 1,
             profile_hz: None,
+            profile_waits: false,
         };
         w.options(&w.pairs(1, &placeholder, Command::Run, Some(&settings)), Command::Run, &[])
             .map_err(|e| format!("workload {label}: {e}"))?;
@@ -292,7 +293,8 @@ fn measure_with(
     observer.measuring(settings.warmup, settings.duration);
     collector.server_pid = collector.probe.server_pid();
     collector.warmup_s = settings.warmup.as_secs_f64();
-    collector.profile = settings.profile_hz.map(crate::profile::Sampling::new);
+    collector.profile =
+        settings.profile_hz.map(|hz| crate::profile::Sampling::new(hz).with_waits(settings.profile_waits));
     // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
     let driver = super::driver_for(o);
     let outcome = super::runner::run_source(source, o, driver, interrupt::flag(), collector);
@@ -301,8 +303,12 @@ fn measure_with(
     let client_after = ProcessSample::read_self();
     collector.probe.check_alive().map_err(Error::Other)?;
     // After Ctrl-C the run is dropped: stop perf at once rather than fold what it wrote.
-    let profile =
-        collector.profile.take().filter(|_| !interrupt::is_interrupted()).map(crate::profile::Sampling::finish);
+    let profiles =
+        collector.profile.take().filter(|_| !interrupt::is_interrupted()).map(crate::profile::Sampling::finish_all);
+    let (profile, waits) = match profiles {
+        Some((p, w)) => (Some(p), w),
+        None => (None, None),
+    };
     let r = outcome?;
     if r.interrupted {
         return Err(Error::Interrupted);
@@ -332,6 +338,7 @@ fn measure_with(
         status_ends: ends,
         efficiency,
         profile: profile.map(|p| crate::profile::Profile { transactions: r.counts.events, ..p }),
+        waits: waits.map(|p| crate::profile::Profile { transactions: r.counts.events, ..p }),
     };
     Ok((r, stored))
 }
