@@ -9,10 +9,13 @@ threads, one run per thread count. Per thread count: the mean tps of each side o
 ratio on/off with the per-round ratios, and the sampled CPU per transaction of the "on" runs against
 the /proc figure of the same runs (the profile's own accuracy).
 
+With --waits the "on" runs also record off-CPU waits (`profile_waits = true`: every context switch
+on every CPU with its stack), and the table adds the switches folded per run.
+
 Prints a markdown section (for BENCHMARKS.md, "Profiling overhead").
 
 Usage: bench/profile_overhead.py [--versus target/release/versus] [--rounds 3] [--duration 15]
-    [--hz 199] [--threads 1,4,16] [--test oltp_read_only]
+    [--hz 199] [--threads 1,4,16] [--test oltp_read_only] [--waits]
 The defaults take about 10 minutes on a 2-core machine. Needs a release build of versus, perf and the
 distribution's MariaDB; runs nothing else at the same time and leaves nothing running; its temporary
 versus home is removed.
@@ -29,8 +32,10 @@ import sys
 import tempfile
 
 
-def experiment(name, threads, duration, test, hz):
+def experiment(name, threads, duration, test, hz, waits):
     profile = f"profile = true\nprofile_hz = {hz}\n" if hz else ""
+    if hz and waits:
+        profile += "profile_waits = true\n"
     return f"""name = "{name}"
 builds = ["system"]
 threads = [{", ".join(str(t) for t in threads)}]
@@ -56,6 +61,7 @@ def main():
     ap.add_argument("--hz", type=int, default=199)
     ap.add_argument("--threads", default="1,4,16")
     ap.add_argument("--test", default="oltp_read_only")
+    ap.add_argument("--waits", action="store_true", help="record off-CPU waits too in the 'on' runs")
     a = ap.parse_args()
     threads = [int(t) for t in a.threads.split(",")]
     versus = os.path.abspath(a.versus)
@@ -73,7 +79,7 @@ def main():
                 name = f"{mode}-{r + 1}"
                 path = os.path.join(home, f"{name}.toml")
                 with open(path, "w") as f:
-                    f.write(experiment(name, threads, a.duration, a.test, a.hz if mode == "on" else 0))
+                    f.write(experiment(name, threads, a.duration, a.test, a.hz if mode == "on" else 0, a.waits))
                 print(f"round {r + 1}: {mode}", file=sys.stderr, flush=True)
                 p = subprocess.run([versus, "run", path], env=env, capture_output=True, text=True)
                 if p.returncode != 0:
@@ -91,14 +97,19 @@ def report(db_path, names, threads, a):
     tps = {m: {t: [] for t in threads} for m in names}
     accuracy = {t: [] for t in threads}
     samples = {t: [] for t in threads}
+    switches = {t: [] for t in threads}
     for mode, exps in names.items():
         for name in exps:
             for t, v, run_id in db.execute(q, (name,)):
                 tps[mode][t].append(v)
                 if mode != "on":
                     continue
-                row = db.execute("SELECT samples, transactions, folded, note FROM profiles WHERE run_id = ?",
-                                 (run_id,)).fetchone()
+                row = db.execute("SELECT samples, transactions, folded, note FROM profiles "
+                                 "WHERE run_id = ? AND event = 'cpu-clock'", (run_id,)).fetchone()
+                waits = db.execute("SELECT samples FROM profiles WHERE run_id = ? AND event = 'sched:sched_switch' "
+                                   "AND note IS NULL", (run_id,)).fetchone()
+                if waits:
+                    switches[t].append(waits[0])
                 eff = dict(db.execute("SELECT metric, value FROM efficiency WHERE run_id = ?", (run_id,)))
                 if row and row[3] is None and row[1] > 0:
                     total = sum(int(l.rsplit(" ", 1)[1]) for l in gzip.decompress(row[2]).decode().splitlines())
@@ -106,9 +117,11 @@ def report(db_path, names, threads, a):
                     if proc > 0:
                         accuracy[t].append(total / 1000 / row[1] / proc)
                     samples[t].append(row[0])
-    print(f"### Profiling overhead ({a.test}, {a.duration} s runs, {a.hz} Hz, {a.rounds} rounds A B A B)\n")
-    print("| threads | tps off | tps on | on/off | per round | sampled / /proc CPU per txn | samples per run |")
-    print("|---:|---:|---:|---:|---|---:|---:|")
+    what = ", with waits" if a.waits else ""
+    print(f"### Profiling overhead ({a.test}, {a.duration} s runs, {a.hz} Hz{what}, {a.rounds} rounds A B A B)\n")
+    extra = " switches per run |" if a.waits else ""
+    print(f"| threads | tps off | tps on | on/off | per round | sampled / /proc CPU per txn | samples per run |{extra}")
+    print("|---:|---:|---:|---:|---|---:|---:|" + ("---:|" if a.waits else ""))
     for t in threads:
         off, on = tps["off"][t], tps["on"][t]
         if not off or not on:
@@ -116,8 +129,9 @@ def report(db_path, names, threads, a):
         rounds = ", ".join(f"{b / a_:.3f}" for a_, b in zip(off, on))
         acc = f"{statistics.mean(accuracy[t]):.3f}" if accuracy[t] else "—"
         smp = f"{statistics.mean(samples[t]):.0f}" if samples[t] else "—"
+        sw = (f" {statistics.mean(switches[t]):.0f} |" if switches[t] else " — |") if a.waits else ""
         print(f"| {t} | {statistics.mean(off):.0f} | {statistics.mean(on):.0f} | "
-              f"{statistics.mean(on) / statistics.mean(off):.3f} | {rounds} | {acc} | {smp} |")
+              f"{statistics.mean(on) / statistics.mean(off):.3f} | {rounds} | {acc} | {smp} |{sw}")
 
 
 if __name__ == "__main__":

@@ -117,6 +117,30 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// The facts the unit tests of advise and its report section start from: a 4-GiB server with 2
+    /// CPUs on an ext4 SSD, 700 MiB in two tables, 8 client threads, no probe.
+    #[cfg(test)]
+    pub(crate) fn example(flavor: Flavor, version: Version, variables: BTreeMap<String, String>) -> Facts {
+        Facts {
+            flavor,
+            version,
+            memory: 4 * GIB,
+            host_memory: 24 * GIB,
+            memory_given: true,
+            cpus: 2,
+            fs_type: Some("ext4".into()),
+            device: Some("/dev/vda".into()),
+            rotational: Some(false),
+            free_disk: Some(28 * GIB),
+            fsync_us: Some(2000.0),
+            variables,
+            data_bytes: Some(700 * MIB),
+            tables: Some(2),
+            threads: 8,
+            probe: None,
+        }
+    }
+
     /// A variable's current value.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.variables.get(&name.to_ascii_lowercase()).map(String::as_str)

@@ -58,24 +58,7 @@ fn probe(redo_per_s: f64) -> ProbeFacts {
 }
 
 fn facts(flavor: Flavor, version: Version, vars: BTreeMap<String, String>) -> Facts {
-    Facts {
-        flavor,
-        version,
-        memory: 4 * GIB,
-        host_memory: 24 * GIB,
-        memory_given: true,
-        cpus: 2,
-        fs_type: Some("ext4".into()),
-        device: Some("/dev/vda".into()),
-        rotational: Some(false),
-        free_disk: Some(28 * GIB),
-        fsync_us: Some(2000.0),
-        variables: vars,
-        data_bytes: Some(700 * MIB),
-        tables: Some(2),
-        threads: 8,
-        probe: Some(probe(2.0 * MIB as f64)),
-    }
+    Facts { probe: Some(probe(2.0 * MIB as f64)), ..Facts::example(flavor, version, vars) }
 }
 
 fn find<'a>(c: &'a [Candidate], name: &str, risk: Risk) -> Option<&'a Candidate> {

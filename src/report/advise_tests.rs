@@ -27,22 +27,9 @@ fn report() -> AdviseReport {
         .map(|(k, v)| (k.into(), v.into()))
         .into();
     let facts = Facts {
-        flavor: Flavor::Mariadb,
-        version: Version::new(10, 11, 19),
-        memory: 4 * GIB,
-        host_memory: 24 * GIB,
-        memory_given: true,
-        cpus: 2,
-        fs_type: Some("ext4".into()),
-        device: Some("/dev/vda".into()),
-        rotational: Some(false),
         free_disk: None,
         fsync_us: Some(900.0),
-        variables: vars.clone(),
-        data_bytes: Some(700 * MIB),
-        tables: Some(2),
-        threads: 8,
-        probe: None,
+        ..Facts::example(Flavor::Mariadb, Version::new(10, 11, 19), vars.clone())
     };
     let m = worst_case(facts.flavor, facts.version, &|n| vars.get(n).cloned(), facts.memory);
     let candidates = vec![
