@@ -129,17 +129,36 @@ pub struct CsvRow {
 /// ([`super::registry::Kind::sections`]) and reads it back from a report's JSON
 /// ([`super::registry::Kind::read_section`]); it writes itself in every format, so that a new kind with a
 /// section of its own changes no report code.
-pub trait WorkloadSection: std::fmt::Debug + Send + Sync {
+pub trait WorkloadSection: ToJson + std::fmt::Debug + Send + Sync {
     /// The key its kind's sections are listed under in the report's JSON (`ibench`, `statements`).
     fn key(&self) -> &'static str;
-    /// Its figures as JSON.
-    fn to_json(&self) -> serde_json::Value;
     /// Writes it; `index` counts this kind's sections in the report (for anchors).
     fn write(&self, index: usize, out: &mut SectionOut<'_>);
     /// The rows it adds to the CSV export (the default: none).
     fn csv_rows(&self) -> Vec<CsvRow> {
         Vec::new()
     }
+}
+
+/// A section's figures as JSON: every serialisable section has it.
+pub trait ToJson {
+    /// The JSON of `self`.
+    fn to_json(&self) -> serde_json::Value;
+}
+
+impl<T: Serialize> ToJson for T {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// Reads a section of type `T` back from a report's JSON (for [`super::registry::Kind::read_section`]).
+pub fn read<T: serde::de::DeserializeOwned + WorkloadSection + 'static>(
+    value: &serde_json::Value,
+) -> Result<Arc<dyn WorkloadSection>, String> {
+    T::deserialize(value)
+        .map(|s| Arc::new(s) as Arc<dyn WorkloadSection>)
+        .map_err(|e| format!("a workload section: {e}"))
 }
 
 /// The workloads' own sections of a comparison, in the order their kinds made them. In the report's

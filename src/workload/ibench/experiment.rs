@@ -63,7 +63,7 @@ impl Kind for IbenchKind {
     }
 
     fn read_section(&self, key: &str, value: &serde_json::Value) -> Option<Result<Arc<dyn WorkloadSection>, String>> {
-        (key == super::section::KEY).then(|| super::section::read(value))
+        (key == super::section::KEY).then(|| crate::workload::sections::read::<super::stored::Section>(value))
     }
 }
 

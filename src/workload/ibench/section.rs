@@ -3,9 +3,6 @@
 //! report's table markup and a chart of the throughput relative to the base server.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-
-use serde::Deserialize as _;
 
 use super::compare::{Colour, Comparison};
 use super::report::{Grid, comparison_markdown, comparison_text, efficiency_grids, latency_grid, rate_grids};
@@ -20,10 +17,6 @@ pub const KEY: &str = "ibench";
 impl WorkloadSection for Section {
     fn key(&self) -> &'static str {
         KEY
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
     }
 
     fn write(&self, index: usize, out: &mut SectionOut<'_>) {
@@ -42,13 +35,6 @@ impl WorkloadSection for Section {
             }
         }
     }
-}
-
-/// Reads a section back from a report's JSON.
-pub fn read(value: &serde_json::Value) -> Result<Arc<dyn WorkloadSection>, String> {
-    Section::deserialize(value)
-        .map(|s| Arc::new(s) as Arc<dyn WorkloadSection>)
-        .map_err(|e| format!("an ibench section: {e}"))
 }
 
 fn colour_class(c: Colour) -> Option<&'static str> {

@@ -75,7 +75,7 @@ impl Kind for ScriptKind {
     }
 
     fn read_section(&self, key: &str, value: &serde_json::Value) -> Option<Result<Arc<dyn WorkloadSection>, String>> {
-        (key == super::section::KEY).then(|| super::section::read(value))
+        (key == super::section::KEY).then(|| crate::workload::sections::read::<super::stored::Section>(value))
     }
 
     fn stored_command(&self, run: &store::RunDetail) -> Option<String> {

@@ -3,10 +3,6 @@
 //! mark where the server's plan changed; the sentences below the table name every statement that got
 //! slower or faster or whose plan changed. The CSV export gets one row per statement and side.
 
-use std::sync::Arc;
-
-use serde::Deserialize as _;
-
 use super::stored::{Section, short};
 use crate::present::fmt;
 use crate::present::table::{Cell, Table, Tone};
@@ -21,10 +17,6 @@ impl WorkloadSection for Section {
         KEY
     }
 
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
-
     fn write(&self, index: usize, out: &mut SectionOut<'_>) {
         out.with_writer(|w| {
             w.table(&table(self, &format!("statements-{index}")));
@@ -37,13 +29,6 @@ impl WorkloadSection for Section {
     fn csv_rows(&self) -> Vec<CsvRow> {
         csv_rows(self)
     }
-}
-
-/// Reads a section back from a report's JSON.
-pub fn read(value: &serde_json::Value) -> Result<Arc<dyn WorkloadSection>, String> {
-    Section::deserialize(value)
-        .map(|s| Arc::new(s) as Arc<dyn WorkloadSection>)
-        .map_err(|e| format!("a statements section: {e}"))
 }
 
 /// The table of one section.
