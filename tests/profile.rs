@@ -223,7 +223,15 @@ fn sysbench_and_script_runs_print_the_servers_profile() {
     let rows = text[at..].lines().filter(|l| l.trim_end().ends_with(|c: char| c.is_ascii_digit())).count();
     assert!(rows >= 10, "ten functions or more listed:\n{}", &text[at..]);
 
-    let o = sysbench(&["--threads=2", "--time=2", "--profile", "--profile-hz=499", "--format=json", "run"]);
+    let o = sysbench(&[
+        "--threads=2",
+        "--time=2",
+        "--profile",
+        "--profile-hz=499",
+        "--profile-waits",
+        "--format=json",
+        "run",
+    ]);
     assert!(o.status.success(), "{}", common::output_text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
     let p = &doc["server_profile"];
@@ -231,6 +239,8 @@ fn sysbench_and_script_runs_print_the_servers_profile() {
     assert!(p["samples"].as_u64().unwrap() > 100, "{p}");
     assert_eq!(p["transactions"], doc["totals"]["events"], "{p}");
     assert!(!p["functions"].as_array().unwrap().is_empty());
+    let w = &doc["server_waits"];
+    assert!(w["samples"].as_u64().unwrap() > 100 && w["off_cpu_us_per_transaction"].as_f64().unwrap() > 0.0, "{w}");
     assert_eq!(common::sysbench_schema_errors(&doc), Vec::<String>::new());
 
     let dir = tempfile::tempdir().unwrap();
@@ -251,6 +261,7 @@ fn sysbench_and_script_runs_print_the_servers_profile() {
         "not on this host",
     );
     common::sysbench_fails_with(&["oltp_point_select", "--profile", "--profile-hz=0", "run"], "--profile-hz");
+    common::sysbench_fails_with(&["oltp_point_select", "--profile-waits", "run"], "add --profile");
 }
 
 /// `profile_waits = true`: every run keeps its server threads' off-CPU time per stack beside its CPU

@@ -80,6 +80,24 @@ fn frame(line: &str) -> Option<String> {
     Some(sym.to_string())
 }
 
+/// Thread names beyond which no filter is made (the kernel's filter text stays short).
+const MAX_FILTER_NAMES: usize = 64;
+
+/// A tracepoint filter that keeps the switches in which a thread named like one of the server's
+/// threads (`names`) leaves or takes the CPU, so the kernel drops the client's and everybody else's
+/// switches before their stacks are copied. `None` (record every switch) when there are no names, too
+/// many, or one that the filter's quoting cannot carry. A thread created later under another name is
+/// then missed; the server's threads keep their names (MariaDB names them all after the process).
+pub fn thread_filter(names: &[String]) -> Option<String> {
+    let clean = |n: &String| !n.is_empty() && !n.contains(['"', '\\', '\n']);
+    if names.is_empty() || names.len() > MAX_FILTER_NAMES || !names.iter().all(clean) {
+        return None;
+    }
+    let terms: Vec<String> =
+        names.iter().flat_map(|n| [format!("prev_comm == \"{n}\""), format!("next_comm == \"{n}\"")]).collect();
+    Some(terms.join(" || "))
+}
+
 /// True for a kernel frame of the scheduler itself (the top of every off-CPU stack).
 fn is_scheduler(frame: &str) -> bool {
     frame.strip_suffix("_[k]").is_some_and(|f| {
@@ -193,6 +211,19 @@ mariadbd 100/101 10.003000: sched:sched_switch: prev_comm=mariadbd prev_pid=101 
         assert_eq!(frame("\t  7f00 operator new[] (/usr/lib/libstdc++.so.6)").unwrap(), "operator new[]");
         let (stacks, n) = fold_switches("junk\n\tjunk\n".as_bytes(), 1).unwrap();
         assert!(stacks.is_empty() && n == 0);
+    }
+
+    #[test]
+    fn the_filter_names_each_thread_name_both_ways_or_gives_up() {
+        let names = vec!["mariadbd".to_string(), "ib_io_wr-1".to_string()];
+        assert_eq!(
+            thread_filter(&names).unwrap(),
+            "prev_comm == \"mariadbd\" || next_comm == \"mariadbd\" || prev_comm == \"ib_io_wr-1\" || \
+             next_comm == \"ib_io_wr-1\""
+        );
+        assert_eq!(thread_filter(&[]), None);
+        assert_eq!(thread_filter(&["a\"b".to_string()]), None);
+        assert_eq!(thread_filter(&vec!["t".to_string(); 65]), None);
     }
 
     #[test]

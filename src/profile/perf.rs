@@ -95,7 +95,11 @@ impl Recorder {
                         kernel.perf_event_paranoid to -1), or turn profile_waits off"
                 .into());
         }
-        let args = ["-e", super::offcpu::EVENT, "--call-graph", "fp"].map(String::from);
+        let mut args = vec!["-e".to_string(), super::offcpu::EVENT.to_string()];
+        if let Some(filter) = super::offcpu::thread_filter(&thread_names(pid)) {
+            args.extend(["--filter".to_string(), filter]);
+        }
+        args.extend(["--call-graph".to_string(), "fp".to_string()]);
         Recorder::spawn(pid, &args, true, true)
     }
 
@@ -176,6 +180,20 @@ impl Recorder {
     fn log_line(&self) -> String {
         first_line(&self.dir.join("perf.log"))
     }
+}
+
+/// The names of process `pid`'s threads now (`/proc/PID/task/*/comm`), each once.
+fn thread_names(pid: u32) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|n| n.trim_end_matches('\n').to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// The first line of a log perf wrote, trimmed, or `no message`.

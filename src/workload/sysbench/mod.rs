@@ -249,7 +249,7 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
             doc["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);
         }
         if let Some(Ok(p)) = &profile {
-            doc["server_profile"] = profiled::json(p);
+            profiled::json(p, &mut doc);
         }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }

@@ -223,6 +223,8 @@ pub struct Options {
     /// Samples per second of the server's on-CPU stacks over the measured time (`--profile`,
     /// `--profile-hz`); `None`: not profiled.
     pub profile_hz: Option<u32>,
+    /// With a profile, the server threads' off-CPU time too (`--profile-waits`).
+    pub profile_waits: bool,
 }
 
 /// A parsed command line.
@@ -480,6 +482,10 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         hz @ 1..=10_000 => flag(values, "profile")?.then_some(hz as u32),
         v => return Err(bad("profile_hz", &v.to_string(), "expected 1 to 10000 samples per second")),
     };
+    let profile_waits = flag(values, "profile_waits")?;
+    if profile_waits && profile_hz.is_none() {
+        return Err(Error::option("--profile-waits", "waits are recorded with the profile; add --profile"));
+    }
     let sockets = list(values, "mysql_socket");
     let stmt_cache_size = (oltp.tables as usize).saturating_mul(10).saturating_add(8);
     // `c=c+1` on the CHAR column only works without strict mode, as on the servers of the incupdate era.
@@ -542,6 +548,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         client_priority,
         client_affinity,
         profile_hz,
+        profile_waits,
     })
 }
 

@@ -39,7 +39,8 @@ pub fn prepare(o: &Options, driver: &dyn Driver) -> Result<Option<Profiler>> {
     let Some(hz) = o.profile_hz else { return Ok(None) };
     crate::profile::availability().map_err(|e| Error::option("--profile", e))?;
     let pid = server_pid(o, driver)?;
-    Ok(Some(Profiler { sampling: Sampling::new(hz), pid, warmup: o.warmup_time > 0 }))
+    let sampling = Sampling::new(hz).with_waits(o.profile_waits);
+    Ok(Some(Profiler { sampling, pid, warmup: o.warmup_time > 0 }))
 }
 
 /// The process of the server `o` connects to: its `pid_file`, read on this host.
@@ -84,18 +85,32 @@ impl Profiler {
         Observing { profiler: self, inner }
     }
 
-    /// Stops sampling: the profile of the run's `transactions`, or the error that says why there is
-    /// none.
-    pub fn finish(self, result: &RunResult) -> Result<Profile> {
-        let p = Profile { transactions: result.counts.events, ..self.sampling.finish() };
-        match &p.note {
-            Some(why) => Err(Error::option("--profile", format!("no profile of the server: {why}"))),
-            None if p.transactions == 0 => {
-                Err(Error::option("--profile", "the run measured no transaction to divide the server's CPU by"))
+    /// Stops sampling: the profiles of the run's transactions, or the error that says why one that
+    /// was asked for is missing.
+    pub fn finish(self, result: &RunResult) -> Result<Profiles> {
+        let (cpu, waits) = self.sampling.finish_all();
+        let events = result.counts.events;
+        let check = |p: Profile, flag: &str, what: &str| match &p.note {
+            Some(why) => Err(Error::option(flag, format!("no {what} of the server: {why}"))),
+            None if events == 0 => {
+                Err(Error::option(flag, "the run measured no transaction to divide the server's time by"))
             }
-            None => Ok(p),
-        }
+            None => Ok(Profile { transactions: events, ..p }),
+        };
+        Ok(Profiles {
+            cpu: check(cpu, "--profile", "profile")?,
+            waits: waits.map(|w| check(w, "--profile-waits", "off-CPU profile")).transpose()?,
+        })
     }
+}
+
+/// What a profiled run printed: its on-CPU profile, and its off-CPU one with `--profile-waits`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profiles {
+    /// Sampled CPU per stack.
+    pub cpu: Profile,
+    /// Off-CPU time per stack.
+    pub waits: Option<Profile>,
 }
 
 /// An observer that starts the profile with the measured time (see [`Profiler::observing`]).
@@ -134,24 +149,50 @@ fn top(p: &Profile, n: usize) -> Vec<(String, FunctionCost)> {
     all
 }
 
-/// The profile as text, after sysbench's report.
-pub fn text(p: &Profile) -> String {
-    let total = p.total_us_per_txn().unwrap_or(0.0);
+/// The profiles as text, after sysbench's report.
+pub fn text(p: &Profiles) -> String {
+    let cpu = &p.cpu;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Server profile ({} at {} Hz over the measured time, {} samples, {} transactions):",
-        p.event, p.hz, p.samples, p.transactions
+        cpu.event, cpu.hz, cpu.samples, cpu.transactions
     );
+    let total = cpu.total_us_per_txn().unwrap_or(0.0);
     let _ = writeln!(out, "    CPU per transaction:                 {} µs (sampled)", fmt::num(total));
     let _ = writeln!(
         out,
         "    samples in a named function:         {} (the rest is counted under its object file, e.g. [mariadbd])\n",
-        fmt::percent(p.named_share())
+        fmt::percent(cpu.named_share())
     );
+    top_table(&mut out, cpu, "CPU");
+    if let Some(w) = &p.waits {
+        let _ = writeln!(
+            out,
+            "\nServer waits ({} on every CPU over the measured time, {} switches of the server's threads):",
+            w.event, w.samples
+        );
+        let total = w.total_us_per_txn().unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "    off-CPU time per transaction:        {} µs (all of the server's threads)",
+            fmt::num(total)
+        );
+        let _ = writeln!(
+            out,
+            "    each wait is counted under the call it blocked in; [preempted]: runnable, waiting for a CPU\n"
+        );
+        top_table(&mut out, w, "off-CPU time");
+    }
+    out
+}
+
+/// The `TOP` functions of `p` by their own cost per transaction, as a table of `what` µs.
+fn top_table(out: &mut String, p: &Profile, what: &str) {
+    let total = p.total_us_per_txn().unwrap_or(0.0);
     let mut t = Table::new(
         "server-profile",
-        format!("The {TOP} functions with the most CPU of their own per transaction"),
+        format!("The {TOP} functions with the most {what} of their own per transaction"),
         vec![
             ("function".into(), false),
             ("self µs/txn".into(), true),
@@ -168,25 +209,33 @@ pub fn text(p: &Profile) -> String {
             Cell::plain(fmt::num(c.total_us)),
         ]);
     }
-    TextWriter { out: &mut out, color: false }.table(&t);
-    out
+    TextWriter { out, color: false }.table(&t);
 }
 
-/// The profile in the JSON report (`server_profile`).
-pub fn json(p: &Profile) -> serde_json::Value {
+/// The profiles in the JSON report: `server_profile`, and `server_waits` with `--profile-waits`.
+pub fn json(p: &Profiles, doc: &mut serde_json::Value) {
+    doc["server_profile"] = json_of(&p.cpu, "cpu_us_per_transaction");
+    if let Some(w) = &p.waits {
+        doc["server_waits"] = json_of(w, "off_cpu_us_per_transaction");
+    }
+}
+
+/// One profile as JSON, its total per transaction under `per_txn`.
+fn json_of(p: &Profile, per_txn: &str) -> serde_json::Value {
     let functions: Vec<serde_json::Value> = top(p, TOP)
         .into_iter()
         .map(|(name, c)| serde_json::json!({ "function": name, "self_us": c.self_us, "total_us": c.total_us }))
         .collect();
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "event": p.event,
         "hz": p.hz,
         "samples": p.samples,
         "transactions": p.transactions,
-        "cpu_us_per_transaction": p.total_us_per_txn(),
         "named_share": p.named_share(),
         "functions": functions,
-    })
+    });
+    v[per_txn] = serde_json::json!(p.total_us_per_txn());
+    v
 }
 
 #[cfg(test)]
@@ -215,10 +264,13 @@ mod tests {
         assert_eq!(t[0].0, "JOIN::exec");
         assert_eq!((t[0].1.self_us, t[0].1.total_us), (3.0, 3.0));
         assert_eq!(t.len(), 2);
-        let text = text(&p);
+        let text = text(&Profiles { cpu: p.clone(), waits: None });
         assert!(text.contains("CPU per transaction:                 5.00 µs"), "{text}");
         assert!(text.contains("80.0 %"), "named share: {text}");
-        let j = json(&p);
+        let mut j = serde_json::json!({});
+        json(&Profiles { cpu: p.clone(), waits: Some(p.clone()) }, &mut j);
+        assert_eq!(j["server_waits"]["off_cpu_us_per_transaction"], 5.0);
+        let j = &j["server_profile"];
         assert_eq!(j["functions"][0]["function"], "JOIN::exec");
         assert_eq!(j["cpu_us_per_transaction"], 5.0);
     }

@@ -309,6 +309,14 @@ pub const SPECS: &[Spec] = &[
     ),
     o("profile_hz", Int, Some("199"), "samples per second of --profile (1 to 10000)", Versus, All),
     o(
+        "profile_waits",
+        Bool,
+        Some("off"),
+        "with --profile: also where the server's threads waited off the CPU (every context switch with its stack; root)",
+        Versus,
+        All,
+    ),
+    o(
         "prepare_method",
         Str,
         Some("auto"),
