@@ -321,9 +321,9 @@ fn every_format_says_why_the_advice_does_not_beat_dedicated() {
 /// Three servers through every Insert Benchmark step, as `versus ibench compare` reads them: rates that
 /// differ by orders of magnitude between steps, query steps with an SLA (one missed), a sub-second step.
 fn ibench_page() -> String {
-    use versus::report::ibench::{Page, Source, Timeline, page};
     use versus::workload::ibench::compare::{self, SideInput, StepFigures};
     use versus::workload::ibench::options::Step;
+    use versus::workload::ibench::page::{Page, Source, Timeline, page};
     use versus::workload::ibench::result::{StepEfficiency, StepStatus};
     use versus::workload::ibench::stats::{Kind, Latency};
 

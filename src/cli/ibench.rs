@@ -366,7 +366,7 @@ fn to_json(r: &IbenchResult) -> Result<String> {
 
 /// The page of `versus ibench compare --format html`: the comparison `t` of `results` read from `files`.
 fn html_page(t: &ibench::compare::Comparison, files: &[PathBuf], results: &[IbenchResult]) -> Result<String> {
-    use crate::report::ibench::{Page, Source, page, timelines};
+    use crate::workload::ibench::page::{Page, Source, page, timelines};
     let mut sources = Vec::new();
     for ((label, path), r) in t.sides.iter().zip(files).zip(results) {
         sources.push(Source {

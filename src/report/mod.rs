@@ -21,7 +21,6 @@ pub mod csv;
 pub mod explain;
 pub mod fmt;
 pub mod html;
-pub mod ibench;
 pub mod json;
 pub mod markdown;
 pub mod model;

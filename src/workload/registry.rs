@@ -1,7 +1,10 @@
 //! The kinds of workload versus knows, and how an experiment's `[[workloads]]` entry finds its kind.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+
+use serde::Deserialize;
 
 use super::{Sections, StoredRuns, Workload, WorkloadDef, WorkloadSection};
 use crate::store::RunDetail;
@@ -111,4 +114,23 @@ pub fn stored_command(run: &RunDetail) -> Option<String> {
 /// The figures of a stored run beyond the final report, from every kind that has some.
 pub fn stored_figures(run: &RunDetail) -> Vec<String> {
     KINDS.iter().filter_map(|k| k.stored_figures(run)).collect()
+}
+
+/// Reads the sections of every key a kind claims from a map (the report's top level, flattened: the
+/// report's own fields are not passed here, and keys no kind claims are left alone). Here rather than
+/// beside [`Sections`], so that the sections' file does not import the kinds that import it.
+impl<'de> Deserialize<'de> for Sections {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+        let mut out = Vec::new();
+        for (key, value) in map {
+            let serde_json::Value::Array(items) = value else { continue };
+            for item in items {
+                if let Some(section) = read_section(&key, &item) {
+                    out.push(section.map_err(serde::de::Error::custom)?);
+                }
+            }
+        }
+        Ok(Sections(out))
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::present::writers::Writer;
 use crate::present::writers::html::HtmlWriter;
@@ -156,7 +156,7 @@ impl<T: Serialize> ToJson for T {
 pub fn read<T: serde::de::DeserializeOwned + WorkloadSection + 'static>(
     value: &serde_json::Value,
 ) -> Result<Arc<dyn WorkloadSection>, String> {
-    T::deserialize(value)
+    <T as serde::Deserialize>::deserialize(value)
         .map(|s| Arc::new(s) as Arc<dyn WorkloadSection>)
         .map_err(|e| format!("a workload section: {e}"))
 }
@@ -211,23 +211,5 @@ impl PartialEq for Sections {
 impl Serialize for Sections {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.by_key().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Sections {
-    /// Reads the sections of every key a kind claims from a map (the report's top level, flattened:
-    /// the report's own fields are not passed here, and keys no kind claims are left alone).
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
-        let mut out = Vec::new();
-        for (key, value) in map {
-            let serde_json::Value::Array(items) = value else { continue };
-            for item in items {
-                if let Some(section) = super::registry::read_section(&key, &item) {
-                    out.push(section.map_err(serde::de::Error::custom)?);
-                }
-            }
-        }
-        Ok(Sections(out))
     }
 }

@@ -16,6 +16,7 @@ pub mod compare;
 pub mod experiment;
 pub mod measure;
 pub mod options;
+pub mod page;
 pub mod query;
 pub mod report;
 pub mod result;

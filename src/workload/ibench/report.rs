@@ -1,7 +1,7 @@
 //! Text for people: the progress lines of a run, its final report, and the comparison tables as
 //! terminal text (optionally coloured) or markdown. Every table goes through one [`Grid`], so every
-//! form carries the same numbers; the HTML page and section are drawn from the same grids by
-//! `report::ibench`.
+//! form carries the same numbers; the HTML section and page are drawn from the same grids
+//! ([`super::section`], [`super::page`]).
 
 use std::fmt::Write as _;
 

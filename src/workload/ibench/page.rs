@@ -1,7 +1,6 @@
-//! The Insert Benchmark in HTML: the section `versus report` shows after its own tables, and the page
-//! `versus ibench compare --format html` writes. Both draw the grids of
-//! [`crate::workload::ibench::report`] (the numbers the terminal and markdown show) with the report's
-//! table markup, CSS, charts and table of contents ([`super::page`]).
+//! The page `versus ibench compare --format html` writes: the Insert Benchmark's tables as a
+//! comparison report shows them ([`super::section::write_html`], from the grids of [`super::report`]),
+//! charts over time, and the results compared, in the report's frame ([`crate::present::page`]).
 //!
 //! Charts suit the step: throughput per step relative to the base server (one bar per server and
 //! step, so steps with rates orders of magnitude apart share one axis), and each step's rate over its
@@ -10,11 +9,11 @@
 
 use std::fmt::Write as _;
 
+use super::compare::Comparison;
+use super::options::{Step, StepKind};
+use super::result::IbenchResult;
 use crate::present::page::{page_end, page_start};
 use crate::present::svg::{LineChart, Series, charts, escape};
-use crate::workload::ibench::compare::Comparison;
-use crate::workload::ibench::options::{Step, StepKind};
-use crate::workload::ibench::result::IbenchResult;
 
 /// A step needs at least this many report intervals for a chart over time.
 pub const MIN_INTERVALS: usize = 3;
@@ -58,7 +57,7 @@ pub struct Page<'a> {
 
 /// The operations/s of one report interval of `step`: inserted rows/s for the load and write steps,
 /// queries/s for query steps; `None` for steps without a per-interval rate (l.x, cleanup).
-fn interval_rate(step: Step, l: &crate::workload::ibench::result::IntervalLine) -> Option<f64> {
+fn interval_rate(step: Step, l: &super::result::IntervalLine) -> Option<f64> {
     match step.kind() {
         StepKind::Load | StepKind::Write => Some(l.i_ips),
         StepKind::Query => Some(l.i_qps),
@@ -129,7 +128,7 @@ pub fn page(p: &Page<'_>) -> String {
         escape(c.sides.first().map_or("", String::as_str))
     );
     let head_end = out.len();
-    crate::workload::ibench::section::write_html(&mut out, "ibench", c, 2);
+    super::section::write_html(&mut out, "ibench", c, 2);
     out.push_str("<h2 id=\"over-time\">Over time</h2>\n");
     let (time_charts, short) = over_time(p);
     for svg in &time_charts {
