@@ -255,6 +255,7 @@ fn an_experiment_stores_every_step_and_compare_shows_them() {
         r#"
 name = "ib-e2e"
 builds = ["system"]
+profile = true
 [[configs]]
 name = "a"
 set = { innodb_buffer_pool_size = "128M", innodb_flush_log_at_trx_commit = 2 }
@@ -269,6 +270,21 @@ options = { rows = 20000, rows-i1 = 2000, rows-i2 = 200, query-seconds = 2, rate
     .unwrap();
     let out = versus().arg("--home").arg(&home).arg("run").arg(&file).arg("--db").arg(&db).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Profiled: every step that ran long enough has the server's stacks over the step, per operation.
+    let store = versus::store::Store::open(&db).unwrap();
+    let e = store.latest_experiment_named("ib-e2e").unwrap().unwrap();
+    let mut sampled = Vec::new();
+    for r in store.runs(e.id).unwrap() {
+        let d = store.run(r.id).unwrap().unwrap();
+        let p = store.profile(r.id).unwrap().unwrap_or_else(|| panic!("step run {} has no profile row", r.id));
+        if p.is_sampled() {
+            assert_eq!(p.transactions, d.run.summary.as_ref().unwrap().events, "per operation of the step");
+            sampled.push(d.run.cell.workload.clone());
+        }
+    }
+    for step in ["l.i0", "qr100"] {
+        assert!(sampled.iter().any(|w| w.ends_with(step)), "no sampled profile of {step}: {sampled:?}");
+    }
     let out =
         versus().arg("--home").arg(&home).args(["compare", "--color", "never", "--db"]).arg(&db).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -345,4 +361,48 @@ fn saved_results_are_compared_from_the_command_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(err.contains("b.json: not a `versus ibench --format json` result") && err.lines().count() == 1, "{err}");
+}
+
+/// `versus ibench run --profile` against a sandbox: after the report, each step long enough to be
+/// sampled has the server's CPU per operation and its top functions; a step too short says so; and
+/// the JSON result carries the same per step. Without a known server process it is refused up front.
+#[test]
+fn a_profiled_run_prints_each_steps_server_profile() {
+    let _turn = turn();
+    let sb = common::start(common::system_build(), OVERRIDES);
+    let info = sb.info();
+    let conn = [
+        "--port".to_string(),
+        sb.port().to_string(),
+        "--user".to_string(),
+        info.user.clone(),
+        "--password".to_string(),
+        info.password.clone(),
+    ];
+    let size = ["--rows", "20000", "--rows-i1", "2000", "--rows-i2", "200", "--query-seconds", "2", "--rates", "100"];
+    let steps = ["--steps", "l.i0,l.x,qr100", "--quiet"];
+    let out = versus().arg("ibench").args(&conn).args(size).args(steps).arg("--profile").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for step in ["l.i0", "qr100"] {
+        let at = text.find(&format!("Step {step} (per operation")).unwrap_or_else(|| panic!("no {step}:\n{text}"));
+        assert!(text[at..].contains("CPU per transaction:"), "{text}");
+    }
+    let out = versus()
+        .arg("ibench")
+        .args(&conn)
+        .args(size)
+        .args(["--steps", "l.i0,l.x,qr100", "--quiet", "--format", "json", "--profile", "--profile-hz", "499"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON result");
+    let steps = doc["server_profiles"].as_array().unwrap();
+    let p = steps.iter().find(|p| p["step"] == "qr100").unwrap_or_else(|| panic!("no qr100 profile: {steps:?}"));
+    assert_eq!(p["server_profile"]["hz"], 499);
+    assert!(p["server_profile"]["samples"].as_u64().unwrap() > 50, "{p}");
+
+    let out = versus().args(["ibench", "--host", "192.0.2.1", "--port", "1", "--profile"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--profile") && err.lines().count() == 1, "{err}");
 }

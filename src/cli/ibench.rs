@@ -1,6 +1,8 @@
 //! `versus ibench`: the Insert Benchmark against a running server, and `versus ibench compare` over
 //! saved JSON results.
 
+use crate::profile::summary;
+use crate::workload::ibench::profiled::ProfiledSteps;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -163,9 +165,40 @@ struct RunArgs {
     /// No progress lines.
     #[arg(long)]
     quiet: bool,
+    /// Sample the server's on-CPU stacks over each step and print its CPU per operation and top
+    /// functions after the report (a server on this host; needs perf).
+    #[arg(long, help_heading = "Profile")]
+    profile: bool,
+    /// Samples per second of --profile (1 to 10000).
+    #[arg(long, default_value_t = crate::profile::DEFAULT_HZ, help_heading = "Profile")]
+    profile_hz: u32,
+    /// With --profile: also where the server's threads waited off the CPU (root).
+    #[arg(long, help_heading = "Profile")]
+    profile_waits: bool,
 }
 
 impl RunArgs {
+    /// The server process to profile and how, checked before anything runs; `None` without --profile.
+    fn profiling(&self, probe: &LocalServerProbe) -> Result<Option<u32>> {
+        if !self.profile {
+            if self.profile_waits {
+                return Err(Error::option("--profile-waits", "waits are recorded with the profile; add --profile"));
+            }
+            return Ok(None);
+        }
+        if !(1..=10_000).contains(&self.profile_hz) {
+            return Err(Error::option("--profile-hz", format!("{} is out of range; use 1 to 10000", self.profile_hz)));
+        }
+        crate::profile::availability().map_err(|e| Error::option("--profile", e))?;
+        probe.pid.map(Some).ok_or_else(|| {
+            Error::option(
+                "--profile",
+                "the server's process is not known: it is not on this host, or its pid file cannot be read; give \
+                 --server-pid, or leave --profile out",
+            )
+        })
+    }
+
     fn options(&self) -> Result<Options> {
         let count = |flag: &str, v: i64| -> Result<u64> {
             u64::try_from(v)
@@ -338,18 +371,57 @@ pub fn run(args: IbenchArgs) -> Result<i32> {
     let driver: Arc<dyn Driver> = Arc::new(MysqlDriver::new(a.connect_options()));
     let mut probe = LocalServerProbe::new(&a);
     let json = a.format == RunFormat::Json;
+    let profiling = a.profiling(&probe)?;
     let mut progress = StepLines { to_stderr: json, quiet: a.quiet };
     progress.line(&banner(&opts));
     crate::interrupt::install();
-    let r = ibench::run(&opts, driver, &mut probe, &mut progress, crate::interrupt::flag(), a.label.as_deref())?;
+    let (stop, label) = (crate::interrupt::flag(), a.label.as_deref());
+    let (r, profiles) = match profiling {
+        Some(pid) => {
+            let mut obs = ProfiledSteps::new(&mut progress, pid, a.profile_hz, a.profile_waits);
+            let r = ibench::run(&opts, driver, &mut probe, &mut obs, stop, label)?;
+            (r, obs.done)
+        }
+        None => (ibench::run(&opts, driver, &mut probe, &mut progress, stop, label)?, Vec::new()),
+    };
     if let Some(out) = &out {
         out.write(to_json(&r)?.as_bytes())?;
     }
     if json {
-        write_out(&format!("{}\n", to_json(&r)?))?;
+        let mut doc = serde_json::to_value(&r).map_err(|e| Error::Other(format!("cannot encode the result: {e}")))?;
+        if !profiles.is_empty() {
+            let steps: Vec<serde_json::Value> = profiles
+                .iter()
+                .filter_map(|(step, p)| {
+                    let mut v = serde_json::json!({ "step": step.name() });
+                    summary::json(p.as_ref().ok()?, &mut v);
+                    Some(v)
+                })
+                .collect();
+            doc["server_profiles"] = serde_json::Value::Array(steps);
+        }
+        write_out(&format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()))?;
     } else {
         let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
         write_out(&format!("\n{}", ibench::report::run_text(&r, color)))?;
+        for (step, p) in &profiles {
+            match p {
+                Ok(p) => write_out(&format!(
+                    "\nStep {} (per operation of the step: an inserted row, or a query):\n{}",
+                    step.name(),
+                    summary::text(p)
+                ))?,
+                // A step shorter than a few samples (often l.x) has none; the others go on.
+                Err(e) => write_out(&format!("\nStep {}: no profile ({e})\n", step.name()))?,
+            }
+        }
+    }
+    // The results are out; profiling that was asked for and gave nothing fails the command.
+    if !profiles.is_empty()
+        && profiles.iter().all(|(_, p)| p.is_err())
+        && let Some((step, Err(e))) = profiles.into_iter().next()
+    {
+        return Err(Error::Other(format!("no step was profiled; step {}: {e}", step.name())));
     }
     Ok(if r.interrupted {
         130

@@ -12,6 +12,7 @@ pub mod flame;
 pub mod fold;
 pub mod offcpu;
 pub mod perf;
+pub mod summary;
 
 use std::collections::BTreeMap;
 

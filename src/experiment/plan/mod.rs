@@ -145,7 +145,7 @@ impl Plan {
                 Err(e) => problems.push(e),
             }
         }
-        problems.extend(profile_problems(file, &targets, &workloads));
+        problems.extend(profile_problems(file, &targets));
         if !problems.is_empty() {
             // Every problem at once, one a line, so that one edit of the file fixes them all.
             return Err(problems.join("\n"));
@@ -366,7 +366,7 @@ impl Plan {
 }
 
 /// What keeps the experiment's `profile` settings from being honoured.
-fn profile_problems(file: &ExperimentFile, targets: &[Target], workloads: &[Arc<dyn Workload>]) -> Vec<String> {
+fn profile_problems(file: &ExperimentFile, targets: &[Target]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(hz) = file.profile_hz.filter(|hz| !(1..=10_000).contains(hz)) {
         out.push(format!("profile_hz = {hz}: give a sampling rate from 1 to 10000 per second (199 by default)"));
@@ -375,13 +375,6 @@ fn profile_problems(file: &ExperimentFile, targets: &[Target], workloads: &[Arc<
         out.push("profile_waits = true: waits are recorded with the profile; set profile = true too".into());
     }
     if file.profile {
-        for w in workloads.iter().filter(|w| w.kind() == "ibench") {
-            out.push(format!(
-                "profile = true: workload {} is an Insert Benchmark, whose steps are not profiled yet; run it \
-                 in an experiment without profile",
-                crate::markup::shown(&w.label())
-            ));
-        }
         for t in targets.iter().filter(|t| matches!(t.kind, TargetKind::External { .. })) {
             out.push(format!(
                 "profile = true: target {} is an external server; versus profiles only the servers it starts \

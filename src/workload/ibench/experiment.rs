@@ -362,14 +362,30 @@ fn run_step(w: &StepWorkload, ctx: RunContext<'_>) -> Result<RunOutcome> {
     command["ibench"]["steps"] = serde_json::json!([step.name()]);
     observer.started(StartRun { server_version: version.clone(), command })?;
     observer.note(&format!("measuring {step}"));
+    // The whole step is its measured time: profiled from its first statement to its last.
+    let mut profiling =
+        settings.profile_hz.map(|hz| crate::profile::Sampling::new(hz).with_waits(settings.profile_waits));
+    if let (Some(p), Some(pid)) = (profiling.as_mut(), probe.server_pid()) {
+        p.begin(pid);
+    }
     let result = s.runner.step(step, probe, &mut Forward(observer)).cloned();
+    let profiles = profiling.filter(|_| !crate::interrupt::is_interrupted()).map(crate::profile::Sampling::finish_all);
     s.ran.push(step);
     let Some(r) = result else {
         return Ok(RunOutcome::Failed { error: format!("{step} was skipped"), intervals: Vec::new() });
     };
     let intervals = intervals(&r);
     Ok(match r.status {
-        StepStatus::Done => RunOutcome::Done(Box::new(run_result(&r, &version, variables.to_vec())?)),
+        StepStatus::Done => {
+            let mut stored = run_result(&r, &version, variables.to_vec())?;
+            if let Some((cpu, waits)) = profiles {
+                // Per operation of the step (an inserted row, or a query), as its tps counts them.
+                let per_op = |p: crate::profile::Profile| crate::profile::Profile { transactions: r.operations, ..p };
+                stored.profile = Some(per_op(cpu));
+                stored.waits = waits.map(per_op);
+            }
+            RunOutcome::Done(Box::new(stored))
+        }
         StepStatus::Failed => {
             RunOutcome::Failed { error: r.error.clone().unwrap_or_else(|| "failed".into()), intervals }
         }
@@ -463,7 +479,6 @@ pub fn run_result(r: &StepResult, version: &str, variables: Vec<(String, String)
         variables,
         status_deltas: status,
         status_ends: r.status_ends.clone(),
-        // The Insert Benchmark's steps are not profiled yet (docs/profile.md).
         profile: None,
         waits: None,
     })

@@ -17,6 +17,7 @@ pub mod experiment;
 pub mod measure;
 pub mod options;
 pub mod page;
+pub mod profiled;
 pub mod query;
 pub mod report;
 pub mod result;

@@ -321,7 +321,7 @@ fn run_command(script: &Arc<Script>, o: &Options) -> Result<i32> {
     out(&report::final_report(&result, o));
     out(&statements_report(script, &events.figures(), result.time_interval.as_secs_f64()));
     if let Some(p) = profiler {
-        out(&format!("{}\n", profiled::text(&p.finish(&result)?)));
+        out(&format!("{}\n", crate::profile::summary::text(&p.finish(&result)?)));
     }
     Ok(if result.interrupted { crate::workload::sysbench::EXIT_INTERRUPTED } else { 0 })
 }

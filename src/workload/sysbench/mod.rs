@@ -241,7 +241,7 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
     if text {
         out(&report::final_report(&result, o));
         if let Some(Ok(p)) = &profile {
-            out(&format!("{}\n", profiled::text(p)));
+            out(&format!("{}\n", crate::profile::summary::text(p)));
         }
     } else {
         let mut doc = json::report(test, o, &result);
@@ -249,7 +249,7 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
             doc["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);
         }
         if let Some(Ok(p)) = &profile {
-            profiled::json(p, &mut doc);
+            crate::profile::summary::json(p, &mut doc);
         }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }
