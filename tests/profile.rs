@@ -222,6 +222,12 @@ fn sysbench_and_script_runs_print_the_servers_profile() {
     assert!(cpu > 1.0 && cpu < 10_000.0, "a point select costs the server some µs: {cpu}");
     let rows = text[at..].lines().filter(|l| l.trim_end().ends_with(|c: char| c.is_ascii_digit())).count();
     assert!(rows >= 10, "ten functions or more listed:\n{}", &text[at..]);
+    // Where perf counts no instructions or cycles (this VM), the profile says so once, never zeros.
+    assert_eq!(
+        text[at..].matches("no hardware counters").count(),
+        usize::from(!versus::profile::perf::hardware_counters()),
+        "{text}"
+    );
 
     let o = sysbench(&[
         "--threads=2",

@@ -57,7 +57,14 @@ pub fn describe(file: &ExperimentFile) -> Option<String> {
     if file.profile {
         let hz = file.profile_hz.unwrap_or(crate::profile::DEFAULT_HZ);
         parts.push(match crate::profile::availability() {
-            Ok(()) => format!("profile the server's on-CPU stacks with perf at {hz} Hz during each measured time"),
+            Ok(()) => {
+                let mut s =
+                    format!("profile the server's on-CPU stacks with perf at {hz} Hz during each measured time");
+                if let Some(line) = crate::profile::hardware_counters_line() {
+                    s.push_str(&format!(" ({line})"));
+                }
+                s
+            }
             Err(why) => format!("profile: {why}; the runs would go on without profiles"),
         });
     }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use perf::{Recorder, availability};
+pub use perf::{Recorder, availability, hardware_counters_line};
 
 /// Sampling frequency when nothing else is asked for: low enough that the server loses well under 2 %
 /// of its throughput (BENCHMARKS.md), high enough for a few thousand samples in a 30-s run.

@@ -45,6 +45,42 @@ fn check_availability() -> std::result::Result<(), String> {
     }
 }
 
+/// Whether this host's perf counts instructions and cycles (a hardware PMU; a virtual machine often
+/// has none). Asked once per process with `perf stat` on `true`; `false` when perf cannot say.
+pub fn hardware_counters() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        let out = Command::new("perf")
+            .args(["stat", "-x,", "-e", "instructions,cycles", "--", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {
+                let text = String::from_utf8_lossy(&o.stderr);
+                let counted = |event: &str| {
+                    text.lines().any(|l| {
+                        l.split(',').nth(2) == Some(event)
+                            && l.split(',').next().is_some_and(|v| v.trim().parse::<u64>().is_ok())
+                    })
+                };
+                counted("instructions") && counted("cycles")
+            }
+            _ => false,
+        }
+    })
+}
+
+/// The line that says, once, that this host counts no instructions or cycles; `None` where it does
+/// (they are not sampled by versus yet either way; the profile is CPU time).
+pub fn hardware_counters_line() -> Option<&'static str> {
+    (!hardware_counters()).then_some(
+        "this host offers no hardware counters (perf cannot count instructions or cycles here, as on most \
+         virtual machines): the profile is CPU time from the cpu-clock timer, and no figure per instruction \
+         or cycle is given",
+    )
+}
+
 fn paranoid_level() -> Option<i32> {
     std::fs::read_to_string(PARANOID).ok().and_then(|t| t.trim().parse::<i32>().ok())
 }

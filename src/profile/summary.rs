@@ -67,6 +67,9 @@ pub fn text(p: &Profiles) -> String {
         "    samples in a named function:         {} (the rest is counted under its object file, e.g. [mariadbd])\n",
         fmt::percent(cpu.named_share())
     );
+    if let Some(line) = super::hardware_counters_line() {
+        let _ = writeln!(out, "    note: {line}\n");
+    }
     top_table(&mut out, cpu, "CPU");
     if let Some(w) = &p.waits {
         let _ = writeln!(
