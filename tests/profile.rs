@@ -273,7 +273,8 @@ fn sysbench_and_script_runs_print_the_servers_profile() {
 /// `profile_waits = true`: every run keeps its server threads' off-CPU time per stack beside its CPU
 /// profile. Durable commits (innodb_flush_log_at_trx_commit = 1) against relaxed ones (= 0) on an
 /// update workload: the comparison of waits finds the commit's fdatasync, with an interval that
-/// excludes no change, and every format shows the section.
+/// excludes no change; the same durable settings twice (an A/A pair) show no wait beyond the noise;
+/// and every format shows the section.
 #[test]
 fn waits_show_the_fsync_of_durable_commits() {
     let home = Home::new("versus-waits-");
@@ -294,6 +295,9 @@ set = { innodb_flush_log_at_trx_commit = 1 }
 [[configs]]
 name = "nosync"
 set = { innodb_flush_log_at_trx_commit = 0 }
+[[configs]]
+name = "again"
+set = { innodb_flush_log_at_trx_commit = 1 }
 [[workloads]]
 test = "oltp_update_index"
 options = { tables = 1, table-size = 2000 }
@@ -315,7 +319,16 @@ options = { tables = 1, table-size = 2000 }
     let sections = doc["profiles"].as_array().unwrap();
     assert_eq!(sections.len(), 2, "one CPU and one waits section");
     assert!(sections[0].get("kind").is_none() && sections[1]["kind"] == "waits", "{:?}", sections[1]["kind"]);
-    let d = &sections[1]["comparisons"][0][1];
+    let sides: Vec<&str> = doc["sides"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
+    let waits = |label: &str| {
+        let i = sides.iter().position(|s| *s == label).unwrap();
+        sections[1]["comparisons"].as_array().unwrap().iter().find(|c| c[0] == i).map(|c| c[1].clone()).unwrap()
+    };
+    // An A/A pair: the same settings twice; no call's own off-CPU time differs beyond the noise.
+    let aa = waits("system/again");
+    assert!(aa["tested"].as_u64().unwrap() > 100, "{aa}");
+    assert_eq!(aa["self_rows"].as_array().unwrap().len(), 0, "the A/A pair has waits beyond the noise: {aa}");
+    let d = &waits("system/nosync");
     let rows = d["inclusive_rows"].as_array().unwrap();
     let fsync = rows
         .iter()
