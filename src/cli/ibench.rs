@@ -266,12 +266,11 @@ impl LocalServerProbe {
             None => b.ip_or_hostname(Some(a.host.clone())).tcp_port(a.port).prefer_socket(false),
         };
         let mut conn = mysql::Conn::new(b).ok();
-        let local = a.socket.is_some() || matches!(a.host.as_str(), "127.0.0.1" | "localhost" | "::1");
+        let local = a.socket.is_some() || crate::server::process::is_local_host(&a.host);
         let pid = a.server_pid.or_else(|| {
             use mysql::prelude::Queryable;
-            let path: Option<String> = conn.as_mut()?.query_first("SELECT @@pid_file").ok().flatten();
-            let pid: u32 = std::fs::read_to_string(path?).ok()?.trim().parse().ok()?;
-            (local && std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(pid)
+            let c = conn.as_mut().filter(|_| local)?;
+            crate::server::process::server_pid_from_pid_file(|q| c.query_first(q).ok().flatten()).ok()
         });
         LocalServerProbe { conn, pid }
     }
@@ -387,20 +386,24 @@ pub fn run(args: IbenchArgs) -> Result<i32> {
     if let Some(out) = &out {
         out.write(to_json(&r)?.as_bytes())?;
     }
-    if json {
-        let mut doc = serde_json::to_value(&r).map_err(|e| Error::Other(format!("cannot encode the result: {e}")))?;
-        if !profiles.is_empty() {
-            let steps: Vec<serde_json::Value> = profiles
-                .iter()
-                .filter_map(|(step, p)| {
-                    let mut v = serde_json::json!({ "step": step.name() });
-                    summary::json(p.as_ref().ok()?, &mut v);
-                    Some(v)
-                })
-                .collect();
-            doc["server_profiles"] = serde_json::Value::Array(steps);
-        }
-        write_out(&format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()))?;
+    if json && profiles.is_empty() {
+        write_out(&format!("{}\n", to_json(&r)?))?;
+    } else if json {
+        let encode = |e: serde_json::Error| Error::Other(format!("cannot encode the result as JSON: {e}"));
+        let mut doc = serde_json::to_value(&r).map_err(encode)?;
+        let steps: Vec<serde_json::Value> = profiles
+            .iter()
+            .map(|(step, p)| {
+                let mut v = serde_json::json!({ "step": step.name() });
+                match p {
+                    Ok(p) => summary::json(p, &mut v),
+                    Err(e) => v["error"] = serde_json::json!(e.to_string()),
+                }
+                v
+            })
+            .collect();
+        doc["server_profiles"] = serde_json::Value::Array(steps);
+        write_out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(encode)?))?;
     } else {
         let color = anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
         write_out(&format!("\n{}", ibench::report::run_text(&r, color)))?;

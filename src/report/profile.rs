@@ -26,6 +26,7 @@ struct Words {
     title: &'static str,
     id: &'static str,
     flame: &'static str,
+    diff_flame: &'static str,
 }
 
 fn words(kind: ProfileKind) -> Words {
@@ -37,6 +38,7 @@ fn words(kind: ProfileKind) -> Words {
             title: "CPU per transaction",
             id: "profile",
             flame: "Flame graph (width in proportion to CPU per transaction)",
+            diff_flame: "Differential flame graph",
         },
         ProfileKind::Waits => Words {
             heading: "Where the server waited, off the CPU",
@@ -48,6 +50,7 @@ fn words(kind: ProfileKind) -> Words {
             title: "Off-CPU time per transaction",
             id: "waits",
             flame: "Off-CPU flame graph (width in proportion to off-CPU time per transaction)",
+            diff_flame: "Off-CPU differential flame graph",
         },
     }
 }
@@ -306,12 +309,7 @@ fn figures(w: &mut dyn Writer, r: &CompareReport, sec: &ProfileSection) {
         let title =
             format!("{} against {}, {}", r.sides[*side].label, r.sides[base.side].label, r.case_label(sec.case));
         if let Ok(svg) = flame::differential(&title, &base.stacks, &cand.stacks) {
-            let what = if sec.kind == ProfileKind::Waits {
-                "Off-CPU differential flame graph"
-            } else {
-                "Differential flame graph"
-            };
-            w.figure(&format!("{what}: {title}"), &svg);
+            w.figure(&format!("{}: {title}", words(sec.kind).diff_flame), &svg);
         }
     }
     for s in sec.sides.iter().filter(|s| !s.stacks.is_empty()) {

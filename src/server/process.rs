@@ -143,6 +143,38 @@ pub fn error_summary(path: &Path, from_byte: u64) -> String {
     if picked.is_empty() { "the error log is empty".to_string() } else { picked.join(" | ") }
 }
 
+/// True for a host name that is this machine (`127.0.0.1`, `localhost`, `::1`).
+pub fn is_local_host(host: &str) -> bool {
+    matches!(host, "127.0.0.1" | "localhost" | "::1")
+}
+
+/// The process id of a server on this host, from its `@@pid_file` (relative to `@@datadir` when it is
+/// relative); `ask` runs one query on the server and returns the first value. Errors, in words: the
+/// server did not say, the file cannot be read or holds no id, or the process is not a MySQL or MariaDB
+/// server here (a stale file, or a server on another host with the same paths).
+pub fn server_pid_from_pid_file(mut ask: impl FnMut(&str) -> Option<String>) -> Result<u32, String> {
+    let Some(pid_file) = ask("SELECT @@pid_file") else {
+        return Err("the server did not say where its pid file is (@@pid_file)".into());
+    };
+    let path = match Path::new(&pid_file) {
+        p if p.is_absolute() => p.to_path_buf(),
+        p => Path::new(&ask("SELECT @@datadir").unwrap_or_default()).join(p),
+    };
+    let pid = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read the server's pid file {}: {e}", path.display()))?
+        .trim()
+        .parse::<u32>()
+        .map_err(|_| format!("the server's pid file {} holds no process id", path.display()))?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if !matches!(comm.trim(), "mysqld" | "mariadbd") {
+        return Err(format!(
+            "process {pid} (from {}) is not a MySQL or MariaDB server on this host; is the server local?",
+            path.display()
+        ));
+    }
+    Ok(pid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

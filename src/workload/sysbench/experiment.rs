@@ -305,10 +305,8 @@ fn measure_with(
     // After Ctrl-C the run is dropped: stop perf at once rather than fold what it wrote.
     let profiles =
         collector.profile.take().filter(|_| !interrupt::is_interrupted()).map(crate::profile::Sampling::finish_all);
-    let (profile, waits) = match profiles {
-        Some((p, w)) => (Some(p), w),
-        None => (None, None),
-    };
+    let (profile, waits) = profiles.unzip();
+    let waits = waits.flatten();
     let r = outcome?;
     if r.interrupted {
         return Err(Error::Interrupted);

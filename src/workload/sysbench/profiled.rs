@@ -14,6 +14,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::profile::Sampling;
 use crate::profile::summary::Profiles;
+use crate::server::process;
 
 /// The profiling of one run, ready to begin with its measured time.
 #[derive(Debug)]
@@ -38,8 +39,7 @@ pub fn prepare(o: &Options, driver: &dyn Driver) -> Result<Option<Profiler>> {
 /// The process of the server `o` connects to: its `pid_file`, read on this host.
 fn server_pid(o: &Options, driver: &dyn Driver) -> Result<u32> {
     let err = |what: String| Error::option("--profile", what);
-    let local = |h: &str| matches!(h, "127.0.0.1" | "localhost" | "::1");
-    if o.connect.sockets.is_empty() && !o.connect.hosts.iter().all(|h| local(h)) {
+    if o.connect.sockets.is_empty() && !o.connect.hosts.iter().all(|h| process::is_local_host(h)) {
         return Err(err(format!(
             "the server at {} is not on this host, and perf samples processes of this machine; run versus on the \
              server's host, or leave --profile out",
@@ -47,27 +47,7 @@ fn server_pid(o: &Options, driver: &dyn Driver) -> Result<u32> {
         )));
     }
     let mut conn = driver.connect_first().map_err(|e| err(format!("cannot ask the server for its process: {e}")))?;
-    let mut ask = |q: &str| conn.query_rows(q).ok().and_then(|r| r.first);
-    let Some(pid_file) = ask("SELECT @@pid_file") else {
-        return Err(err("the server did not say where its pid file is (@@pid_file)".into()));
-    };
-    let path = match std::path::Path::new(&pid_file) {
-        p if p.is_absolute() => p.to_path_buf(),
-        p => std::path::Path::new(&ask("SELECT @@datadir").unwrap_or_default()).join(p),
-    };
-    let pid = std::fs::read_to_string(&path)
-        .map_err(|e| err(format!("cannot read the server's pid file {}: {e}", path.display())))?
-        .trim()
-        .parse::<u32>()
-        .map_err(|_| err(format!("the server's pid file {} holds no process id", path.display())))?;
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    if !matches!(comm.trim(), "mysqld" | "mariadbd") {
-        return Err(err(format!(
-            "process {pid} (from {}) is not a MySQL or MariaDB server on this host; is the server local?",
-            path.display()
-        )));
-    }
-    Ok(pid)
+    process::server_pid_from_pid_file(|q| conn.query_rows(q).ok().and_then(|r| r.first)).map_err(err)
 }
 
 impl Profiler {
