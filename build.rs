@@ -7,5 +7,8 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo::rustc-link-arg-bins=-Wl,-z,keep-text-section-prefix");
+        // Lua scripts declare `sb_counter_inc` with `ffi.cdef` and LuaJIT looks it up by name in the
+        // running program, as in sysbench: the binary exports it.
+        println!("cargo::rustc-link-arg-bins=-Wl,--export-dynamic-symbol=sb_counter_inc");
     }
 }

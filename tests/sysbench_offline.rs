@@ -249,12 +249,12 @@ fn forced_shutdown_lines_where_sysbench_prints_them() {
     let at = t.find("\n\nNumber of unfinished transactions on forced shutdown: 1\n\nGeneral statistics:\n");
     assert!(at.is_some_and(|i| t[..i].contains("    reconnects:")), "{t}");
     // In JSON the count is a field (the FATAL line goes to stderr, so stdout stays one document).
-    let doc = json::report(Test::OltpPointSelect, &o, &r);
+    let doc = json::report(Test::OltpPointSelect.name(), &o, &r);
     assert_eq!(doc["forced_shutdown_unfinished"], 1);
     let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     r.forced_unfinished = None;
-    assert!(json::report(Test::OltpPointSelect, &o, &r)["forced_shutdown_unfinished"].is_null());
+    assert!(json::report(Test::OltpPointSelect.name(), &o, &r)["forced_shutdown_unfinished"].is_null());
 }
 
 // ---------- the run loop on the mock driver ----------
@@ -385,12 +385,12 @@ fn json_report_validates_against_schema() {
             .options;
     let mut r = mock_run(Test::OltpReadWrite, "--time=2 --report-interval=1 --rate=200", MockDriver::new()).unwrap();
     r.interrupted = false;
-    let doc = json::report(Test::OltpReadWrite, &o, &r);
+    let doc = json::report(Test::OltpReadWrite.name(), &o, &r);
     let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:#?}");
     assert!(!doc["intervals"].as_array().unwrap().is_empty());
     assert!(!doc["histogram"]["buckets"].as_array().unwrap().is_empty());
-    let fixed = json::report(Test::OltpReadWrite, &o, &fixed_result());
+    let fixed = json::report(Test::OltpReadWrite.name(), &o, &fixed_result());
     assert!(schema_errors(&fixed).is_empty());
     assert_eq!(fixed["totals"]["reads"], 1400);
     let mut broken = fixed.clone();
@@ -518,7 +518,7 @@ fn ctrl_c_reports_after_a_grace_when_statements_hang() {
     assert_eq!((r.interrupted_unfinished, r.forced_unfinished, r.counts.events), (Some(3), None, 0));
     let t = report::final_report(&r, &inv.options);
     assert!(t.contains("    reconnects:                          0      (0.00 per sec.)\n\nNumber of unfinished transactions on interrupt: 3\n\nGeneral statistics:\n"), "{t}");
-    let doc = json::report(Test::OltpPointSelect, &inv.options, &r);
+    let doc = json::report(Test::OltpPointSelect.name(), &inv.options, &r);
     assert_eq!(doc["interrupted_unfinished"], 3);
     assert!(schema_errors(&doc).is_empty());
     // Statements that end within the grace are waited for: nothing is left unfinished.
@@ -527,7 +527,7 @@ fn ctrl_c_reports_after_a_grace_when_statements_hang() {
     let r = runner::run(Test::OltpPointSelect, &inv.options, Arc::new(d), stop, &mut Quiet).unwrap();
     assert!(r.interrupted && r.counts.events > 0);
     assert_eq!(r.interrupted_unfinished, None);
-    assert!(json::report(Test::OltpPointSelect, &inv.options, &r)["interrupted_unfinished"].is_null());
+    assert!(json::report(Test::OltpPointSelect.name(), &inv.options, &r)["interrupted_unfinished"].is_null());
 }
 
 #[test]

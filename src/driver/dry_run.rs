@@ -39,6 +39,10 @@ impl Connection for DryRunConnection {
         Ok(Outcome::Other)
     }
 
+    fn query_table(&mut self, _sql: &str) -> Result<super::Rows, DbError> {
+        Ok(super::Rows { outcome: Some(Outcome::Other), table: Some(Vec::new()), ..super::Rows::default() })
+    }
+
     fn reconnect(&mut self) -> Result<(), DbError> {
         Ok(())
     }

@@ -195,6 +195,11 @@ impl Connection for LeanConnection {
         self.check(r)
     }
 
+    fn query_table(&mut self, sql: &str) -> Result<Rows, DbError> {
+        let r = self.wire()?.query_table(sql);
+        self.check(r)
+    }
+
     fn reconnect(&mut self) -> Result<(), DbError> {
         if let Some(mut w) = self.wire.take() {
             w.quit();

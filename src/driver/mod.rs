@@ -72,6 +72,11 @@ pub struct Rows {
     pub affected: u64,
     /// The first column of the first row as text; `None` when there is no row or the value is NULL.
     pub first: Option<String>,
+    /// Columns of the first result set (0 without one).
+    pub fields: usize,
+    /// Every row of the first result set as text (`None` for NULL), kept only when asked for through
+    /// [`Connection::query_table`]; `None` otherwise.
+    pub table: Option<Vec<Vec<Option<String>>>>,
 }
 
 /// What kind of failure a [`DbError`] is.
@@ -226,6 +231,12 @@ pub trait Connection: Send {
     /// count answer with the [`Outcome`] alone (counts 0).
     fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
         self.query(sql).map(|o| Rows { outcome: Some(o), ..Rows::default() })
+    }
+    /// Sends `sql` over the text protocol and keeps every row of its first result set as text (what a
+    /// sysbench Lua script's `con:query` hands the script). Drivers that cannot keep rows say so.
+    fn query_table(&mut self, sql: &str) -> Result<Rows, DbError> {
+        let _ = sql;
+        Err(DbError { kind: ErrorKind::Client, code: None, message: "this driver does not return rows".into() })
     }
     /// Reconnects to the same endpoint and prepares every statement again, keeping the handles valid.
     fn reconnect(&mut self) -> Result<(), DbError>;

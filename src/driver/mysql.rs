@@ -203,18 +203,30 @@ fn classify<T: mysql::prelude::Protocol>(mut res: mysql::QueryResult<'_, '_, '_,
 }
 
 /// Like [`classify`], and counts the rows fetched and changed, keeping the first column of the first row.
-fn count_rows<T: mysql::prelude::Protocol>(mut res: mysql::QueryResult<'_, '_, '_, T>) -> Result<Rows, mysql::Error> {
+fn count_rows<T: mysql::prelude::Protocol>(
+    mut res: mysql::QueryResult<'_, '_, '_, T>,
+    keep: bool,
+) -> Result<Rows, mysql::Error> {
     let read = !res.columns().as_ref().is_empty();
     let affected = res.affected_rows();
-    let mut rows = Rows { affected, ..Rows::default() };
+    let mut rows =
+        Rows { affected, fields: res.columns().as_ref().len(), table: keep.then(Vec::new), ..Rows::default() };
+    let mut first_set = true;
     while let Some(set) = res.iter() {
         for row in set {
             let row = row?;
+            if !first_set {
+                continue;
+            }
             if rows.fetched == 0 {
                 rows.first = row.as_ref(0).and_then(value_text);
             }
             rows.fetched += 1;
+            if let Some(t) = rows.table.as_mut() {
+                t.push((0..row.len()).map(|i| row.as_ref(i).and_then(value_text)).collect());
+            }
         }
+        first_set = false;
     }
     rows.outcome = Some(if read {
         Outcome::Read
@@ -295,7 +307,12 @@ impl Connection for MysqlConnection {
     }
 
     fn query_rows(&mut self, sql: &str) -> Result<Rows, DbError> {
-        let r = self.conn()?.query_iter(sql).and_then(count_rows);
+        let r = self.conn()?.query_iter(sql).and_then(|res| count_rows(res, false));
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn query_table(&mut self, sql: &str) -> Result<Rows, DbError> {
+        let r = self.conn()?.query_iter(sql).and_then(|res| count_rows(res, true));
         r.map_err(|e| self.fail(e))
     }
 

@@ -490,6 +490,14 @@ impl Wire {
         Ok(rows)
     }
 
+    /// COM_QUERY keeping every row of the first result set as text ([`super::Connection::query_table`]).
+    pub fn query_table(&mut self, sql: &str) -> Result<super::Rows, DbError> {
+        self.command(0x03, sql.as_bytes())?;
+        let mut rows = super::Rows { table: Some(Vec::new()), ..super::Rows::default() };
+        rows.outcome = Some(self.read_packets(None, Some(&mut rows))?);
+        Ok(rows)
+    }
+
     /// One read into the buffer's free end, after moving what is left of it to the front; false (and no
     /// read) when the buffer is full.
     #[unsafe(link_section = ".text.hot.versus")]
@@ -549,6 +557,10 @@ impl Wire {
                 }
                 _ => {
                     let defs = column_defs(p, cache_metadata);
+                    let first_set = outcome.is_none();
+                    if first_set && let Some(r) = rows.as_deref_mut() {
+                        r.fields = lenenc(p).0 as usize;
+                    }
                     for _ in 0..=defs {
                         self.read_packet()?; // column definitions, then EOF
                     }
@@ -562,11 +574,17 @@ impl Wire {
                             }
                             Some(0xFF) => return Err(parse_err(r)),
                             _ => {
-                                if let Some(rows) = rows.as_deref_mut() {
+                                if let Some(rows) = rows.as_deref_mut()
+                                    && first_set
+                                {
                                     if rows.fetched == 0 {
                                         rows.first = first_text(r);
                                     }
                                     rows.fetched += 1;
+                                    if let Some(t) = rows.table.as_mut() {
+                                        let n = rows.fields;
+                                        t.push(text_row(r, n));
+                                    }
                                 }
                             }
                         }
@@ -579,6 +597,23 @@ impl Wire {
             }
         }
     }
+}
+
+/// The `n` columns of a text-protocol row as text; `None` for NULL.
+fn text_row(mut row: &[u8], n: usize) -> Vec<Option<String>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        if row.first() == Some(&0xFB) {
+            out.push(None);
+            row = &row[1..];
+            continue;
+        }
+        let (len, k) = lenenc(row);
+        let end = k.saturating_add(len as usize).min(row.len());
+        out.push(Some(String::from_utf8_lossy(&row[k.min(end)..end]).into_owned()));
+        row = &row[end..];
+    }
+    out
 }
 
 /// The first column of a text-protocol row as text; `None` for NULL.

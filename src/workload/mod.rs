@@ -15,6 +15,7 @@
 
 pub mod def;
 pub mod ibench;
+pub mod lua;
 pub mod probe;
 pub mod registry;
 pub mod script;

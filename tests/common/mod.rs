@@ -1,6 +1,7 @@
 //! Shared fixtures for the integration tests: real servers in temporary sandboxes.
 #![allow(dead_code)]
 
+pub mod counters;
 pub mod disk;
 pub mod experiment;
 pub mod home;

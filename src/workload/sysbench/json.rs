@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::options::{Command, Options, Test};
+use super::options::{Command, Options};
 use super::stats::{Interval, RunResult};
 
 /// Version of the document layout (`schema_version`).
@@ -90,7 +90,7 @@ pub fn checkpoint(r: &RunResult, o: &Options) -> Value {
 }
 
 /// The JSON report of a run.
-pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
+pub fn report(test: &str, o: &Options, r: &RunResult) -> Value {
     let buckets: Vec<Value> = r
         .histogram
         .iter_recorded()
@@ -102,7 +102,7 @@ pub fn report(test: Test, o: &Options, r: &RunResult) -> Value {
         "tool": "versus",
         "version": env!("CARGO_PKG_VERSION"),
         "compatible_with": "sysbench 1.0.20",
-        "test": test.name(),
+        "test": test,
         "command": Command::Run,
         "options": o,
         "interrupted": r.interrupted,

@@ -29,7 +29,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use experiment::KIND;
 pub use options::{Command, Format, Options, Test};
-pub use runner::{IntervalObserver, run};
+pub use runner::{IntervalObserver, Source, run};
 pub use stats::{Interval, RunResult};
 
 use crate::driver::Driver;
@@ -203,7 +203,7 @@ pub fn main(args: Vec<String>) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Run => run_command(test, &o, driver),
+        Command::Run => run_command(Source::Test(test), test.name(), &o, driver),
     }
 }
 
@@ -216,7 +216,10 @@ fn warn(o: &Options, line: &str) {
     }
 }
 
-fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> {
+/// The `run` command of a test or of another source of events (a Lua script): the preamble, the interval
+/// lines, the final report (or `--format=json`'s document, whose `test` is `name`), and a profile when
+/// `--profile` asks; returns the exit code.
+pub fn run_command(source: Source, name: &str, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> {
     let text = o.format == Format::Text;
     if o.time == 0 && o.events == 0 {
         warn(o, "WARNING: Both event and time limits are disabled, running an endless test");
@@ -231,8 +234,8 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
     let mut text_obs = TextObserver { pct: o.percentile, warmup: o.warmup_time };
     let obs: &mut dyn IntervalObserver = if text { &mut text_obs } else { &mut json_obs };
     let result = match profiler.as_mut() {
-        Some(p) => run(test, o, driver, stop, &mut p.observing(obs))?,
-        None => run(test, o, driver, stop, obs)?,
+        Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(obs))?,
+        None => runner::run_source(source, o, driver, stop, obs)?,
     };
     let profile = profiler.map(|p| p.finish(&result));
     if result.forced_unfinished.is_some() {
@@ -244,7 +247,7 @@ fn run_command(test: Test, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> 
             out(&format!("{}\n", crate::profile::summary::text(p)));
         }
     } else {
-        let mut doc = json::report(test, o, &result);
+        let mut doc = json::report(name, o, &result);
         if !json_obs.checkpoints.is_empty() {
             doc["checkpoints"] = serde_json::Value::Array(json_obs.checkpoints);
         }

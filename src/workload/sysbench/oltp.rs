@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::options::{OltpOptions, Test};
 use super::rng::{C_TEMPLATE, PAD_TEMPLATE, Random, Unique};
-use crate::driver::{Connection, DbError, Param, StmtId};
+use crate::driver::{Connection, DbError, Param, Rows, StmtId};
 
 /// The prepared statement kinds of oltp_common, in sysbench's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +142,28 @@ pub trait Exec {
     fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), Abort>;
     /// Sends a text query.
     fn query(&mut self, sql: &str) -> Result<(), Abort>;
+    /// Sends a text query and keeps every row of its result (a Lua script's `con:query`).
+    fn query_table(&mut self, sql: &str) -> Result<Rows, Abort> {
+        let _ = sql;
+        Err(Abort::Fatal(crate::error::Error::Other("this executor does not return rows".into())))
+    }
+    /// Prepares a statement on the connection (a Lua script preparing inside an event).
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, Abort> {
+        let _ = sql;
+        Err(Abort::Fatal(crate::error::Error::Other("this executor does not prepare statements".into())))
+    }
+    /// Adds counts that the workload keeps itself (a Lua script's `sb_counter_inc`).
+    fn add_counts(&mut self, c: &super::session::Counts) {
+        let _ = c;
+    }
+    /// Reconnects (a Lua script's `con:reconnect()`), re-preparing the connection's statements.
+    fn reconnect(&mut self) -> Result<(), Abort> {
+        Err(Abort::Fatal(crate::error::Error::Other("this executor does not reconnect".into())))
+    }
+    /// The server error behind the last `Abort::Restart`, taken (for a Lua script's error table).
+    fn take_error(&mut self) -> Option<DbError> {
+        None
+    }
 }
 
 /// Bytes in a bulk INSERT statement, as sysbench's 512 KiB buffer (including its NUL).

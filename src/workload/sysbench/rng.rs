@@ -171,6 +171,15 @@ impl Random {
         }
     }
 
+    /// A value in `[a, b]` from distribution `kind`, whatever `--rand-type` says (`sysbench.rand.gaussian`
+    /// and its siblings in Lua scripts).
+    pub fn draw(&mut self, kind: RandType, a: u32, b: u32) -> u32 {
+        let own = std::mem::replace(&mut self.kind, kind);
+        let v = self.default(a, b);
+        self.kind = own;
+        v
+    }
+
     #[unsafe(link_section = ".text.hot.versus")]
     fn special(&mut self, a: u32, b: u32) -> u32 {
         let t = b.wrapping_sub(a) as f64;

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::oltp::{Abort, Exec};
 use super::options::IgnoreErrors;
-use crate::driver::{Connection, DbError, Outcome, Param, StmtId};
+use crate::driver::{Connection, DbError, Outcome, Param, Rows, StmtId};
 use crate::error::Error;
 
 /// Statement and event counters.
@@ -55,6 +55,7 @@ pub struct Session<'a> {
     ignore: &'a IgnoreErrors,
     stop: &'a AtomicBool,
     deadline: Option<Instant>,
+    last_error: Option<DbError>,
 }
 
 impl<'a> Session<'a> {
@@ -65,7 +66,7 @@ impl<'a> Session<'a> {
         stop: &'a AtomicBool,
         deadline: Option<Instant>,
     ) -> Self {
-        Session { conn, counts: Counts::default(), ignore, stop, deadline }
+        Session { conn, counts: Counts::default(), ignore, stop, deadline, last_error: None }
     }
 
     /// Returns and resets the counters.
@@ -100,6 +101,7 @@ impl<'a> Session<'a> {
             && self.ignore.contains(code)
         {
             self.counts.errors += 1;
+            self.last_error = Some(e);
             return Abort::Restart;
         }
         Abort::Fatal(fatal(&format!("query '{}'", sql.trim()), e))
@@ -174,5 +176,37 @@ impl Exec for Session<'_> {
                 Err(self.handle(e, &short))
             }
         }
+    }
+
+    fn query_table(&mut self, sql: &str) -> Result<Rows, Abort> {
+        match self.conn.query_table(sql) {
+            Ok(r) => {
+                self.count(r.outcome.unwrap_or(Outcome::Other));
+                Ok(r)
+            }
+            Err(e) => {
+                let short: String = sql.chars().take(200).collect();
+                Err(self.handle(e, &short))
+            }
+        }
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, Abort> {
+        match self.conn.prepare(sql) {
+            Ok(id) => Ok(id),
+            Err(e) => Err(self.handle(e, sql)),
+        }
+    }
+
+    fn add_counts(&mut self, c: &Counts) {
+        self.counts.add(c);
+    }
+
+    fn reconnect(&mut self) -> Result<(), Abort> {
+        Session::reconnect(self)
+    }
+
+    fn take_error(&mut self) -> Option<DbError> {
+        self.last_error.take()
     }
 }

@@ -1,0 +1,162 @@
+//! The connection object behind a script's `con` (the Lua side in `api.lua` gives it sysbench's
+//! methods): queries with their rows, prepared statements, reconnects. Each method answers `true,
+//! values…` or `false, kind, errno, state, message`, and the Lua side raises sysbench's error from it.
+
+use mlua::{IntoLuaMulti, Lua, MultiValue, UserData, UserDataMethods, Value, Variadic};
+
+use super::bridge::{self, Bare};
+use super::vm::Ctx;
+use crate::driver::{Connection, Outcome, Param, StmtId};
+use crate::error::Error;
+use crate::workload::sysbench::oltp::{Abort, Exec};
+
+/// Which connection a script's `con` is.
+enum Target {
+    /// The worker's own connection, whose statements the run counts and whose errors it classifies
+    /// (ignorable ones restart the event, lost connections reconnect): the first connection a script
+    /// opens on a worker thread.
+    Worker,
+    /// A connection of the script's own (a second one, or any outside a measured run); `None` once
+    /// disconnected. (In a mutex only because Lua values must be shareable; it is never contended.)
+    Own(Option<std::sync::Mutex<Box<dyn Connection>>>),
+}
+
+/// A script's connection.
+pub(super) struct RawCon {
+    target: Target,
+}
+
+impl RawCon {
+    /// The next connection for the script of `lua`: the worker's if it is still free, else a new one.
+    pub(super) fn open(lua: &Lua) -> mlua::Result<RawCon> {
+        let (take_worker, driver) = {
+            let mut ctx = lua.app_data_mut::<Ctx>().ok_or_else(|| mlua::Error::runtime("no sysbench context"))?;
+            let t = std::mem::take(&mut ctx.worker_free);
+            (t, ctx.driver.clone())
+        };
+        if take_worker {
+            return Ok(RawCon { target: Target::Worker });
+        }
+        let conn = driver.connect().map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
+        Ok(RawCon { target: Target::Own(Some(std::sync::Mutex::new(conn))) })
+    }
+
+    /// Runs `f` on the executor of this connection.
+    fn run<R>(&mut self, f: impl FnOnce(&mut dyn Exec) -> Result<R, Abort>) -> Result<R, Abort> {
+        match &mut self.target {
+            Target::Worker => bridge::current(f).unwrap_or_else(|| {
+                Err(Abort::Fatal(Error::Other("the connection is used outside the thread that opened it".into())))
+            }),
+            Target::Own(Some(conn)) => {
+                let conn = conn.get_mut().unwrap_or_else(|p| p.into_inner());
+                let mut bare = Bare { conn: conn.as_mut(), counts: Default::default() };
+                let r = f(&mut bare);
+                let counts = bare.counts;
+                bridge::current(|x| x.add_counts(&counts));
+                r
+            }
+            Target::Own(None) => Err(Abort::Fatal(Error::Other("the connection was disconnected".into()))),
+        }
+    }
+
+    /// `false, kind, errno, state, message` for `a`, which is kept for the Rust side.
+    fn failure(&mut self, lua: &Lua, a: Abort) -> mlua::Result<MultiValue> {
+        let (kind, errno, msg) = match &a {
+            Abort::Restart => {
+                let e = self.run(|x| Ok(x.take_error())).ok().flatten();
+                ("restart", e.as_ref().and_then(|e| e.code), e.map(|e| e.message).unwrap_or_default())
+            }
+            Abort::Stop => ("stop", None, "the run is stopping".to_string()),
+            Abort::Fatal(Error::Sql { code, message, .. }) => ("fatal", *code, message.clone()),
+            Abort::Fatal(e) => ("fatal", None, e.to_string()),
+        };
+        bridge::set_pending(a);
+        (false, kind, errno.unwrap_or(0), "", msg).into_lua_multi(lua)
+    }
+
+    fn answer<R: IntoLuaMulti>(&mut self, lua: &Lua, r: Result<R, Abort>) -> mlua::Result<MultiValue> {
+        match r {
+            Ok(v) => {
+                let mut m = v.into_lua_multi(lua)?;
+                m.push_front(Value::Boolean(true));
+                Ok(m)
+            }
+            Err(a) => self.failure(lua, a),
+        }
+    }
+}
+
+/// A parameter value, owned until the statement is executed.
+enum Owned {
+    Int(i64),
+    Text(String),
+}
+
+fn owned(v: &Value) -> mlua::Result<Owned> {
+    Ok(match v {
+        Value::Integer(i) => Owned::Int(*i),
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Owned::Int(*n as i64),
+        Value::Number(n) => Owned::Text(n.to_string()),
+        Value::Boolean(b) => Owned::Int(i64::from(*b)),
+        Value::String(s) => Owned::Text(s.to_str()?.to_string()),
+        Value::Nil => {
+            return Err(mlua::Error::runtime(
+                "a NULL statement parameter is not supported by versus yet; send NULL in the statement text",
+            ));
+        }
+        other => return Err(mlua::Error::runtime(format!("a {} cannot be a statement parameter", other.type_name()))),
+    })
+}
+
+impl UserData for RawCon {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method_mut("query", |lua, this, sql: mlua::LuaString| {
+            let sql = sql.to_str()?.to_string();
+            match this.run(|x| x.query_table(&sql)) {
+                Ok(r) if r.outcome == Some(Outcome::Read) => {
+                    let rows = lua.create_table_with_capacity(r.table.as_ref().map_or(0, Vec::len), 0)?;
+                    for (i, row) in r.table.unwrap_or_default().into_iter().enumerate() {
+                        let t = lua.create_table_with_capacity(row.len(), 0)?;
+                        for (j, v) in row.into_iter().enumerate() {
+                            if let Some(v) = v {
+                                t.raw_set(j + 1, v)?;
+                            }
+                        }
+                        rows.raw_set(i + 1, t)?;
+                    }
+                    (true, rows, r.fields).into_lua_multi(lua)
+                }
+                Ok(_) => (true, Value::Nil, 0).into_lua_multi(lua),
+                Err(a) => this.failure(lua, a),
+            }
+        });
+        m.add_method_mut("prepare", |lua, this, sql: mlua::LuaString| {
+            let sql = sql.to_str()?.to_string();
+            let r = this.run(|x| x.prepare(&sql)).map(|id| id.0);
+            this.answer(lua, r)
+        });
+        m.add_method_mut("execute", |lua, this, (id, values): (usize, Variadic<Value>)| {
+            let owned: Vec<Owned> = values.iter().map(owned).collect::<mlua::Result<_>>()?;
+            let params: Vec<Param<'_>> = owned
+                .iter()
+                .map(|o| match o {
+                    Owned::Int(i) => Param::Int(*i),
+                    Owned::Text(s) => Param::Str(s),
+                })
+                .collect();
+            let r = this.run(|x| x.exec(StmtId(id), &params));
+            this.answer(lua, r)
+        });
+        m.add_method_mut("reconnect", |lua, this, ()| {
+            let r = this.run(|x| x.reconnect());
+            this.answer(lua, r)
+        });
+        m.add_method_mut("disconnect", |_, this, ()| {
+            // The worker's connection belongs to the run, which closes it at the end.
+            if let Target::Own(c) = &mut this.target {
+                c.take();
+            }
+            Ok(())
+        });
+    }
+}
