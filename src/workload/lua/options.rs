@@ -98,9 +98,12 @@ pub(super) fn declarations(lua: &mlua::Lua) -> Result<Option<Vec<Decl>>> {
     Ok(Some(out))
 }
 
+/// `--name=value` pairs, names with underscores.
+pub(super) type Pairs = Vec<(String, String)>;
+
 /// The `--name=value` pairs of a command line (names with underscores; a bare `--flag` is `on`) and its
 /// other words.
-pub(super) fn split(args: &[String]) -> Result<(Vec<(String, String)>, Vec<String>)> {
+pub(super) fn split(args: &[String]) -> Result<(Pairs, Vec<String>)> {
     let mut pairs = Vec::new();
     let mut words = Vec::new();
     for arg in args {
