@@ -206,3 +206,42 @@ fn a_syntax_error_stops_before_any_server_is_touched() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(String::from_utf8_lossy(&o.stdout).is_empty(), "{}", text(&o));
 }
+
+/// A Lua script is a workload of experiments: prepared once per server and shape, run per config, stored
+/// and compared like the built-in tests.
+#[test]
+fn a_lua_script_runs_in_an_experiment_and_compares() {
+    let home = common::home::Home::new("versus-lua-");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lua/tpcc_like.lua");
+    let file = home.file(
+        "tpcc",
+        &format!(
+            r#"name = "tpcc-test"
+builds = ["system"]
+threads = [2]
+duration = "2s"
+repetitions = 1
+
+[[configs]]
+name = "durable"
+set = {{ innodb_flush_log_at_trx_commit = 1 }}
+
+[[configs]]
+name = "relaxed"
+set = {{ innodb_flush_log_at_trx_commit = 2 }}
+
+[[workloads]]
+script = "{script}"
+options = {{ scale = 2, trx_level = "RC" }}
+"#
+        ),
+    );
+    let f = file.display().to_string();
+    common::home::ok(home.output(&["server", "fetch", "system"]), "fetch");
+    let (code, out, err) = home.output(&["run", &f]);
+    assert!(code == 0 && format!("{out}{err}").contains("2 run(s) done"), "{out}{err}");
+    let out = common::home::ok(home.output(&["report", "tpcc-test", "--format", "json"]), "report");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let text = doc.to_string();
+    assert!(text.contains("tpcc_like.lua") && text.contains("system/relaxed"), "{text}");
+}

@@ -51,7 +51,8 @@ pub trait Kind: Sync {
 }
 
 /// Every kind, in the order they are tried. Adding a workload is one module and one line here.
-pub static KINDS: &[&dyn Kind] = &[&super::script::KIND, &super::ibench::KIND, &super::sysbench::KIND];
+pub static KINDS: &[&dyn Kind] =
+    &[&super::lua::KIND, &super::script::KIND, &super::ibench::KIND, &super::sysbench::KIND];
 
 /// The kind of `def`.
 pub fn kind_of(def: &WorkloadDef) -> Result<&'static dyn Kind, String> {

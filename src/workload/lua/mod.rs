@@ -6,7 +6,9 @@
 //! `.lua` file itself instead.
 
 mod bridge;
+mod commands;
 mod events;
+pub mod experiment;
 pub mod options;
 pub mod script;
 mod sql;
@@ -19,6 +21,9 @@ use crate::workload::sysbench::options::{self as sb_options, Test};
 use crate::workload::sysbench::rng::Unique;
 use crate::workload::sysbench::{Source, driver_for, legacy, report, run_command};
 
+use commands::seed;
+
+pub use experiment::KIND;
 pub use script::Script;
 
 /// The option that runs a bundled script's `.lua` file in the VM rather than the built-in test.
@@ -67,6 +72,7 @@ pub fn main(args: Vec<String>) -> Result<i32> {
         rand: o.rand.clone(),
         driver: driver.clone(),
         unique: Arc::new(Unique::new(0, 0)),
+        log: None,
     };
     let decls = options::declarations(&vm::Vm::new(&setup, 0, seed(&o))?.lua)?;
     let (general, script_opts) = options::assign(&pairs, decls.as_deref(), args)?;
@@ -108,54 +114,8 @@ pub fn main(args: Vec<String>) -> Result<i32> {
             if o.format == sb_options::Format::Text {
                 println!("{}", report::version_line().trim_end());
             }
-            if let Some((f, parallel)) = main_vm.command(other) {
-                if parallel {
-                    drop(f);
-                    parallel_command(&setup, other, o.threads as usize, seed(&o))?;
-                } else {
-                    call(f)?;
-                }
-                return Ok(0);
-            }
-            match main_vm.function(other) {
-                Some(f) => {
-                    call(f)?;
-                    Ok(0)
-                }
-                None => {
-                    Err(Error::Other(format!("'{}' does not implement the '{other}' command", script.path.display())))
-                }
-            }
+            commands::run_named(&setup, other, o.threads as usize, seed(&o))?;
+            Ok(0)
         }
     }
-}
-
-/// Runs a parallel command (`sysbench.cmdline.commands[name] = {f, PARALLEL_COMMAND}`) on `threads`
-/// threads, each with its own state and `sysbench.tid`, as sysbench does; the first error fails it.
-fn parallel_command(setup: &Arc<vm::Setup>, name: &str, threads: usize, seed: u64) -> Result<()> {
-    let results: Vec<Result<()>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|tid| {
-                let setup = setup.clone();
-                s.spawn(move || -> Result<()> {
-                    let vm = vm::Vm::new(&setup, tid, seed.wrapping_add(tid as u64))?;
-                    let (f, _) = vm.command(name).ok_or_else(|| Error::Other(format!("command '{name}' vanished")))?;
-                    f.call::<()>(()).map_err(|e| vm::lua_error(&setup.script, e))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("a command thread panicked".into()))))
-            .collect()
-    });
-    results.into_iter().collect()
-}
-
-/// The seed of a command's random numbers: `--rand-seed`, or the clock when it is 0.
-fn seed(o: &sb_options::Options) -> u64 {
-    if o.rand.seed != 0 {
-        return o.rand.seed;
-    }
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }

@@ -25,6 +25,9 @@ pub(super) struct Ctx {
     help: String,
 }
 
+/// Where a script's `print` goes instead of stdout.
+pub(super) type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What every state of one invocation shares.
 pub(super) struct Setup {
     /// The script.
@@ -39,6 +42,8 @@ pub(super) struct Setup {
     pub(super) driver: Arc<dyn Driver>,
     /// sysbench's unique sequence, shared by every thread.
     pub(super) unique: Arc<Unique>,
+    /// Where `print` writes; stdout when `None`.
+    pub(super) log: Option<Log>,
 }
 
 /// A loaded state.
@@ -99,6 +104,14 @@ impl Vm {
         }
         sb.set("opt", opt)?;
         g.set("sysbench", sb)?;
+        if let Some(log) = setup.log.clone() {
+            let print = lua.create_function(move |_, args: mlua::Variadic<Value>| {
+                let words: Vec<String> = args.iter().map(|v| v.to_string().unwrap_or_default()).collect();
+                log(&words.join("\t"));
+                Ok(())
+            })?;
+            g.set("print", print)?;
+        }
         let v = primitives(lua)?;
         lua.set_named_registry_value(PRIMITIVES, &v)?;
         lua.load(API).set_name("=versus-sysbench-api").call::<()>(v)
