@@ -245,3 +245,24 @@ options = {{ scale = 2, trx_level = "RC" }}
     let text = doc.to_string();
     assert!(text.contains("tpcc_like.lua") && text.contains("system/relaxed"), "{text}");
 }
+
+/// An `event()` that never returns does not hold the run: it is stopped a grace after `--time`, with
+/// the report of what was measured and a line that says why.
+#[test]
+fn an_event_that_never_returns_is_stopped_after_the_time_limit() {
+    let s = start_server();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("stuck.lua");
+    std::fs::write(&script, "function event()\n  while true do end\nend\n").unwrap();
+    let path = script.display().to_string();
+    let mut args = vec![path];
+    args.extend(conn_args(&s));
+    args.extend(["--time=1", "run"].map(String::from));
+    let t0 = std::time::Instant::now();
+    let o = versus(&strs(&args));
+    let took = t0.elapsed();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("had not returned") && t.contains("SQL statistics:"), "{t}");
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+}

@@ -143,7 +143,9 @@ fn problem(argv: &[String], root: &Path) -> Option<String> {
     if let Err(e) = versus::cli::Cli::try_parse_from(argv) {
         return Some(format!("the parser refuses it: {}", e.to_string().lines().next().unwrap_or("")));
     }
+    // A Lua script's options are the script's own: the execution below checks those lines.
     if argv.get(1).map(String::as_str) == Some("sysbench")
+        && !versus::workload::lua::wants(&argv[2..])
         && let Err(e) = versus::workload::sysbench::options::parse(&argv[2..])
     {
         return Some(format!("the sysbench options are refused: {e}"));
@@ -233,6 +235,7 @@ const SMALLER: &[(&str, &str, &str)] = &[
     ("versus sysbench oltp_read_write", "--table-size=100000", "--table-size=1000"),
     ("versus sysbench oltp_read_write", "--time=60", "--time=2"),
     ("versus script examples/checkout.sql", "--time=60", "--time=2"),
+    ("versus sysbench examples/lua/tpcc_like.lua", "--time=60", "--time=2"),
     ("versus ibench", "200000", "2000"),
     ("versus ibench", "20000", "500"),
     ("versus ibench", "5000", "200"),
@@ -349,11 +352,20 @@ impl Drop for World {
     }
 }
 
-/// Copies examples/ into `to`, with [`SMALLER_FILES`] applied (each replacement must match once).
+/// Copies examples/ (with its sub-folders) into `to`, with [`SMALLER_FILES`] applied (each replacement
+/// must match once).
 fn copy_examples(root: &Path, to: &Path) {
-    std::fs::create_dir_all(to.join("examples")).unwrap();
-    for e in std::fs::read_dir(root.join("examples")).unwrap().flatten() {
-        let rel = format!("examples/{}", e.file_name().to_string_lossy());
+    copy_folder(root, to, "examples");
+}
+
+fn copy_folder(root: &Path, to: &Path, folder: &str) {
+    std::fs::create_dir_all(to.join(folder)).unwrap();
+    for e in std::fs::read_dir(root.join(folder)).unwrap().flatten() {
+        let rel = format!("{folder}/{}", e.file_name().to_string_lossy());
+        if e.path().is_dir() {
+            copy_folder(root, to, &rel);
+            continue;
+        }
         let mut text = std::fs::read_to_string(e.path()).unwrap();
         for (file, from, into) in SMALLER_FILES.iter().filter(|(f, _, _)| *f == rel) {
             assert_eq!(text.matches(from).count(), 1, "SMALLER_FILES: `{from}` is not once in {file}");

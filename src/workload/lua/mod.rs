@@ -19,7 +19,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::workload::sysbench::options::{self as sb_options, Test};
 use crate::workload::sysbench::rng::Unique;
-use crate::workload::sysbench::{Source, driver_for, legacy, report, run_command};
+use crate::workload::sysbench::{
+    Interval, ReportHooks, RunResult, Source, driver_for, legacy, report, run_command_with,
+};
 
 use commands::seed;
 
@@ -104,7 +106,44 @@ pub fn main(args: Vec<String>) -> Result<i32> {
                 call(f)?;
             }
             let name = script.path.display().to_string();
-            let code = run_command(Source::Custom(events::factory(setup.clone())), &name, &o, driver)?;
+            let pct = f64::from(o.percentile);
+            let (script, lua) = (&script, &main_vm.lua);
+            let mut interval = main_vm.hook("report_intermediate").map(|h| {
+                move |i: &Interval| {
+                    let stat = vm::Stat {
+                        threads_running: i.threads,
+                        time_interval: i.duration,
+                        time_total: i.time,
+                        latency_pct: i.latency_pct_ms / 1000.0,
+                        counts: i.counts,
+                    };
+                    report_hook(script, lua, &h, stat);
+                }
+            });
+            let mut cumulative = main_vm.hook("report_cumulative").map(|h| {
+                move |r: &RunResult| {
+                    let stat = vm::Stat {
+                        threads_running: r.threads as u32,
+                        time_interval: r.time_interval.as_secs_f64(),
+                        time_total: r.total_time.as_secs_f64(),
+                        latency_pct: if pct > 0.0 { r.percentile_ms(pct) / 1000.0 } else { 0.0 },
+                        counts: r.counts,
+                    };
+                    report_hook(script, lua, &h, stat);
+                }
+            });
+            let hooks = ReportHooks {
+                interval: interval.as_mut().map(|f| f as &mut dyn FnMut(&Interval)),
+                cumulative: cumulative.as_mut().map(|f| f as &mut dyn FnMut(&RunResult)),
+            };
+            let code = run_command_with(Source::Custom(events::factory(setup.clone())), &name, &o, driver, hooks)?;
+            if code == 2 && !pairs.iter().any(|(n, _)| n == "forced_shutdown") {
+                eprintln!(
+                    "versus: an event() of {name} had not returned {} s after --time, so the run was stopped; \
+                     --forced-shutdown sets how long to wait",
+                    options::STUCK_EVENT_GRACE
+                );
+            }
             if let Some(f) = main_vm.function("done") {
                 call(f)?;
             }
@@ -117,5 +156,13 @@ pub fn main(args: Vec<String>) -> Result<i32> {
             commands::run_named(&setup, other, o.threads as usize, seed(&o))?;
             Ok(0)
         }
+    }
+}
+
+/// Calls a script's report hook with `stat`; an error in it is said on stderr, not fatal.
+fn report_hook(script: &Script, lua: &mlua::Lua, hook: &mlua::Function, stat: vm::Stat) {
+    let r = vm::stat_table(lua, stat).and_then(|t| hook.call::<()>(t));
+    if let Err(e) = r {
+        eprintln!("versus: {}", vm::lua_error(script, e));
     }
 }

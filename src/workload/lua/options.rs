@@ -124,6 +124,10 @@ pub(super) fn is_general(name: &str) -> bool {
     spec::find(name).is_some_and(|s| s.group != Group::Script)
 }
 
+/// Seconds after `--time` that a run whose events have not all returned is stopped, unless
+/// `--forced-shutdown` says otherwise: an `event()` that never returns must not hold the run forever.
+pub const STUCK_EVENT_GRACE: &str = "10";
+
 /// Splits `pairs` between the general options and the script's, and types the script's. With
 /// `decls == None` (a script that declares nothing) every option goes to the script as well.
 pub(super) fn assign(
@@ -184,6 +188,7 @@ pub(super) fn assign(
         };
         values.push((s.name.to_string(), v));
     }
+    general.entry("forced_shutdown".to_string()).or_insert_with(|| STUCK_EVENT_GRACE.to_string());
     let decls = decls.map(<[Decl]>::to_vec).unwrap_or_default();
     Ok((general, ScriptOptions { values, export_globals: decls.is_empty(), argv, decls }))
 }

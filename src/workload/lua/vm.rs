@@ -13,6 +13,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::workload::sysbench::options::{RandOptions, RandType};
 use crate::workload::sysbench::rng::{Random, Unique};
+use crate::workload::sysbench::session::Counts;
 
 /// What the Rust callbacks of one state share: the state's thread and where connections come from.
 pub(super) struct Ctx {
@@ -154,6 +155,37 @@ impl Vm {
             ctx.worker_free = free;
         }
     }
+}
+
+/// The figures a report hook gets (sysbench's `stat` table).
+pub(super) struct Stat {
+    /// Threads still running.
+    pub(super) threads_running: u32,
+    /// Seconds the figures cover.
+    pub(super) time_interval: f64,
+    /// Seconds since the run started.
+    pub(super) time_total: f64,
+    /// The `--percentile` latency, in seconds.
+    pub(super) latency_pct: f64,
+    /// Events, statements, errors and reconnects.
+    pub(super) counts: Counts,
+}
+
+/// `stat` as the Lua table a report hook receives.
+pub(super) fn stat_table(lua: &Lua, stat: Stat) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let c = stat.counts;
+    t.set("threads_running", stat.threads_running)?;
+    t.set("time_interval", stat.time_interval)?;
+    t.set("time_total", stat.time_total)?;
+    t.set("latency_pct", stat.latency_pct)?;
+    t.set("events", c.events)?;
+    t.set("reads", c.reads)?;
+    t.set("writes", c.writes)?;
+    t.set("other", c.other)?;
+    t.set("errors", c.errors)?;
+    t.set("reconnects", c.reconnects)?;
+    Ok(t)
 }
 
 /// A Lua error as versus reports it: the script, the message (with its line) and the traceback.

@@ -46,12 +46,13 @@ fn stop_flag() -> Arc<AtomicBool> {
     crate::interrupt::flag()
 }
 
-struct TextObserver {
+struct TextObserver<'a> {
     pct: u32,
     warmup: u64,
+    hook: Option<&'a mut dyn FnMut(&Interval)>,
 }
 
-impl IntervalObserver for TextObserver {
+impl IntervalObserver for TextObserver<'_> {
     fn started(&mut self) {
         let mut s = String::from("Threads started!\n\n");
         if self.warmup > 0 {
@@ -61,7 +62,10 @@ impl IntervalObserver for TextObserver {
     }
 
     fn interval(&mut self, i: &Interval) {
-        out(&report::interval_line(i, self.pct));
+        match self.hook.as_mut() {
+            Some(h) => h(i),
+            None => out(&report::interval_line(i, self.pct)),
+        }
     }
 
     fn checkpoint(&mut self, r: &RunResult) {
@@ -216,10 +220,31 @@ fn warn(o: &Options, line: &str) {
     }
 }
 
+/// What a source of events may put in place of the text report's parts (a Lua script's
+/// `sysbench.hooks.report_intermediate` and `report_cumulative`).
+#[derive(Default)]
+pub struct ReportHooks<'a> {
+    /// Called for each interval instead of printing its line.
+    pub interval: Option<&'a mut dyn FnMut(&Interval)>,
+    /// Called with the whole run instead of printing the final report.
+    pub cumulative: Option<&'a mut dyn FnMut(&RunResult)>,
+}
+
 /// The `run` command of a test or of another source of events (a Lua script): the preamble, the interval
 /// lines, the final report (or `--format=json`'s document, whose `test` is `name`), and a profile when
 /// `--profile` asks; returns the exit code.
 pub fn run_command(source: Source, name: &str, o: &Options, driver: Arc<dyn Driver>) -> Result<i32> {
+    run_command_with(source, name, o, driver, ReportHooks::default())
+}
+
+/// [`run_command`] with `hooks` in place of parts of the text report.
+pub fn run_command_with(
+    source: Source,
+    name: &str,
+    o: &Options,
+    driver: Arc<dyn Driver>,
+    hooks: ReportHooks<'_>,
+) -> Result<i32> {
     let text = o.format == Format::Text;
     if o.time == 0 && o.events == 0 {
         warn(o, "WARNING: Both event and time limits are disabled, running an endless test");
@@ -231,7 +256,8 @@ pub fn run_command(source: Source, name: &str, o: &Options, driver: Arc<dyn Driv
     }
     let stop = stop_flag();
     let mut json_obs = JsonObserver { opts: o, checkpoints: Vec::new() };
-    let mut text_obs = TextObserver { pct: o.percentile, warmup: o.warmup_time };
+    let ReportHooks { interval, mut cumulative } = hooks;
+    let mut text_obs = TextObserver { pct: o.percentile, warmup: o.warmup_time, hook: interval };
     let obs: &mut dyn IntervalObserver = if text { &mut text_obs } else { &mut json_obs };
     let result = match profiler.as_mut() {
         Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(obs))?,
@@ -242,7 +268,10 @@ pub fn run_command(source: Source, name: &str, o: &Options, driver: Arc<dyn Driv
         warn(o, "FATAL: The --max-time limit has expired, forcing shutdown...");
     }
     if text {
-        out(&report::final_report(&result, o));
+        match cumulative.as_mut() {
+            Some(h) => h(&result),
+            None => out(&report::final_report(&result, o)),
+        }
         if let Some(Ok(p)) = &profile {
             out(&format!("{}\n", crate::profile::summary::text(p)));
         }
