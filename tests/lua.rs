@@ -130,20 +130,28 @@ fn a_script_of_ones_own_reads_rows_and_fails_at_its_line() {
     std::fs::write(
         &script,
         r#"
-sysbench.cmdline.options = { rows = {"Rows", 5}, word = {"A word", "abc"}, fail = {"Fail in event", false} }
+sysbench.cmdline.options = { rows = {"Rows", 5}, word = {"A word", "abc"}, fail = {"Fail in event", false},
+  ins = {"Insert a row with a NULL per event", false} }
 function prepare()
   local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE n (id INT PRIMARY KEY, v INT NULL)")
+  con:query("INSERT INTO n VALUES (1, 0), (1000001, 0)")
   con:query("CREATE TABLE t (id INT PRIMARY KEY, w VARCHAR(20))")
   con:bulk_insert_init("INSERT INTO t VALUES")
   for i = 1, sysbench.opt.rows do con:bulk_insert_next(string.format("(%d, '%s')", i, sysbench.opt.word)) end
   con:bulk_insert_done()
 end
-function cleanup() sysbench.sql.driver():connect():query("DROP TABLE IF EXISTS t") end
+function cleanup() sysbench.sql.driver():connect():query("DROP TABLE IF EXISTS t, n") end
+function sysbench.hooks.sql_error_ignorable(err) return err.sql_errno == 1062 end
 function thread_init()
   con = sysbench.sql.driver():connect()
   stmt = con:prepare("SELECT w FROM t WHERE id = ?")
   p = stmt:bind_create(sysbench.sql.type.INT)
   stmt:bind_param(p)
+  ins = con:prepare("INSERT INTO n VALUES (?, ?)")
+  a, b = ins:bind_create(sysbench.sql.type.INT), ins:bind_create(sysbench.sql.type.INT)
+  ins:bind_param(a, b)
+  counter = 0
 end
 function event()
   local n, w = con:query_row("SELECT COUNT(*), MAX(w) FROM t")
@@ -153,6 +161,13 @@ function event()
   assert(rs:fetch_row()[1] == "1")
   p:set(sysbench.rand.uniform(1, sysbench.opt.rows))
   stmt:execute()
+  if sysbench.opt.ins then
+    -- The first id of each thread exists: a duplicate key the script's hook calls ignorable.
+    counter = counter + 1
+    a:set(sysbench.tid * 1000000 + counter)
+    b:set(nil)
+    ins:execute()
+  end
   if sysbench.opt.fail then
     error("failing on purpose")
   end
@@ -170,23 +185,29 @@ end
     };
     let o = run(&["--rows=7", "--word=xyz", "prepare"]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = run(&["--rows=7", "--word=xyz", "--events=50", "--time=0", "--threads=2", "--format=json", "run"]);
+    let o =
+        run(&["--rows=7", "--word=xyz", "--ins=on", "--events=50", "--time=0", "--threads=2", "--format=json", "run"]);
     assert!(o.status.success(), "{}", text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    // Per event: a COUNT, a SELECT with rows, a prepared SELECT: three reads.
+    // Per event: a COUNT, a SELECT with rows, a prepared SELECT (three reads) and an INSERT; the first
+    // event of each thread ran twice, its duplicate key ignored through the script's hook.
     assert_eq!(doc["totals"]["events"], 50);
-    assert_eq!(doc["totals"]["reads"], 150, "{}", doc["totals"]);
+    assert_eq!(doc["totals"]["reads"], 150 + 2 * 3, "{}", doc["totals"]);
+    assert_eq!(doc["totals"]["errors"], 2, "{}", doc["totals"]);
+    use mysql::prelude::Queryable;
+    let nulls: u64 = s.root_conn().query_first("SELECT COUNT(*) FROM sbtest.n WHERE v IS NULL").unwrap().unwrap();
+    assert_eq!(nulls, 50, "a parameter set to nil is bound as NULL");
     // A Lua error in event: non-zero exit, the file and line named once, the script's message.
     let o = run(&["--rows=7", "--word=xyz", "--fail=on", "--time=2", "run"]);
     let t = text(&o);
     assert!(!o.status.success(), "{t}");
-    assert!(t.contains("mine.lua:26:") && t.contains("failing on purpose"), "{t}");
+    assert!(t.contains("mine.lua:41:") && t.contains("failing on purpose"), "{t}");
     assert_eq!(t.matches("failing on purpose").count(), 1, "{t}");
     assert!(!t.contains("panicked"), "{t}");
     // A wrong option: one line naming it and the script's options.
     let o = run(&["--rowz=3", "run"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("--rowz") && err.contains("fail, rows, word"), "{err}");
+    assert!(!o.status.success() && err.contains("--rowz") && err.contains("fail, ins, rows, word"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(run(&["cleanup"]).status.success());
 }

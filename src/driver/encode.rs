@@ -39,6 +39,7 @@ pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: 
     let type_of = |p: &Param<'_>| match p {
         Param::Int(_) => 0x08,
         Param::Str(_) => 0xFD,
+        Param::Null => 0x06,
     };
     let same =
         bound.len() == 2 * params.len() && params.iter().zip(bound.chunks_exact(2)).all(|(p, t)| t[0] == type_of(p));
@@ -48,10 +49,17 @@ pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: 
     }
     // The NULL bitmap (no NULLs) and the new-params-bound flag, then the types if they changed.
     let bitmap = params.len().div_ceil(8);
-    if bitmap == 1 {
+    let nulls = params.iter().any(|p| matches!(p, Param::Null));
+    if bitmap == 1 && !nulls {
         out.extend_from_slice(&[0, u8::from(!same)]);
     } else {
-        out.resize(out.len() + bitmap, 0);
+        let at = out.len();
+        out.resize(at + bitmap, 0);
+        for (i, p) in params.iter().enumerate() {
+            if matches!(p, Param::Null) {
+                out[at + i / 8] |= 1 << (i % 8);
+            }
+        }
         out.push(u8::from(!same));
     }
     if !same {
@@ -64,6 +72,7 @@ pub fn execute_payload(out: &mut Vec<u8>, id: u32, params: &[Param<'_>], bound: 
                 put_lenenc(out, s.len() as u64);
                 out.extend_from_slice(s.as_bytes());
             }
+            Param::Null => {}
         }
     }
 }
@@ -138,6 +147,19 @@ mod tests {
         let mut changed = Vec::new();
         execute_payload(&mut changed, 9, &[Param::Str("x"), Param::Str("cd")], &mut bound);
         assert_eq!(&changed[11..16], &[1, 0xFD, 0, 0xFD, 0]);
+    }
+
+    #[test]
+    fn nulls_are_marked_in_the_bitmap_and_send_no_value() {
+        let mut out = Vec::new();
+        execute_payload(&mut out, 9, &[Param::Int(5), Param::Null, Param::Str("ab")], &mut Vec::new());
+        let mut want = vec![0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0, 0b010, 1, 0x08, 0, 0x06, 0, 0xFD, 0];
+        want.extend_from_slice(&5i64.to_le_bytes());
+        want.extend_from_slice(&[2, b'a', b'b']);
+        assert_eq!(out, want);
+        let mut text = String::new();
+        crate::driver::substitute("INSERT INTO t VALUES (?, ?)", &[Param::Int(1), Param::Null], &mut text);
+        assert_eq!(text, "INSERT INTO t VALUES (1, NULL)");
     }
 
     #[test]

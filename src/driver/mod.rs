@@ -36,6 +36,8 @@ pub enum Param<'a> {
     /// A string, bound as VARCHAR; in text mode written in single quotes without escaping, as sysbench
     /// does (the workloads only send digits and dashes).
     Str(&'a str),
+    /// SQL NULL (a Lua script's `param:set(nil)`).
+    Null,
 }
 
 /// How a successful statement is counted, by sysbench's rules.
@@ -312,6 +314,7 @@ pub fn substitute(sql: &str, params: &[Param<'_>], out: &mut String) {
                     out.push_str(s);
                     out.push('\'');
                 }
+                Some(Param::Null) => out.push_str("NULL"),
                 None => out.push('?'),
             }
         }

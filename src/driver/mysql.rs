@@ -264,6 +264,7 @@ fn to_values(params: &[Param<'_>]) -> Params {
             .map(|p| match p {
                 Param::Int(v) => Value::Int(*v),
                 Param::Str(s) => Value::Bytes(s.as_bytes().to_vec()),
+                Param::Null => Value::NULL,
             })
             .collect(),
     )

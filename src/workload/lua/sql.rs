@@ -9,6 +9,7 @@ use super::vm::Ctx;
 use crate::driver::{Connection, Outcome, Param, StmtId};
 use crate::error::Error;
 use crate::workload::sysbench::oltp::{Abort, Exec};
+use crate::workload::sysbench::session::Counts;
 
 /// Which connection a script's `con` is.
 enum Target {
@@ -59,8 +60,23 @@ impl RawCon {
         }
     }
 
-    /// `false, kind, errno, state, message` for `a`, which is kept for the Rust side.
+    /// `false, kind, errno, state, message` for `a`, which is kept for the Rust side. A server error that
+    /// the script's `sysbench.hooks.sql_error_ignorable` calls ignorable restarts the event instead.
     fn failure(&mut self, lua: &Lua, a: Abort) -> mlua::Result<MultiValue> {
+        let a = match a {
+            Abort::Fatal(Error::Sql { code: Some(code), message, context })
+                if ignorable_by_script(lua, code, &message)? =>
+            {
+                let _ = (message, context);
+                self.run(|x| {
+                    x.add_counts(&Counts { errors: 1, ..Counts::default() });
+                    Ok(())
+                })
+                .ok();
+                return self.failure_as(lua, Abort::Restart, "restart", Some(code), String::new());
+            }
+            a => a,
+        };
         let (kind, errno, msg) = match &a {
             Abort::Restart => {
                 let e = self.run(|x| Ok(x.take_error())).ok().flatten();
@@ -70,6 +86,17 @@ impl RawCon {
             Abort::Fatal(Error::Sql { code, message, .. }) => ("fatal", *code, message.clone()),
             Abort::Fatal(e) => ("fatal", None, e.to_string()),
         };
+        self.failure_as(lua, a, kind, errno, msg)
+    }
+
+    fn failure_as(
+        &mut self,
+        lua: &Lua,
+        a: Abort,
+        kind: &str,
+        errno: Option<u16>,
+        msg: String,
+    ) -> mlua::Result<MultiValue> {
         bridge::set_pending(a);
         (false, kind, errno.unwrap_or(0), "", msg).into_lua_multi(lua)
     }
@@ -86,10 +113,28 @@ impl RawCon {
     }
 }
 
+/// Whether the script's `sysbench.hooks.sql_error_ignorable`, if it sets one, calls this error ignorable.
+fn ignorable_by_script(lua: &Lua, code: u16, message: &str) -> mlua::Result<bool> {
+    let hook = lua
+        .globals()
+        .get::<mlua::Table>("sysbench")
+        .and_then(|sb| sb.get::<mlua::Table>("hooks"))
+        .and_then(|h| h.get::<Option<mlua::Function>>("sql_error_ignorable"))
+        .ok()
+        .flatten();
+    let Some(hook) = hook else { return Ok(false) };
+    let err = lua.create_table()?;
+    err.set("sql_errno", code)?;
+    err.set("sql_state", "")?;
+    err.set("sql_errmsg", message)?;
+    hook.call::<bool>(err)
+}
+
 /// A parameter value, owned until the statement is executed.
 enum Owned {
     Int(i64),
     Text(String),
+    Null,
 }
 
 fn owned(v: &Value) -> mlua::Result<Owned> {
@@ -99,11 +144,7 @@ fn owned(v: &Value) -> mlua::Result<Owned> {
         Value::Number(n) => Owned::Text(n.to_string()),
         Value::Boolean(b) => Owned::Int(i64::from(*b)),
         Value::String(s) => Owned::Text(s.to_str()?.to_string()),
-        Value::Nil => {
-            return Err(mlua::Error::runtime(
-                "a NULL statement parameter is not supported by versus yet; send NULL in the statement text",
-            ));
-        }
+        Value::Nil => Owned::Null,
         other => return Err(mlua::Error::runtime(format!("a {} cannot be a statement parameter", other.type_name()))),
     })
 }
@@ -142,6 +183,7 @@ impl UserData for RawCon {
                 .map(|o| match o {
                     Owned::Int(i) => Param::Int(*i),
                     Owned::Text(s) => Param::Str(s),
+                    Owned::Null => Param::Null,
                 })
                 .collect();
             let r = this.run(|x| x.exec(StmtId(id), &params));

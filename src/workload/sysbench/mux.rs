@@ -23,6 +23,7 @@ use crate::error::Error;
 enum Owned {
     Int(i64),
     Str(String),
+    Null,
 }
 
 enum Planned {
@@ -40,6 +41,7 @@ impl Exec for Recorder<'_> {
             .map(|p| match p {
                 Param::Int(v) => Owned::Int(*v),
                 Param::Str(s) => Owned::Str(s.to_string()),
+                Param::Null => Owned::Null,
             })
             .collect();
         self.0.push(Planned::Exec(stmt, p));
@@ -163,6 +165,7 @@ impl Loop<'_> {
                         .map(|p| match p {
                             Owned::Int(v) => Param::Int(*v),
                             Owned::Str(x) => Param::Str(x),
+                            Owned::Null => Param::Null,
                         })
                         .collect();
                     m.send_execute(*id, &params)
