@@ -1,0 +1,136 @@
+//! Replica lag, sampled once a second during a run against a topology's primary: for each replica the
+//! heartbeat lag in milliseconds (exact to the heartbeat interval; see
+//! [`Heartbeat`](crate::server::replication::Heartbeat)) beside the server's own `Seconds_Behind_*`,
+//! its threads and its last error. The sampler owns the heartbeat writer while it lives, so one value
+//! is all a run needs: create it before the load, call [`ReplicaLagSampler::sample`] each second (or
+//! let [`ReplicaLagSampler::record`] do it on a thread), drop it after.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::server::flavor::replication::Dialect;
+use crate::server::replication::{Heartbeat, Topology, heartbeat_lag, replica_state};
+
+/// One replica at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplicaLag {
+    /// The replica's sandbox name.
+    pub replica: String,
+    /// Heartbeat lag in milliseconds (`None` before the first heartbeat arrived).
+    pub heartbeat_ms: Option<f64>,
+    /// The server's `Seconds_Behind_Master`/`_Source` (`None` when it says NULL).
+    pub seconds_behind: Option<u64>,
+    /// Receiver state (`Yes`, `No`, `Connecting`).
+    pub io_running: String,
+    /// Applier state.
+    pub sql_running: String,
+    /// The last error, empty when none.
+    pub last_error: String,
+}
+
+/// One sample: every replica at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LagSample {
+    /// Seconds since the sampler started.
+    pub at_s: f64,
+    /// The replicas, in topology order.
+    pub replicas: Vec<ReplicaLag>,
+}
+
+/// Samples a topology's replicas; writes the heartbeat on its primary while it lives.
+pub struct ReplicaLagSampler {
+    heartbeat: Heartbeat,
+    replicas: Vec<(String, mysql::Conn)>,
+    dialect: Dialect,
+    writer: u32,
+    started: Instant,
+}
+
+impl ReplicaLagSampler {
+    /// Starts the heartbeat on `topology`'s primary (every `interval`; 100 ms is
+    /// [`Heartbeat::DEFAULT_INTERVAL`]) and connects to each replica.
+    pub fn start(topology: &Topology, interval: Duration) -> Result<ReplicaLagSampler> {
+        let replicas = topology
+            .replicas()
+            .iter()
+            .map(|r| Ok((r.info().name.clone(), r.connect_root()?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ReplicaLagSampler {
+            heartbeat: Heartbeat::start(topology, interval)?,
+            replicas,
+            dialect: topology.dialect(),
+            writer: topology.primary_server_id(),
+            started: Instant::now(),
+        })
+    }
+
+    /// Every replica now.
+    pub fn sample(&mut self) -> Result<LagSample> {
+        if !self.heartbeat.is_running() {
+            return Err(Error::Other("the heartbeat writer on the primary stopped".into()));
+        }
+        let at_s = self.started.elapsed().as_secs_f64();
+        let mut replicas = Vec::new();
+        for (name, conn) in &mut self.replicas {
+            let lag = heartbeat_lag(conn, self.writer)?;
+            let state = replica_state(conn, &self.dialect)?;
+            replicas.push(ReplicaLag {
+                replica: name.clone(),
+                heartbeat_ms: lag.map(|d| d.as_secs_f64() * 1000.0),
+                seconds_behind: state.seconds_behind,
+                io_running: state.io_running,
+                sql_running: state.sql_running,
+                last_error: state.last_error,
+            });
+        }
+        Ok(LagSample { at_s, replicas })
+    }
+
+    /// Samples every `period` on a thread of its own until [`LagRecording::finish`].
+    pub fn record(self, period: Duration) -> LagRecording {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut sampler = self;
+            let mut samples = Vec::new();
+            let start = Instant::now();
+            let mut n = 1u32;
+            loop {
+                let next = start + period * n;
+                while Instant::now() < next {
+                    if flag.load(Ordering::Relaxed) {
+                        return sampler.finish(samples);
+                    }
+                    std::thread::sleep(Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())));
+                }
+                samples.push(sampler.sample()?);
+                n += 1;
+            }
+        });
+        LagRecording { stop, handle }
+    }
+
+    fn finish(self, samples: Vec<LagSample>) -> Result<Vec<LagSample>> {
+        self.heartbeat.stop()?;
+        Ok(samples)
+    }
+}
+
+/// Samples taken on a thread (see [`ReplicaLagSampler::record`]).
+pub struct LagRecording {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Result<Vec<LagSample>>>,
+}
+
+impl LagRecording {
+    /// Stops sampling (and the heartbeat) and returns the samples taken.
+    pub fn finish(self) -> Result<Vec<LagSample>> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().map_err(|_| Error::Other("the lag sampler panicked".into()))?
+    }
+}

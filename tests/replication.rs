@@ -1,0 +1,128 @@
+//! Replication topologies against real servers (the distribution's MariaDB): a primary and replicas in
+//! temporary sandboxes, writes that arrive, lag by heartbeat against a deliberately delayed replica,
+//! the data check, and stops that leave nothing running.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use versus::sampler::replica_lag::ReplicaLagSampler;
+use versus::server::SandboxSpec;
+use versus::server::process;
+use versus::server::replication::{Heartbeat, Topology, TopologySpec, catch_up, compare_data, probe_lag};
+
+/// A topology of the system build with `replicas` replicas delayed by `delays`, in a temp dir.
+fn topology(replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
+    let dir = tempfile::Builder::new().prefix("versus-repl-").tempdir().unwrap();
+    let mut primary = SandboxSpec::new("p", common::system_build(), dir.path().join("p"));
+    primary.overrides = vec!["innodb_buffer_pool_size=64M".into(), "innodb_flush_log_at_trx_commit=2".into()];
+    let mut spec = TopologySpec::new(primary, replicas);
+    spec.delays = delays.to_vec();
+    let t = Topology::start(spec).unwrap_or_else(|e| panic!("topology did not start: {e}"));
+    (t, dir)
+}
+
+fn one_value(c: &mut mysql::Conn, sql: &str) -> String {
+    let v: Option<Option<String>> = c.query_first(sql).unwrap();
+    v.flatten().unwrap_or_default()
+}
+
+#[test]
+fn writes_on_the_primary_arrive_on_the_replica_and_stop_leaves_nothing() {
+    let (mut t, _dir) = topology(1, &[]);
+    let mut p = t.primary().connect_root().unwrap();
+    let mut r = t.replicas()[0].connect_root().unwrap();
+    // Binary log on the primary, distinct server ids, GTID positioning, a read-only replica.
+    assert_eq!(one_value(&mut p, "SELECT @@log_bin"), "1");
+    assert_eq!(one_value(&mut p, "SELECT @@server_id"), "1");
+    assert_eq!(one_value(&mut r, "SELECT @@server_id"), "2");
+    assert_eq!(one_value(&mut r, "SELECT @@read_only"), "1");
+    let status: mysql::Row = r.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
+    assert_eq!(status.get::<String, _>("Using_Gtid").unwrap(), "Slave_Pos");
+    assert_eq!(status.get::<String, _>("Master_Host").unwrap(), "127.0.0.1");
+    // The replication account may replicate and nothing else.
+    let grants: Vec<String> = p.query("SHOW GRANTS FOR 'versus_repl'@'127.0.0.1'").unwrap();
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert!(grants[0].starts_with("GRANT REPLICATION SLAVE ON *.* TO `versus_repl`@`127.0.0.1`"), "{grants:?}");
+
+    let mut bench = t.primary().connect().unwrap();
+    bench.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))").unwrap();
+    bench.query_drop("INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')").unwrap();
+    let caught = catch_up(&t, Duration::from_secs(30)).unwrap();
+    assert!(caught[0].reached, "{caught:?}");
+    assert!(caught[0].seconds < 5.0, "{caught:?}");
+    let rows: Vec<(i32, String)> = r.query("SELECT id, v FROM sbtest.t ORDER BY id").unwrap();
+    assert_eq!(rows, [(1, "one".into()), (2, "two".into()), (3, "three".into())]);
+    let states = t.states().unwrap();
+    assert_eq!((states[0].io_running.as_str(), states[0].sql_running.as_str()), ("Yes", "Yes"), "{states:?}");
+    assert_eq!(states[0].last_error, "");
+    let probe = probe_lag(&t, Duration::from_secs(5)).unwrap();
+    assert!(probe[0].is_some_and(|d| d < Duration::from_secs(2)), "{probe:?}");
+
+    let pids: Vec<u32> = std::iter::once(t.primary().pid()).chain(t.replicas().iter().map(|r| r.pid())).collect();
+    assert!(pids.iter().all(|p| process::is_alive(*p)));
+    drop((p, r, bench));
+    t.stop().unwrap();
+    for pid in pids {
+        assert!(!process::is_alive(pid), "server {pid} still running after stop");
+    }
+}
+
+#[test]
+fn a_delayed_replica_reads_as_its_delay_by_heartbeat() {
+    let (t, _dir) = topology(2, &[0, 3]);
+    let sampler = ReplicaLagSampler::start(&t, Heartbeat::DEFAULT_INTERVAL).unwrap();
+    let recording = sampler.record(Duration::from_secs(1));
+    // The primary is written to all along.
+    let mut bench = t.primary().connect().unwrap();
+    bench.query_drop("CREATE TABLE w (id INT AUTO_INCREMENT PRIMARY KEY, v INT)").unwrap();
+    let until = Instant::now() + Duration::from_secs(9);
+    while Instant::now() < until {
+        bench.query_drop("INSERT INTO w (v) VALUES (1)").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let samples = recording.finish().unwrap();
+    assert!(samples.len() >= 7, "one sample a second: {}", samples.len());
+    // After the first 4 s every applied heartbeat is one that waited out the delay.
+    let settled: Vec<_> = samples.iter().filter(|s| s.at_s >= 4.5).collect();
+    let lag = |i: usize| -> Vec<f64> { settled.iter().map(|s| s.replicas[i].heartbeat_ms.unwrap()).collect() };
+    let (prompt, delayed) = (lag(0), lag(1));
+    eprintln!("heartbeat lag ms: prompt replica {prompt:?}, delayed replica {delayed:?}");
+    eprintln!("seconds behind: {:?}", settled.iter().map(|s| s.replicas[1].seconds_behind).collect::<Vec<_>>());
+    assert!(!delayed.is_empty());
+    for ms in &delayed {
+        assert!((2500.0..5000.0).contains(ms), "delayed replica read {ms} ms: {delayed:?}");
+    }
+    for ms in &prompt {
+        assert!(*ms < 1000.0, "undelayed replica read {ms} ms: {prompt:?}");
+    }
+    assert!(settled.iter().all(|s| s.replicas[1].sql_running == "Yes"));
+    // Catch-up after the load waits out the delay on the delayed replica only.
+    let caught = catch_up(&t, Duration::from_secs(30)).unwrap();
+    eprintln!("catch-up: {caught:?}");
+    assert!(caught.iter().all(|c| c.reached), "{caught:?}");
+    assert!(caught[0].seconds < 1.5, "{caught:?}");
+    assert!((1.5..4.5).contains(&caught[1].seconds), "{caught:?}");
+}
+
+#[test]
+fn the_data_check_catches_a_row_changed_on_a_replica() {
+    let (t, _dir) = topology(1, &[]);
+    let mut bench = t.primary().connect().unwrap();
+    bench.query_drop("CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(20))").unwrap();
+    bench.query_drop("CREATE TABLE b (id INT PRIMARY KEY, v VARCHAR(20))").unwrap();
+    bench.query_drop("INSERT INTO a VALUES (1, 'x'), (2, 'y')").unwrap();
+    bench.query_drop("INSERT INTO b VALUES (1, 'x'), (2, 'y')").unwrap();
+    assert!(catch_up(&t, Duration::from_secs(30)).unwrap()[0].reached);
+    let check = compare_data(&t).unwrap();
+    assert_eq!(check.tables, 2, "{check:?}");
+    assert!(check.equal(), "{check:?}");
+    // A write behind replication's back (root passes read_only).
+    t.replicas()[0].connect_root().unwrap().query_drop("UPDATE sbtest.b SET v = 'z' WHERE id = 2").unwrap();
+    let check = compare_data(&t).unwrap();
+    assert_eq!(check.differences.len(), 1, "{check:?}");
+    let d = &check.differences[0];
+    assert_eq!((d.replica.as_str(), d.table.as_str()), ("p-r1", "sbtest.b"), "{check:?}");
+    assert_ne!(d.primary, d.replica_checksum);
+}
