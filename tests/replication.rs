@@ -38,6 +38,7 @@ fn writes_on_the_primary_arrive_on_the_replica_and_stop_leaves_nothing() {
     assert_eq!(one_value(&mut p, "SELECT @@server_id"), "1");
     assert_eq!(one_value(&mut r, "SELECT @@server_id"), "2");
     assert_eq!(one_value(&mut r, "SELECT @@read_only"), "1");
+    assert!(t.primary().adjusted().is_empty(), "runs as configured: {:?}", t.primary().adjusted());
     let status: mysql::Row = r.query_first("SHOW SLAVE STATUS").unwrap().unwrap();
     assert_eq!(status.get::<String, _>("Using_Gtid").unwrap(), "Slave_Pos");
     assert_eq!(status.get::<String, _>("Master_Host").unwrap(), "127.0.0.1");
@@ -60,9 +61,21 @@ fn writes_on_the_primary_arrive_on_the_replica_and_stop_leaves_nothing() {
     let probe = probe_lag(&t, Duration::from_secs(5)).unwrap();
     assert!(probe[0].is_some_and(|d| d < Duration::from_secs(2)), "{probe:?}");
 
+    // A restarted primary: its set-up stays out of the binary log, so the replica keeps its own
+    // accounts, reconnects, and goes on applying.
+    t.primary_mut().stop().unwrap();
+    t.primary_mut().restart().unwrap();
+    t.primary().connect().unwrap().query_drop("INSERT INTO t VALUES (4, 'four')").unwrap();
+    let caught = catch_up(&t, Duration::from_secs(30)).unwrap();
+    assert!(caught[0].reached, "{caught:?}");
+    let mut r = t.replicas()[0].connect_root().expect("the replica's root password is its own");
+    let n: Option<i64> = r.query_first("SELECT COUNT(*) FROM sbtest.t").unwrap();
+    assert_eq!(n, Some(4));
+    assert_eq!(t.states().unwrap()[0].last_error, "");
+
     let pids: Vec<u32> = std::iter::once(t.primary().pid()).chain(t.replicas().iter().map(|r| r.pid())).collect();
     assert!(pids.iter().all(|p| process::is_alive(*p)));
-    drop((p, r, bench));
+    drop((p, r));
     t.stop().unwrap();
     for pid in pids {
         assert!(!process::is_alive(pid), "server {pid} still running after stop");
@@ -125,4 +138,53 @@ fn the_data_check_catches_a_row_changed_on_a_replica() {
     let d = &check.differences[0];
     assert_eq!((d.replica.as_str(), d.table.as_str()), ("p-r1", "sbtest.b"), "{check:?}");
     assert_ne!(d.primary, d.replica_checksum);
+}
+
+/// A `SHOW GLOBAL STATUS` value of the sandbox in `dir` (root over the socket).
+fn status_of(dir: &std::path::Path, name: &str) -> String {
+    let pw = std::fs::read_to_string(dir.join("root.password")).unwrap();
+    let mut c = versus::server::admin::connect_socket(&dir.join("mysqld.sock"), "root", Some(pw.trim())).unwrap();
+    let row: Option<(String, String)> = c.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'")).unwrap();
+    row.map(|(_, v)| v).unwrap_or_default()
+}
+
+#[test]
+fn server_start_with_replicas_status_and_stop_as_a_user() {
+    let home = common::home::Home::new("versus-repl-cli-");
+    let (code, out, err) = home.output(&["server", "start", "system", "--name", "p", "--replicas", "1", "--semi-sync"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("started p-r1: replica, server_id 2"), "{out}");
+    assert!(out.contains("replication: semi-synchronous"), "{out}");
+    assert!(err.is_empty(), "no warning: {err}");
+    let sandboxes = home.path().join("sandboxes");
+    // Semi-synchronous: the replica is the primary's acknowledging client, and commits wait for it.
+    assert_eq!(status_of(&sandboxes.join("p"), "Rpl_semi_sync_master_status"), "ON");
+    assert_eq!(status_of(&sandboxes.join("p"), "Rpl_semi_sync_master_clients"), "1");
+    let before: u64 = status_of(&sandboxes.join("p"), "Rpl_semi_sync_master_yes_tx").parse().unwrap();
+    let (code, out, err) = home.output(&["server", "status", "p", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &v[0]["replication"][0];
+    assert_eq!(
+        (r["name"].as_str(), r["io_running"].as_str(), r["sql_running"].as_str()),
+        (Some("p-r1"), Some("Yes"), Some("Yes")),
+        "{r}"
+    );
+    assert!(r["lag_ms"].as_f64().is_some_and(|l| l < 2000.0), "{r}");
+    // The status probe's heartbeat was one acknowledged commit.
+    let after: u64 = status_of(&sandboxes.join("p"), "Rpl_semi_sync_master_yes_tx").parse().unwrap();
+    assert!(after > before, "{before} → {after}");
+    let (code, out, _) = home.output(&["server", "status", "p"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l.contains("p-r1") && l.contains("Yes  Yes")), "{out}");
+    let pids: Vec<u32> =
+        ["p", "p-r1"].iter().map(|n| versus::server::sandbox::read_info(&sandboxes.join(n)).unwrap().pid).collect();
+    assert!(pids.iter().all(|p| process::is_alive(*p)));
+    let (code, out, err) = home.output(&["server", "stop", "p"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("p-r1: stopped") && out.contains("p: stopped"), "{out}");
+    for pid in pids {
+        assert!(!process::is_alive(pid), "server {pid} still running after `server stop p`");
+    }
+    assert!(common::processes::processes_mentioning(&sandboxes.display().to_string()).is_empty());
 }

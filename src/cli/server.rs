@@ -11,6 +11,8 @@ use crate::server::fetch::{self, FetchOptions};
 use crate::server::sandbox::{self, Sandbox, SandboxInfo, SandboxSpec};
 use crate::server::{Home, Source, admin, process};
 
+mod topology;
+
 #[derive(Debug, Subcommand)]
 pub(super) enum ServerCommand {
     /// Obtain a server build and register it: a vendor release (mysql-8.0.36, mysql-8.0 for the newest,
@@ -152,6 +154,15 @@ pub(super) struct StartArgs {
     /// Throw away the sandbox's existing datadir and initialise a new one.
     #[arg(long)]
     fresh: bool,
+    /// Also start N replicas of it (sandboxes NAME-r1 …), replicating by GTID; `stop NAME` stops them all.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    replicas: usize,
+    /// With --replicas: commits on the primary wait until a replica has them (semi-synchronous).
+    #[arg(long)]
+    semi_sync: bool,
+    /// With --replicas: seconds each replica holds transactions back, one value per replica (3 or 0,3).
+    #[arg(long, value_name = "SECS", value_delimiter = ',')]
+    replica_delay: Vec<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -367,6 +378,9 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     spec.datadir = a.datadir;
     spec.fresh = a.fresh;
     spec.detached = true;
+    if a.replicas > 0 || a.semi_sync || !a.replica_delay.is_empty() {
+        return topology::start(home, spec, a.replicas, a.semi_sync, a.replica_delay);
+    }
     let sb = Sandbox::start(spec)?;
     println!("started {name}: {} in {:.2} s", sb.version(), sb.ready_after().as_secs_f64());
     for a in sb.adjusted() {
@@ -451,6 +465,7 @@ fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> 
             .collect::<Result<_>>()?
     };
     for info in targets {
+        topology::stop_replicas(home, &info, timeout)?;
         let _lock = lock_sandbox(home, &info.name)?;
         if !sandbox::is_our_server(&info) {
             println!("{}: not running", info.name);
@@ -491,6 +506,9 @@ fn status(home: &Home, name: Option<String>, json: bool) -> Result<()> {
                 v["password"] = serde_json::Value::Null;
                 v["running"] = (*up).into();
                 v["uptime_s"] = if *up { now.saturating_sub(i.started_at).into() } else { serde_json::Value::Null };
+                if name.is_some() {
+                    v["replication"] = topology::status_json(home, i);
+                }
                 v
             })
             .collect();
@@ -520,6 +538,9 @@ fn status(home: &Home, name: Option<String>, json: bool) -> Result<()> {
         ]);
     }
     println!("{t}");
+    if let Some(n) = &name {
+        topology::print_status(home, n)?;
+    }
     Ok(())
 }
 

@@ -207,7 +207,8 @@ impl Dialect {
         }
     }
 
-    /// The statement that points a replica at its primary on 127.0.0.1, positioned by GTID.
+    /// The statement that points a replica at its primary on 127.0.0.1, positioned by GTID; it retries
+    /// a lost connection every second (a restarted primary is found at once).
     pub fn change_source(&self, link: &SourceLink) -> String {
         let (user, pw) = (quote_string(link.user), quote_string(link.password));
         let port = link.port;
@@ -215,17 +216,18 @@ impl Dialect {
         match self.family() {
             Family::Mariadb => format!(
                 "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {port}, MASTER_USER = {user}, \
-                 MASTER_PASSWORD = {pw}, MASTER_USE_GTID = slave_pos, MASTER_DELAY = {delay}"
+                 MASTER_PASSWORD = {pw}, MASTER_USE_GTID = slave_pos, MASTER_DELAY = {delay}, MASTER_CONNECT_RETRY = 1"
             ),
             Family::Mysql if self.has(Feature::ReplicationSourceSyntax) => format!(
                 "CHANGE REPLICATION SOURCE TO SOURCE_HOST = '127.0.0.1', SOURCE_PORT = {port}, SOURCE_USER = {user}, \
-                 SOURCE_PASSWORD = {pw}, SOURCE_AUTO_POSITION = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_DELAY = {delay}"
+                 SOURCE_PASSWORD = {pw}, SOURCE_AUTO_POSITION = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_DELAY = {delay}, \
+                 SOURCE_CONNECT_RETRY = 1"
             ),
             Family::Mysql => {
                 let key = if self.version >= CACHING_SHA2 { ", GET_MASTER_PUBLIC_KEY = 1" } else { "" };
                 format!(
                     "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {port}, MASTER_USER = {user}, \
-                     MASTER_PASSWORD = {pw}, MASTER_AUTO_POSITION = 1{key}, MASTER_DELAY = {delay}"
+                     MASTER_PASSWORD = {pw}, MASTER_AUTO_POSITION = 1{key}, MASTER_DELAY = {delay}, MASTER_CONNECT_RETRY = 1"
                 )
             }
         }
@@ -303,7 +305,7 @@ mod tests {
         assert_eq!(
             d.change_source(&link()),
             "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 24001, MASTER_USER = 'versus_repl', \
-             MASTER_PASSWORD = 'pw''1', MASTER_USE_GTID = slave_pos, MASTER_DELAY = 3"
+             MASTER_PASSWORD = 'pw''1', MASTER_USE_GTID = slave_pos, MASTER_DELAY = 3, MASTER_CONNECT_RETRY = 1"
         );
         assert_eq!(d.start_replica(), "START REPLICA");
         assert_eq!(Dialect::of(Flavor::Mariadb, Version::new(10, 4, 30)).start_replica(), "START SLAVE");

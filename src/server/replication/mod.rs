@@ -105,8 +105,8 @@ impl Topology {
         let mut primary_spec = spec.primary.clone();
         primary_spec.fresh = true;
         primary_spec.overrides.extend(dialect.server_options(1, true, spec.semi_sync));
-        let primary = Sandbox::start(primary_spec)?;
-        let mut replicas = Vec::new();
+        let mut primary = Sandbox::start(primary_spec)?;
+        let mut replicas: Vec<Sandbox> = Vec::new();
         for i in 1..=spec.replicas {
             let mut r = spec.primary.clone();
             r.name = replica_name(&spec.primary.name, i);
@@ -115,8 +115,16 @@ impl Topology {
             r.datadir = None;
             r.fresh = true;
             r.overrides.extend(dialect.server_options(1 + i as u32, false, spec.semi_sync));
-            // A failed replica stops the servers started so far (their guards drop).
-            replicas.push(Sandbox::start(r)?);
+            match Sandbox::start(r) {
+                Ok(sb) => replicas.push(sb),
+                Err(e) => {
+                    // Detached servers are no guards: what started so far is stopped here.
+                    for sb in replicas.iter_mut().chain(std::iter::once(&mut primary)) {
+                        let _ = sb.stop();
+                    }
+                    return Err(e);
+                }
+            }
         }
         let record = TopologyRecord {
             primary: spec.primary.name.clone(),
@@ -132,9 +140,14 @@ impl Topology {
                 })
                 .collect(),
         };
-        let topology = Topology { primary, replicas, record };
-        topology.wire(&dialect)?;
-        record::write_record(topology.primary.dir(), &topology.record)?;
+        let mut topology = Topology { primary, replicas, record };
+        // Recorded first: `server stop` finds the replicas even if versus dies while wiring them.
+        if let Err(e) =
+            record::write_record(topology.primary.dir(), &topology.record).and_then(|_| topology.wire(&dialect))
+        {
+            let _ = topology.stop();
+            return Err(e);
+        }
         Ok(topology)
     }
 
@@ -206,6 +219,11 @@ impl Topology {
     /// The primary.
     pub fn primary(&self) -> &Sandbox {
         &self.primary
+    }
+
+    /// The primary, to stop or restart it.
+    pub fn primary_mut(&mut self) -> &mut Sandbox {
+        &mut self.primary
     }
 
     /// The replicas, in order.
