@@ -14,8 +14,12 @@ use versus::server::replication::{Heartbeat, Topology, TopologySpec, catch_up, c
 
 /// A topology of the system build with `replicas` replicas delayed by `delays`, in a temp dir.
 fn topology(replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
+    topology_of(common::system_build(), replicas, delays)
+}
+
+fn topology_of(build: versus::server::Build, replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
     let dir = tempfile::Builder::new().prefix("versus-repl-").tempdir().unwrap();
-    let mut primary = SandboxSpec::new("p", common::system_build(), dir.path().join("p"));
+    let mut primary = SandboxSpec::new("p", build, dir.path().join("p"));
     primary.overrides = vec!["innodb_buffer_pool_size=64M".into(), "innodb_flush_log_at_trx_commit=2".into()];
     let mut spec = TopologySpec::new(primary, replicas);
     spec.delays = delays.to_vec();
@@ -187,4 +191,29 @@ fn server_start_with_replicas_status_and_stop_as_a_user() {
         assert!(!process::is_alive(pid), "server {pid} still running after `server stop p`");
     }
     assert!(common::processes::processes_mentioning(&sandboxes.display().to_string()).is_empty());
+}
+
+#[test]
+fn mysql_9_7_replicates_with_change_replication_source() {
+    let (mut t, _dir) = topology_of(common::fetched_build("mysql-9.7"), 1, &[]);
+    let mut r = t.replicas()[0].connect_root().unwrap();
+    let status: mysql::Row = r.query_first("SHOW REPLICA STATUS").unwrap().unwrap();
+    assert_eq!(status.get::<String, _>("Auto_Position").unwrap(), "1");
+    assert_eq!(one_value(&mut r, "SELECT @@gtid_mode"), "ON");
+    let mut bench = t.primary().connect().unwrap();
+    bench.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))").unwrap();
+    bench.query_drop("INSERT INTO t VALUES (1, 'one'), (2, 'two')").unwrap();
+    let caught = catch_up(&t, Duration::from_secs(30)).unwrap();
+    assert!(caught[0].reached, "{caught:?}");
+    let n: Option<i64> = r.query_first("SELECT COUNT(*) FROM sbtest.t").unwrap();
+    assert_eq!(n, Some(2));
+    let states = t.states().unwrap();
+    assert_eq!((states[0].io_running.as_str(), states[0].sql_running.as_str()), ("Yes", "Yes"), "{states:?}");
+    assert!(compare_data(&t).unwrap().equal());
+    let probe = probe_lag(&t, Duration::from_secs(5)).unwrap();
+    assert!(probe[0].is_some(), "{probe:?}");
+    drop(r);
+    let pids = [t.primary().pid(), t.replicas()[0].pid()];
+    t.stop().unwrap();
+    assert!(pids.iter().all(|p| !process::is_alive(*p)));
 }
