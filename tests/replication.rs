@@ -152,9 +152,19 @@ fn status_of(dir: &std::path::Path, name: &str) -> String {
     row.map(|(_, v)| v).unwrap_or_default()
 }
 
+/// Runs `versus server stop p` when dropped, so that a failed assertion leaves no server running.
+struct StopOnDrop<'a>(&'a common::home::Home);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.output(&["server", "stop", "p"]);
+    }
+}
+
 #[test]
 fn server_start_with_replicas_status_and_stop_as_a_user() {
     let home = common::home::Home::new("versus-repl-cli-");
+    let _stop = StopOnDrop(&home);
     let (code, out, err) = home.output(&["server", "start", "system", "--name", "p", "--replicas", "1", "--semi-sync"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("started p-r1: replica, server_id 2"), "{out}");
@@ -184,6 +194,26 @@ fn server_start_with_replicas_status_and_stop_as_a_user() {
     let pids: Vec<u32> =
         ["p", "p-r1"].iter().map(|n| versus::server::sandbox::read_info(&sandboxes.join(n)).unwrap().pid).collect();
     assert!(pids.iter().all(|p| process::is_alive(*p)));
+    // Catch-up time and the data check from the command line; a row changed on the replica is found.
+    let (code, out, err) = home.output(&["server", "verify", "p"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("p-r1: caught up in") && out.contains("tables equal"), "{out}");
+    let pw = std::fs::read_to_string(sandboxes.join("p/root.password")).unwrap();
+    let mut c =
+        versus::server::admin::connect_socket(&sandboxes.join("p/mysqld.sock"), "root", Some(pw.trim())).unwrap();
+    c.query_drop("CREATE TABLE sbtest.k (id INT PRIMARY KEY)").unwrap();
+    c.query_drop("INSERT INTO sbtest.k VALUES (1), (2)").unwrap();
+    let pw = std::fs::read_to_string(sandboxes.join("p-r1/root.password")).unwrap();
+    let mut c =
+        versus::server::admin::connect_socket(&sandboxes.join("p-r1/mysqld.sock"), "root", Some(pw.trim())).unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while c.query_first::<i64, _>("SELECT COUNT(*) FROM sbtest.k").ok().flatten() != Some(2) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    c.query_drop("DELETE FROM sbtest.k WHERE id = 2").unwrap();
+    let (code, out, _) = home.output(&["server", "verify", "p"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("p-r1: sbtest.k differs"), "{out}");
     let (code, out, err) = home.output(&["server", "stop", "p"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("p-r1: stopped") && out.contains("p: stopped"), "{out}");

@@ -73,6 +73,15 @@ pub(super) enum ServerCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Wait until a primary's replicas have applied all it has (the catch-up time of each), then compare
+    /// their tables with its (CHECKSUM TABLE); exit status 1 when a table differs.
+    Verify {
+        /// The primary's sandbox name.
+        name: String,
+        /// Seconds to wait for the replicas to catch up.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
     /// SHOW GLOBAL VARIABLES of a running sandbox.
     Vars {
         /// Sandbox name.
@@ -209,6 +218,7 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
         ServerCommand::Start(args) => start(home, args)?,
         ServerCommand::Stop { names, all, timeout } => stop(home, names, all, timeout)?,
         ServerCommand::Status { name, json } => status(home, name, json)?,
+        ServerCommand::Verify { name, timeout } => return topology::verify(home, &name, timeout),
         ServerCommand::Vars { name, like, json } => vars(home, &name, like.as_deref(), json)?,
         ServerCommand::Snapshot { name, snapshot } => {
             let mut sb = open(home, &name)?;

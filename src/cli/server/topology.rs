@@ -107,6 +107,52 @@ pub(super) fn stop_replicas(home: &Home, info: &SandboxInfo, timeout: u64) -> Re
     Ok(())
 }
 
+/// `versus server verify NAME`: catch-up time of each replica, then the data check.
+pub(super) fn verify(home: &Home, name: &str, timeout: u64) -> Result<i32> {
+    let dir = sandbox_dir(home, name)?;
+    let info = sandbox::read_info(&dir).map_err(|_| Error::server(name, "no such sandbox"))?;
+    if read_record(&dir).is_err() {
+        return Err(Error::server(name, "has no replicas; start one with `versus server start BUILD --replicas N`"));
+    }
+    let topology = Topology::open(&dir, home.build(&info.build)?)?;
+    let down: Vec<&str> = std::iter::once(topology.primary())
+        .chain(topology.replicas())
+        .filter(|s| !sandbox::is_our_server(s.info()))
+        .map(|s| s.info().name.as_str())
+        .collect();
+    if !down.is_empty() {
+        return Err(Error::server(name, format!("not running: {}; start the topology again", down.join(", "))));
+    }
+    let caught = replication::catch_up(&topology, Duration::from_secs(timeout))?;
+    for c in &caught {
+        let how = if c.reached { "caught up in" } else { "had not caught up after" };
+        println!("{}: {how} {:.3} s (primary position {})", c.replica, c.seconds, c.position);
+    }
+    if caught.iter().any(|c| !c.reached) {
+        println!("data check skipped: a replica has not applied all the primary has");
+        return Ok(1);
+    }
+    let check = replication::compare_data(&topology)?;
+    let show = |v: Option<u64>| v.map_or_else(|| "missing".to_string(), |c| c.to_string());
+    for d in &check.differences {
+        println!(
+            "{}: {} differs (checksum on the primary {}, on the replica {})",
+            d.replica,
+            d.table,
+            show(d.primary),
+            show(d.replica_checksum)
+        );
+    }
+    let n = topology.replicas().len();
+    if check.equal() {
+        println!("data: {} tables equal on the primary and its {n} replica(s)", check.tables);
+        Ok(0)
+    } else {
+        println!("data: {} of {} tables differ", check.differences.len(), check.tables);
+        Ok(1)
+    }
+}
+
 /// One replica as `server status` shows it.
 #[derive(Debug, Serialize)]
 struct Row {
