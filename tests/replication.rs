@@ -18,11 +18,21 @@ fn topology(replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
 }
 
 fn topology_of(build: versus::server::Build, replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
+    topology_with(build, replicas, delays, false)
+}
+
+fn topology_with(
+    build: versus::server::Build,
+    replicas: usize,
+    delays: &[u32],
+    semi_sync: bool,
+) -> (Topology, tempfile::TempDir) {
     let dir = tempfile::Builder::new().prefix("versus-repl-").tempdir().unwrap();
     let mut primary = SandboxSpec::new("p", build, dir.path().join("p"));
     primary.overrides = vec!["innodb_buffer_pool_size=64M".into(), "innodb_flush_log_at_trx_commit=2".into()];
     let mut spec = TopologySpec::new(primary, replicas);
     spec.delays = delays.to_vec();
+    spec.semi_sync = semi_sync;
     let t = Topology::start(spec).unwrap_or_else(|e| panic!("topology did not start: {e}"));
     (t, dir)
 }
@@ -224,11 +234,19 @@ fn server_start_with_replicas_status_and_stop_as_a_user() {
 }
 
 #[test]
-fn mysql_9_7_replicates_with_change_replication_source() {
-    let (mut t, _dir) = topology_of(common::fetched_build("mysql-9.7"), 1, &[]);
+fn mysql_9_7_replicates_semi_synchronously_with_change_replication_source() {
+    let (mut t, _dir) = topology_with(common::fetched_build("mysql-9.7"), 1, &[], true);
+    let mut p = t.primary().connect_root().unwrap();
+    let status = |c: &mut mysql::Conn, name: &str| -> String {
+        let row: Option<(String, String)> = c.query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'")).unwrap();
+        row.map(|(_, v)| v).unwrap_or_default()
+    };
+    assert_eq!(status(&mut p, "Rpl_semi_sync_source_status"), "ON");
+    assert_eq!(status(&mut p, "Rpl_semi_sync_source_clients"), "1");
+    let acked: u64 = status(&mut p, "Rpl_semi_sync_source_yes_tx").parse().unwrap();
     let mut r = t.replicas()[0].connect_root().unwrap();
-    let status: mysql::Row = r.query_first("SHOW REPLICA STATUS").unwrap().unwrap();
-    assert_eq!(status.get::<String, _>("Auto_Position").unwrap(), "1");
+    let row: mysql::Row = r.query_first("SHOW REPLICA STATUS").unwrap().unwrap();
+    assert_eq!(row.get::<String, _>("Auto_Position").unwrap(), "1");
     assert_eq!(one_value(&mut r, "SELECT @@gtid_mode"), "ON");
     let mut bench = t.primary().connect().unwrap();
     bench.query_drop("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))").unwrap();
@@ -240,6 +258,9 @@ fn mysql_9_7_replicates_with_change_replication_source() {
     let states = t.states().unwrap();
     assert_eq!((states[0].io_running.as_str(), states[0].sql_running.as_str()), ("Yes", "Yes"), "{states:?}");
     assert!(compare_data(&t).unwrap().equal());
+    let after: u64 = status(&mut p, "Rpl_semi_sync_source_yes_tx").parse().unwrap();
+    assert!(after >= acked + 2, "both writes were acknowledged: {acked} → {after}");
+    drop(p);
     let probe = probe_lag(&t, Duration::from_secs(5)).unwrap();
     assert!(probe[0].is_some(), "{probe:?}");
     drop(r);

@@ -391,6 +391,7 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     if a.replicas > 0 || a.semi_sync || !a.replica_delay.is_empty() {
         return topology::start(home, spec, a.replicas, a.semi_sync, a.replica_delay);
     }
+    crate::server::replication::forget(&dir)?;
     let sb = Sandbox::start(spec)?;
     println!("started {name}: {} in {:.2} s", sb.version(), sb.ready_after().as_secs_f64());
     for a in sb.adjusted() {

@@ -70,6 +70,10 @@ pub enum Feature {
     ReplicaKeyword,
     /// Semi-synchronous replication built into the server, with no plugin to install.
     SemiSyncBuiltIn,
+    /// The `semisync_source`/`semisync_replica` plugins (the `master`/`slave` ones are gone in 9.x).
+    SemiSyncSourcePlugins,
+    /// `RESET BINARY LOGS AND GTIDS` (`RESET MASTER` is gone from MySQL 8.4).
+    ResetBinaryLogsAndGtids,
 }
 
 /// One row: `feature` exists on `family` from `from` until (not including) `until`.
@@ -105,6 +109,8 @@ const FEATURES: &[Row] = &[
     row(Feature::ReplicaKeyword, Family::Mysql, v(8, 0, 22), None),
     row(Feature::ReplicaKeyword, Family::Mariadb, v(10, 5, 1), None),
     row(Feature::SemiSyncBuiltIn, Family::Mariadb, v(10, 3, 3), None),
+    row(Feature::SemiSyncSourcePlugins, Family::Mysql, v(8, 0, 26), None),
+    row(Feature::ResetBinaryLogsAndGtids, Family::Mysql, v(8, 4, 0), None),
 ];
 
 /// True when `flavor` at `version` has `feature`.

@@ -26,7 +26,7 @@ use crate::server::sandbox::{Sandbox, SandboxSpec};
 pub use catchup::{CatchUp, catch_up};
 pub use checksum::{DataCheck, TableDifference, compare_data};
 pub use heartbeat::{HEARTBEAT_DATABASE, Heartbeat, heartbeat_lag, probe_lag};
-pub use record::{ReplicaRecord, TopologyRecord, read_record, replica_name};
+pub use record::{ReplicaRecord, TopologyRecord, forget, read_record, replica_name};
 pub use status::{ReplicaState, replica_state};
 
 /// The replication account versus creates on a primary (its password is generated at every start and

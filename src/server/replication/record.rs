@@ -54,6 +54,12 @@ pub fn read_record(dir: &Path) -> Result<TopologyRecord> {
     serde_json::from_str(&text).map_err(|e| Error::file(&path, format!("not a versus topology record: {e}")))
 }
 
+/// Forgets the topology recorded in `dir` (a sandbox started again on its own is no primary).
+pub fn forget(dir: &Path) -> Result<()> {
+    let path = dir.join(FILE);
+    if path.exists() { crate::owned::remove_file(&path) } else { Ok(()) }
+}
+
 pub(super) fn write_record(dir: &Path, record: &TopologyRecord) -> Result<()> {
     let text = serde_json::to_string_pretty(record).expect("topology record serialises");
     lockdown::write_private(&dir.join(FILE), &(text + "\n"))
