@@ -152,6 +152,21 @@ fn the_data_check_catches_a_row_changed_on_a_replica() {
     let d = &check.differences[0];
     assert_eq!((d.replica.as_str(), d.table.as_str()), ("p-r1", "sbtest.b"), "{check:?}");
     assert_ne!(d.primary, d.replica_checksum);
+    // A row written on the replica that the primary then writes too stops the applier with an error,
+    // which its state reports.
+    t.replicas()[0].connect_root().unwrap().query_drop("INSERT INTO sbtest.a VALUES (3, 'replica')").unwrap();
+    bench.query_drop("INSERT INTO a VALUES (3, 'primary')").unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut state = t.states().unwrap().remove(0);
+    while state.sql_running == "Yes" && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+        state = t.states().unwrap().remove(0);
+    }
+    assert_eq!(state.sql_running, "No", "{state:?}");
+    assert_eq!(state.io_running, "Yes", "{state:?}");
+    assert_eq!(state.seconds_behind, None, "{state:?}");
+    assert!(state.last_error.starts_with("applier: ") && state.last_error.contains("Duplicate entry"), "{state:?}");
+    assert!(!catch_up(&t, Duration::from_secs(1)).unwrap()[0].reached);
 }
 
 /// A `SHOW GLOBAL STATUS` value of the sandbox in `dir` (root over the socket).
@@ -267,4 +282,44 @@ fn mysql_9_7_replicates_semi_synchronously_with_change_replication_source() {
     let pids = [t.primary().pid(), t.replicas()[0].pid()];
     t.stop().unwrap();
     assert!(pids.iter().all(|p| !process::is_alive(*p)));
+}
+
+#[test]
+fn a_sysbench_load_on_the_primary_is_sampled_each_second_and_the_replica_ends_equal() {
+    let (t, _dir) = topology(1, &[]);
+    let port = format!("--mysql-port={}", t.primary().port());
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["oltp_write_only", "--tables=2", "--table-size=2000", "--mysql-user=sbtest"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend([port.clone(), "--mysql-password=sbpass".into()]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let o = common::versus_sysbench(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", common::output_text(&o));
+        common::output_text(&o)
+    };
+    run(&["prepare"]);
+    let recording = ReplicaLagSampler::start(&t, Heartbeat::DEFAULT_INTERVAL).unwrap().record(Duration::from_secs(1));
+    let report = run(&["--threads=2", "--time=6", "run"]);
+    let samples = recording.finish().unwrap();
+    let lags: Vec<Option<f64>> = samples.iter().map(|s| s.replicas[0].heartbeat_ms).collect();
+    let tps = report.lines().find(|l| l.contains("transactions:")).unwrap_or_default().trim().to_string();
+    eprintln!("{tps}; heartbeat lag ms each second: {lags:?}");
+    assert!(samples.len() >= 5, "one sample a second: {}", samples.len());
+    for s in &samples {
+        let r = &s.replicas[0];
+        assert_eq!((r.io_running.as_str(), r.sql_running.as_str()), ("Yes", "Yes"), "{s:?}");
+        assert!(r.heartbeat_ms.is_some_and(|ms| ms < 10_000.0), "{s:?}");
+    }
+    let caught = catch_up(&t, Duration::from_secs(60)).unwrap();
+    eprintln!("catch-up after the load: {:.3} s", caught[0].seconds);
+    assert!(caught[0].reached, "{caught:?}");
+    let check = compare_data(&t).unwrap();
+    assert_eq!(check.tables, 2, "{check:?}");
+    assert!(check.equal(), "{check:?}");
 }
