@@ -323,3 +323,26 @@ fn a_sysbench_load_on_the_primary_is_sampled_each_second_and_the_replica_ends_eq
     assert_eq!(check.tables, 2, "{check:?}");
     assert!(check.equal(), "{check:?}");
 }
+
+#[test]
+fn a_semi_synchronous_primarys_commit_wait_is_sampled() {
+    let (t, _dir) = topology_with(common::system_build(), 1, &[], true);
+    let mut sampler = ReplicaLagSampler::start(&t, Heartbeat::DEFAULT_INTERVAL).unwrap();
+    let mut bench = t.primary().connect().unwrap();
+    bench.query_drop("CREATE TABLE s (id INT AUTO_INCREMENT PRIMARY KEY, v INT)").unwrap();
+    sampler.sample().unwrap();
+    for _ in 0..50 {
+        bench.query_drop("INSERT INTO s (v) VALUES (1)").unwrap();
+    }
+    let s = sampler.sample().unwrap();
+    let w = s.commit_wait.clone().expect("a semi-synchronous topology samples the commit wait");
+    eprintln!("commit wait: {w:?}");
+    assert!(w.active, "{w:?}");
+    // Each of the 50 inserts (and any heartbeat written meanwhile) waited for the replica.
+    assert!(w.waits >= 50, "{w:?}");
+    assert!(w.mean_wait_us.is_some_and(|us| us > 0.0 && us < 1_000_000.0), "{w:?}");
+    assert_eq!((w.unacknowledged, w.fallbacks), (0, 0), "{w:?}");
+    // An asynchronous topology has none.
+    let (a, _adir) = topology(1, &[]);
+    assert_eq!(ReplicaLagSampler::start(&a, Heartbeat::DEFAULT_INTERVAL).unwrap().sample().unwrap().commit_wait, None);
+}

@@ -1,7 +1,7 @@
 //! Replica lag, sampled once a second during a run against a topology's primary: for each replica the
 //! heartbeat lag in milliseconds (exact to the heartbeat interval; see
 //! [`Heartbeat`](crate::server::replication::Heartbeat)) beside the server's own `Seconds_Behind_*`,
-//! its threads and its last error. The sampler owns the heartbeat writer while it lives, so one value
+//! its threads and its last error; for a semi-synchronous primary, its commit wait. The sampler owns the heartbeat writer while it lives, so one value
 //! is all a run needs: create it before the load, call [`ReplicaLagSampler::sample`] each second (or
 //! let [`ReplicaLagSampler::record`] do it on a thread), drop it after.
 
@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use mysql::prelude::Queryable;
+
 use crate::error::{Error, Result};
+use crate::server::admin;
 use crate::server::flavor::replication::Dialect;
 use crate::server::replication::{Heartbeat, Topology, heartbeat_lag, replica_state};
 
@@ -33,6 +36,21 @@ pub struct ReplicaLag {
     pub last_error: String,
 }
 
+/// A semi-synchronous primary's commit wait since the previous sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommitWait {
+    /// Whether commits wait for a replica now (`false`: the primary fell back to asynchronous).
+    pub active: bool,
+    /// Commits that waited for an acknowledgement since the previous sample.
+    pub waits: u64,
+    /// Their mean wait in microseconds (`None` when none waited).
+    pub mean_wait_us: Option<f64>,
+    /// Commits that went unacknowledged since the previous sample.
+    pub unacknowledged: u64,
+    /// Times the primary fell back to asynchronous since the previous sample.
+    pub fallbacks: u64,
+}
+
 /// One sample: every replica at one moment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LagSample {
@@ -40,6 +58,21 @@ pub struct LagSample {
     pub at_s: f64,
     /// The replicas, in topology order.
     pub replicas: Vec<ReplicaLag>,
+    /// The primary's commit wait, for a semi-synchronous topology.
+    pub commit_wait: Option<CommitWait>,
+}
+
+/// The semi-synchronous counters of a primary: (status ON, tx_wait_time, tx_waits, no_tx, no_times).
+type SemiSyncCounters = (bool, u64, u64, u64, u64);
+
+fn semi_sync_counters(conn: &mut mysql::Conn, prefix: &str) -> Result<SemiSyncCounters> {
+    let sql = format!("SHOW GLOBAL STATUS LIKE '{prefix}%'");
+    let rows: Vec<(String, String)> = conn.query(&sql).map_err(|e| admin::sql_error(&sql, e))?;
+    let get =
+        |name: &str| rows.iter().find(|(k, _)| k.eq_ignore_ascii_case(&format!("{prefix}{name}"))).map(|(_, v)| v);
+    let n = |name: &str| get(name).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let on = get("status").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
+    Ok((on, n("tx_wait_time"), n("tx_waits"), n("no_tx"), n("no_times")))
 }
 
 /// Samples a topology's replicas; writes the heartbeat on its primary while it lives.
@@ -49,6 +82,8 @@ pub struct ReplicaLagSampler {
     dialect: Dialect,
     writer: u32,
     started: Instant,
+    /// The primary's connection and last counters, for a semi-synchronous topology.
+    semi_sync: Option<(mysql::Conn, SemiSyncCounters)>,
 }
 
 impl ReplicaLagSampler {
@@ -60,7 +95,16 @@ impl ReplicaLagSampler {
             .iter()
             .map(|r| Ok((r.info().name.clone(), r.connect_root()?)))
             .collect::<Result<Vec<_>>>()?;
+        let dialect = topology.dialect();
+        let semi_sync = if topology.record().semi_sync {
+            let mut c = topology.primary().connect_root()?;
+            let first = semi_sync_counters(&mut c, dialect.semi_sync_status_prefix())?;
+            Some((c, first))
+        } else {
+            None
+        };
         Ok(ReplicaLagSampler {
+            semi_sync,
             heartbeat: Heartbeat::start(topology, interval)?,
             replicas,
             dialect: topology.dialect(),
@@ -88,7 +132,24 @@ impl ReplicaLagSampler {
                 last_error: state.last_error,
             });
         }
-        Ok(LagSample { at_s, replicas })
+        let prefix = self.dialect.semi_sync_status_prefix();
+        let commit_wait = match &mut self.semi_sync {
+            Some((conn, last)) => {
+                let now = semi_sync_counters(conn, prefix)?;
+                let waits = now.2.saturating_sub(last.2);
+                let wait = CommitWait {
+                    active: now.0,
+                    waits,
+                    mean_wait_us: (waits > 0).then(|| now.1.saturating_sub(last.1) as f64 / waits as f64),
+                    unacknowledged: now.3.saturating_sub(last.3),
+                    fallbacks: now.4.saturating_sub(last.4),
+                };
+                *last = now;
+                Some(wait)
+            }
+            None => None,
+        };
+        Ok(LagSample { at_s, replicas, commit_wait })
     }
 
     /// Samples every `period` on a thread of its own until [`LagRecording::finish`].

@@ -144,11 +144,13 @@ impl Dialect {
         }
     }
 
-    /// The status variable that is ON (or 1) while the primary commits semi-synchronously.
-    pub fn semi_sync_status_variable(&self) -> &'static str {
+    /// The prefix of the primary's semi-synchronous status counters: `PREFIX` + `status` (ON while
+    /// commits wait for a replica), `tx_wait_time` (µs) and `tx_waits` (commits that waited), `no_tx`
+    /// (commits not acknowledged), `no_times` (fallbacks to asynchronous).
+    pub fn semi_sync_status_prefix(&self) -> &'static str {
         match self.family() {
-            Family::Mariadb => "Rpl_semi_sync_master_status",
-            Family::Mysql => "Rpl_semi_sync_source_status",
+            Family::Mariadb => "Rpl_semi_sync_master_",
+            Family::Mysql => "Rpl_semi_sync_source_",
         }
     }
 
