@@ -308,6 +308,10 @@ fn a_sysbench_load_on_the_primary_is_sampled_each_second_and_the_replica_ends_eq
     let report = run(&["--threads=2", "--time=6", "run"]);
     let samples = recording.finish().unwrap();
     let lags: Vec<Option<f64>> = samples.iter().map(|s| s.replicas[0].heartbeat_ms).collect();
+    let applied: Vec<f64> = samples.iter().filter_map(|s| s.replicas[0].applied_per_s).collect();
+    eprintln!("applied transactions per second on the replica: {applied:?}");
+    // The load's seconds (all but the first sample's and the last's) apply far more than the heartbeat's 10.
+    assert!(applied.iter().filter(|a| **a > 100.0).count() >= 3, "{applied:?}");
     let tps = report.lines().find(|l| l.contains("transactions:")).unwrap_or_default().trim().to_string();
     eprintln!("{tps}; heartbeat lag ms each second: {lags:?}");
     assert!(samples.len() >= 5, "one sample a second: {}", samples.len());

@@ -17,7 +17,7 @@ use mysql::prelude::Queryable;
 use crate::error::{Error, Result};
 use crate::server::admin;
 use crate::server::flavor::replication::Dialect;
-use crate::server::replication::{Heartbeat, Topology, heartbeat_lag, replica_state};
+use crate::server::replication::{Heartbeat, Topology, heartbeat_lag, query_text, replica_state};
 
 /// One replica at one moment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,6 +28,9 @@ pub struct ReplicaLag {
     pub heartbeat_ms: Option<f64>,
     /// The server's `Seconds_Behind_Master`/`_Source` (`None` when it says NULL).
     pub seconds_behind: Option<u64>,
+    /// Transactions applied per second since the previous sample, from its GTID position (the
+    /// heartbeat's 10 a second included; `None` for the first sample).
+    pub applied_per_s: Option<f64>,
     /// Receiver state (`Yes`, `No`, `Connecting`).
     pub io_running: String,
     /// Applier state.
@@ -79,6 +82,8 @@ fn semi_sync_counters(conn: &mut mysql::Conn, prefix: &str) -> Result<SemiSyncCo
 pub struct ReplicaLagSampler {
     heartbeat: Heartbeat,
     replicas: Vec<(String, mysql::Conn)>,
+    /// Each replica's applied transactions at the previous sample, and when.
+    applied: Vec<Option<(u64, Instant)>>,
     dialect: Dialect,
     writer: u32,
     started: Instant,
@@ -104,6 +109,7 @@ impl ReplicaLagSampler {
             None
         };
         Ok(ReplicaLagSampler {
+            applied: vec![None; replicas.len()],
             semi_sync,
             heartbeat: Heartbeat::start(topology, interval)?,
             replicas,
@@ -120,13 +126,19 @@ impl ReplicaLagSampler {
         }
         let at_s = self.started.elapsed().as_secs_f64();
         let mut replicas = Vec::new();
-        for (name, conn) in &mut self.replicas {
+        for ((name, conn), last) in self.replicas.iter_mut().zip(self.applied.iter_mut()) {
             let lag = heartbeat_lag(conn, self.writer)?;
             let state = replica_state(conn, &self.dialect)?;
+            let position = query_text(conn, self.dialect.replica_position())?;
+            let now = (self.dialect.transactions_in(&position), Instant::now());
+            let applied_per_s =
+                last.map(|(n, t)| now.0.saturating_sub(n) as f64 / now.1.duration_since(t).as_secs_f64().max(1e-6));
+            *last = Some(now);
             replicas.push(ReplicaLag {
                 replica: name.clone(),
                 heartbeat_ms: lag.map(|d| d.as_secs_f64() * 1000.0),
                 seconds_behind: state.seconds_behind,
+                applied_per_s,
                 io_running: state.io_running,
                 sql_running: state.sql_running,
                 last_error: state.last_error,

@@ -191,6 +191,24 @@ impl Dialect {
         }
     }
 
+    /// How many transactions a position (of [`Dialect::primary_position`] or
+    /// [`Dialect::replica_position`]) accounts for: MariaDB numbers the transactions of a domain one
+    /// after another, so it is the sum of each domain's sequence number (`0-1-531` is 531); MySQL's is
+    /// the size of the GTID set (`uuid:1-531:600` is 532).
+    pub fn transactions_in(&self, position: &str) -> u64 {
+        let entries = position.split(',').map(str::trim).filter(|e| !e.is_empty());
+        match self.family() {
+            Family::Mariadb => entries.filter_map(|e| e.rsplit('-').next()?.parse::<u64>().ok()).sum(),
+            Family::Mysql => entries
+                .flat_map(|e| e.split(':').skip(1))
+                .filter_map(|range| match range.split_once('-') {
+                    Some((a, b)) => Some(b.parse::<u64>().ok()?.saturating_sub(a.parse().ok()?) + 1),
+                    None => range.parse::<u64>().ok().map(|_| 1),
+                })
+                .sum(),
+        }
+    }
+
     /// Statements that make a fresh replica start replicating after `position` (the primary's position
     /// once its own set-up is done), so that it does not replay the primary's account set-up.
     pub fn start_after(&self, position: &str) -> Vec<String> {
@@ -332,6 +350,17 @@ mod tests {
         assert_eq!(old.start_replica(), "START REPLICA");
         assert_eq!(old.start_after(""), ["RESET MASTER"]);
         assert_eq!(Dialect::of(Flavor::Mysql, Version::new(8, 0, 21)).show_status(), "SHOW SLAVE STATUS");
+    }
+
+    #[test]
+    fn positions_count_transactions() {
+        let m = Dialect::of(Flavor::Mariadb, Version::new(10, 11, 19));
+        assert_eq!(m.transactions_in("0-1-531"), 531);
+        assert_eq!(m.transactions_in("0-1-531,1-2-10"), 541);
+        assert_eq!(m.transactions_in(""), 0);
+        let y = Dialect::of(Flavor::Mysql, Version::new(9, 7, 4));
+        assert_eq!(y.transactions_in("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-531:600"), 532);
+        assert_eq!(y.transactions_in("a:1-5,\nb:1-10:12-13"), 17);
     }
 
     #[test]

@@ -273,7 +273,7 @@ impl Topology {
 }
 
 /// The first value of the first row of `sql`, as text (empty for NULL or no row).
-pub(crate) fn query_text(conn: &mut mysql::Conn, sql: &str) -> Result<String> {
+pub fn query_text(conn: &mut mysql::Conn, sql: &str) -> Result<String> {
     let v: Option<Option<String>> = conn.query_first(sql).map_err(|e| admin::sql_error(sql, e))?;
     Ok(v.flatten().unwrap_or_default())
 }
