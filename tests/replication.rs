@@ -17,6 +17,16 @@ fn topology(replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
     topology_of(common::system_build(), replicas, delays)
 }
 
+/// A primary with one replica that applies with four threads.
+fn topology_with_parallel_replica() -> (Topology, tempfile::TempDir) {
+    let dir = tempfile::Builder::new().prefix("versus-repl-").tempdir().unwrap();
+    let mut primary = SandboxSpec::new("p", common::system_build(), dir.path().join("p"));
+    primary.overrides = vec!["innodb_buffer_pool_size=64M".into()];
+    let mut spec = TopologySpec::new(primary, 1);
+    spec.replica_overrides = vec!["slave_parallel_threads=4".into()];
+    (Topology::start(spec).unwrap_or_else(|e| panic!("topology did not start: {e}")), dir)
+}
+
 fn topology_of(build: versus::server::Build, replicas: usize, delays: &[u32]) -> (Topology, tempfile::TempDir) {
     topology_with(build, replicas, delays, false)
 }
@@ -349,4 +359,44 @@ fn a_semi_synchronous_primarys_commit_wait_is_sampled() {
     // An asynchronous topology has none.
     let (a, _adir) = topology(1, &[]);
     assert_eq!(ReplicaLagSampler::start(&a, Heartbeat::DEFAULT_INTERVAL).unwrap().sample().unwrap().commit_wait, None);
+}
+
+#[test]
+fn a_replica_killed_during_writes_restarts_catches_up_and_ends_equal() {
+    let (mut t, _dir) = topology_with_parallel_replica();
+    // The per-role option reached the replica only.
+    let mut r = t.replicas()[0].connect_root().unwrap();
+    assert_eq!(one_value(&mut r, "SELECT @@slave_parallel_threads"), "4");
+    assert_eq!(one_value(&mut t.primary().connect_root().unwrap(), "SELECT @@slave_parallel_threads"), "0");
+    drop(r);
+    let mut bench = t.primary().connect().unwrap();
+    bench.query_drop("CREATE TABLE k (id INT AUTO_INCREMENT PRIMARY KEY, v INT)").unwrap();
+    let insert = |bench: &mut mysql::Conn, n: usize| {
+        for i in 0..n {
+            bench.exec_drop("INSERT INTO k (v) VALUES (?)", (i,)).unwrap();
+        }
+    };
+    insert(&mut bench, 200);
+    let pid = t.replicas()[0].pid();
+    common::processes::kill9(pid);
+    // A killed server's threads take a moment to go; its death is then reported.
+    let until = Instant::now() + Duration::from_secs(10);
+    while t.replicas_mut()[0].check_alive().is_ok() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let died = t.replicas_mut()[0].check_alive().unwrap_err().to_string();
+    assert!(died.contains("the server died (signal: 9"), "{died}");
+    assert!(!process::is_alive(pid));
+    // The primary goes on while its replica is down.
+    insert(&mut bench, 300);
+    t.replicas_mut()[0].restart().unwrap();
+    insert(&mut bench, 100);
+    let caught = catch_up(&t, Duration::from_secs(60)).unwrap();
+    eprintln!("catch-up after the restart: {caught:?}");
+    assert!(caught[0].reached, "{caught:?}");
+    let n: Option<i64> = t.replicas()[0].connect_root().unwrap().query_first("SELECT COUNT(*) FROM sbtest.k").unwrap();
+    assert_eq!(n, Some(600));
+    assert!(compare_data(&t).unwrap().equal());
+    let s = t.states().unwrap().remove(0);
+    assert_eq!((s.io_running.as_str(), s.sql_running.as_str(), s.last_error.as_str()), ("Yes", "Yes", ""), "{s:?}");
 }

@@ -172,6 +172,9 @@ pub(super) struct StartArgs {
     /// With --replicas: seconds each replica holds transactions back, one value per replica (3 or 0,3).
     #[arg(long, value_name = "SECS", value_delimiter = ',')]
     replica_delay: Vec<u32>,
+    /// With --replicas: a server option for the replicas only, after --set (repeatable).
+    #[arg(long = "replica-set", value_name = "NAME=VALUE")]
+    replica_set: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -388,8 +391,8 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     spec.datadir = a.datadir;
     spec.fresh = a.fresh;
     spec.detached = true;
-    if a.replicas > 0 || a.semi_sync || !a.replica_delay.is_empty() {
-        return topology::start(home, spec, a.replicas, a.semi_sync, a.replica_delay);
+    if a.replicas > 0 || a.semi_sync || !a.replica_delay.is_empty() || !a.replica_set.is_empty() {
+        return topology::start(home, spec, a.replicas, a.semi_sync, a.replica_delay, a.replica_set);
     }
     crate::server::replication::forget(&dir)?;
     let sb = Sandbox::start(spec)?;

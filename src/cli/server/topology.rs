@@ -11,14 +11,26 @@ use crate::server::sandbox::{self, SandboxInfo, SandboxSpec};
 use crate::server::{Home, process};
 
 /// Starts `spec` as a primary with `replicas` replicas and leaves them running.
-pub(super) fn start(home: &Home, spec: SandboxSpec, replicas: usize, semi_sync: bool, delays: Vec<u32>) -> Result<()> {
+pub(super) fn start(
+    home: &Home,
+    spec: SandboxSpec,
+    replicas: usize,
+    semi_sync: bool,
+    delays: Vec<u32>,
+    replica_set: Vec<String>,
+) -> Result<()> {
     if replicas == 0 {
-        let flag = if semi_sync { "--semi-sync" } else { "--replica-delay" };
+        let flag = match (semi_sync, delays.is_empty()) {
+            (true, _) => "--semi-sync",
+            (false, false) => "--replica-delay",
+            (false, true) => "--replica-set",
+        };
         return Err(Error::option(flag, "applies to replicas; add --replicas N"));
     }
     let mut topo = TopologySpec::new(spec, replicas);
     topo.semi_sync = semi_sync;
     topo.delays = delays;
+    topo.replica_overrides = replica_set;
     topo.check()?;
     let primary_data = topo.primary.datadir.clone().unwrap_or_else(|| topo.primary.dir.join("data"));
     let mut locks = Vec::new();

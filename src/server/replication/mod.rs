@@ -48,12 +48,15 @@ pub struct TopologySpec {
     /// Seconds each replica holds transactions back (`MASTER_DELAY`/`SOURCE_DELAY`), by replica; a
     /// missing entry is 0.
     pub delays: Vec<u32>,
+    /// Options for the replicas only (`name=value` or a bare name, as `--replica-set`), after the
+    /// primary's `--set` options (an applier's threads, for example).
+    pub replica_overrides: Vec<String>,
 }
 
 impl TopologySpec {
     /// A primary with `replicas` asynchronous replicas, none delayed.
     pub fn new(primary: SandboxSpec, replicas: usize) -> Self {
-        TopologySpec { primary, replicas, semi_sync: false, delays: Vec::new() }
+        TopologySpec { primary, replicas, semi_sync: false, delays: Vec::new(), replica_overrides: Vec::new() }
     }
 
     /// The sandbox directory of replica `i` (1-based): beside the primary's, named by [`replica_name`].
@@ -73,6 +76,12 @@ impl TopologySpec {
         }
         if self.delays.len() > self.replicas {
             return Err(Error::option("--replica-delay", "more delays than replicas"));
+        }
+        for o in &self.replica_overrides {
+            crate::server::config::parse_override(o).map_err(|e| match e {
+                Error::Option { message, .. } => Error::option("--replica-set", message),
+                other => other,
+            })?;
         }
         if let Some(why) = Dialect::refusal(&self.primary.build, self.semi_sync) {
             let flag = if self.semi_sync && Dialect::refusal(&self.primary.build, false).is_none() {
@@ -114,6 +123,7 @@ impl Topology {
             r.port = None;
             r.datadir = None;
             r.fresh = true;
+            r.overrides.extend(spec.replica_overrides.iter().cloned());
             r.overrides.extend(dialect.server_options(1 + i as u32, false, spec.semi_sync));
             match Sandbox::start(r) {
                 Ok(sb) => replicas.push(sb),
@@ -251,6 +261,11 @@ impl Topology {
     pub fn states(&self) -> Result<Vec<ReplicaState>> {
         let d = self.dialect();
         self.replicas.iter().map(|r| replica_state(&mut r.connect_root()?, &d)).collect()
+    }
+
+    /// The replicas, to stop, kill or restart one.
+    pub fn replicas_mut(&mut self) -> &mut [Sandbox] {
+        &mut self.replicas
     }
 
     /// Stops every server: the replicas first, then the primary.
