@@ -44,7 +44,10 @@ pub struct ReplicaLag {
 pub struct CommitWait {
     /// Whether commits wait for a replica now (`false`: the primary fell back to asynchronous).
     pub active: bool,
-    /// Commits that waited for an acknowledgement since the previous sample.
+    /// Commits a replica acknowledged since the previous sample.
+    pub acknowledged: u64,
+    /// Commits that waited for an acknowledgement since the previous sample (one whose acknowledgement
+    /// was there first did not wait).
     pub waits: u64,
     /// Their mean wait in microseconds (`None` when none waited).
     pub mean_wait_us: Option<f64>,
@@ -65,8 +68,9 @@ pub struct LagSample {
     pub commit_wait: Option<CommitWait>,
 }
 
-/// The semi-synchronous counters of a primary: (status ON, tx_wait_time, tx_waits, no_tx, no_times).
-type SemiSyncCounters = (bool, u64, u64, u64, u64);
+/// The semi-synchronous counters of a primary: (status ON, tx_wait_time, tx_waits, no_tx, no_times,
+/// yes_tx).
+type SemiSyncCounters = (bool, u64, u64, u64, u64, u64);
 
 fn semi_sync_counters(conn: &mut mysql::Conn, prefix: &str) -> Result<SemiSyncCounters> {
     let sql = format!("SHOW GLOBAL STATUS LIKE '{prefix}%'");
@@ -75,7 +79,7 @@ fn semi_sync_counters(conn: &mut mysql::Conn, prefix: &str) -> Result<SemiSyncCo
         |name: &str| rows.iter().find(|(k, _)| k.eq_ignore_ascii_case(&format!("{prefix}{name}"))).map(|(_, v)| v);
     let n = |name: &str| get(name).and_then(|v| v.parse().ok()).unwrap_or(0);
     let on = get("status").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
-    Ok((on, n("tx_wait_time"), n("tx_waits"), n("no_tx"), n("no_times")))
+    Ok((on, n("tx_wait_time"), n("tx_waits"), n("no_tx"), n("no_times"), n("yes_tx")))
 }
 
 /// Samples a topology's replicas; writes the heartbeat on its primary while it lives.
@@ -151,6 +155,7 @@ impl ReplicaLagSampler {
                 let waits = now.2.saturating_sub(last.2);
                 let wait = CommitWait {
                     active: now.0,
+                    acknowledged: now.5.saturating_sub(last.5),
                     waits,
                     mean_wait_us: (waits > 0).then(|| now.1.saturating_sub(last.1) as f64 / waits as f64),
                     unacknowledged: now.3.saturating_sub(last.3),
