@@ -352,11 +352,12 @@ fn a_semi_synchronous_primarys_commit_wait_is_sampled() {
     let w = s.commit_wait.clone().expect("a semi-synchronous topology samples the commit wait");
     eprintln!("commit wait: {w:?}");
     assert!(w.active, "{w:?}");
-    // Each of the 50 inserts (and any heartbeat written meanwhile) was acknowledged by the replica;
-    // most waited for it.
+    // Each of the 50 inserts (and any heartbeat written meanwhile) was acknowledged by the replica.
+    // Those whose acknowledgement was not there yet waited for it (17 to 50 of them in the runs seen).
     assert!(w.acknowledged >= 50, "{w:?}");
-    assert!(w.waits >= 25 && w.waits <= w.acknowledged, "{w:?}");
-    assert!(w.mean_wait_us.is_some_and(|us| us > 0.0 && us < 1_000_000.0), "{w:?}");
+    assert!(w.waits <= w.acknowledged, "{w:?}");
+    assert_eq!(w.mean_wait_us.is_some(), w.waits > 0, "{w:?}");
+    assert!(w.mean_wait_us.is_none_or(|us| us > 0.0 && us < 1_000_000.0), "{w:?}");
     assert_eq!((w.unacknowledged, w.fallbacks), (0, 0), "{w:?}");
     // An asynchronous topology has none.
     let (a, _adir) = topology(1, &[]);
