@@ -192,7 +192,6 @@ impl Topology {
             admin::exec(&mut c, &dialect.change_source(&link))?;
             admin::exec(&mut c, &dialect.start_replica())?;
         }
-        heartbeat::create_table(&mut p, self.primary_server_id())?;
         let deadline = Instant::now() + ATTACH_TIMEOUT;
         for r in &self.replicas {
             let mut c = r.connect_root()?;
@@ -216,7 +215,9 @@ impl Topology {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        // Every replica has the heartbeat table before the topology is handed over.
+        // Created once every replica is connected: a semi-synchronous primary would otherwise wait out
+        // its timeout for an acknowledgement. Every replica has it before the topology is handed over.
+        heartbeat::create_table(&mut p, self.primary_server_id())?;
         let timeout = ATTACH_TIMEOUT + Duration::from_secs(self.record.max_delay() as u64);
         for c in catch_up(self, timeout)? {
             if !c.reached {
