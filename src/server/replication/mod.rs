@@ -74,6 +74,14 @@ impl TopologySpec {
         if self.replicas > 9 {
             return Err(Error::option("--replicas", format!("{} is too many; give 1 to 9", self.replicas)));
         }
+        let last = replica_name(&self.primary.name, self.replicas);
+        if crate::owned::check_name("--name", &last).is_err() {
+            let room = 80 - (last.len() - self.primary.name.len());
+            return Err(Error::option(
+                "--name",
+                format!("the replicas' names ({last} …) would be too long; give a name of at most {room} characters"),
+            ));
+        }
         if self.delays.len() > self.replicas {
             return Err(Error::option("--replica-delay", "more delays than replicas"));
         }
