@@ -259,6 +259,7 @@ mod tests {
         );
         let on = vars(&[("log_bin", "ON"), ("optimizer_switch", "mrr=on")]);
         assert_eq!(adjusted(&req(&["log-bin=mysql-bin", "log_bin"]), &on), []);
+        assert_eq!(adjusted(&req(&["log_bin=binlog"]), &on), []);
         assert_eq!(adjusted(&req(&["optimizer_switch=mrr=off"]), &on)[0].effective, "mrr=on");
         assert_eq!(adjusted(&req(&["skip-log-bin"]), &on)[0].to_string(), "log_bin=OFF runs as ON");
     }
