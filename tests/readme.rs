@@ -111,7 +111,12 @@ fn builds(argv: &[String]) -> (Vec<String>, Option<String>) {
             let name = a.iter().position(|w| *w == "--name").and_then(|i| a.get(i + 1)).or(a.get(3));
             (Vec::new(), name.map(|n| n.to_string()))
         }
-        Some(["server", "start" | "vars" | "stop" | "snapshot" | "restore"]) => (positional(3), None),
+        Some(["server", "start"]) => {
+            // A sandbox started under --name is a name the later lines may use like a build's.
+            let name = a.iter().position(|w| *w == "--name").and_then(|i| a.get(i + 1));
+            (positional(3), name.map(|n| n.to_string()))
+        }
+        Some(["server", "vars" | "stop" | "snapshot" | "restore"]) => (positional(3), None),
         Some(["series" | "diff-vars", _]) => (positional(2), None),
         Some(["explain", _]) => {
             (positional(2).iter().map(|t| t.split(':').next().unwrap().to_string()).collect(), None)

@@ -9,7 +9,10 @@ use comfy_table::{Table, presets::NOTHING};
 use crate::error::{Error, Result};
 use crate::server::fetch::{self, FetchOptions};
 use crate::server::sandbox::{self, Sandbox, SandboxInfo, SandboxSpec};
-use crate::server::{Home, Source, admin, process};
+use crate::server::{Home, Source, process};
+
+mod topology;
+mod vars;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum ServerCommand {
@@ -70,6 +73,15 @@ pub(super) enum ServerCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Wait until a primary's replicas have applied all it has (the catch-up time of each), then compare
+    /// their tables with its (CHECKSUM TABLE); exit status 1 when a table differs.
+    Verify {
+        /// The primary's sandbox name.
+        name: String,
+        /// Seconds to wait for the replicas to catch up.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
     },
     /// SHOW GLOBAL VARIABLES of a running sandbox.
     Vars {
@@ -152,6 +164,18 @@ pub(super) struct StartArgs {
     /// Throw away the sandbox's existing datadir and initialise a new one.
     #[arg(long)]
     fresh: bool,
+    /// Also start N replicas of it (sandboxes NAME-r1 …), replicating by GTID; `stop NAME` stops them all.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    replicas: usize,
+    /// With --replicas: commits on the primary wait until a replica has them (semi-synchronous).
+    #[arg(long)]
+    semi_sync: bool,
+    /// With --replicas: seconds each replica holds transactions back, one value per replica (3 or 0,3).
+    #[arg(long, value_name = "SECS", value_delimiter = ',')]
+    replica_delay: Vec<u32>,
+    /// With --replicas: a server option for the replicas only, after --set (repeatable).
+    #[arg(long = "replica-set", value_name = "NAME=VALUE")]
+    replica_set: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -198,7 +222,8 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
         ServerCommand::Start(args) => start(home, args)?,
         ServerCommand::Stop { names, all, timeout } => stop(home, names, all, timeout)?,
         ServerCommand::Status { name, json } => status(home, name, json)?,
-        ServerCommand::Vars { name, like, json } => vars(home, &name, like.as_deref(), json)?,
+        ServerCommand::Verify { name, timeout } => return topology::verify(home, &name, timeout),
+        ServerCommand::Vars { name, like, json } => vars::vars(home, &name, like.as_deref(), json)?,
         ServerCommand::Snapshot { name, snapshot } => {
             let mut sb = open(home, &name)?;
             let _lock = lock_sandbox(home, &name)?;
@@ -367,6 +392,10 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     spec.datadir = a.datadir;
     spec.fresh = a.fresh;
     spec.detached = true;
+    if a.replicas > 0 || a.semi_sync || !a.replica_delay.is_empty() || !a.replica_set.is_empty() {
+        return topology::start(home, spec, a.replicas, a.semi_sync, a.replica_delay, a.replica_set);
+    }
+    crate::server::replication::forget(&dir)?;
     let sb = Sandbox::start(spec)?;
     println!("started {name}: {} in {:.2} s", sb.version(), sb.ready_after().as_secs_f64());
     for a in sb.adjusted() {
@@ -451,6 +480,7 @@ fn stop(home: &Home, names: Vec<String>, all: bool, timeout: u64) -> Result<()> 
             .collect::<Result<_>>()?
     };
     for info in targets {
+        topology::stop_replicas(home, &info, timeout)?;
         let _lock = lock_sandbox(home, &info.name)?;
         if !sandbox::is_our_server(&info) {
             println!("{}: not running", info.name);
@@ -491,6 +521,9 @@ fn status(home: &Home, name: Option<String>, json: bool) -> Result<()> {
                 v["password"] = serde_json::Value::Null;
                 v["running"] = (*up).into();
                 v["uptime_s"] = if *up { now.saturating_sub(i.started_at).into() } else { serde_json::Value::Null };
+                if name.is_some() {
+                    v["replication"] = topology::status_json(home, i);
+                }
                 v
             })
             .collect();
@@ -520,31 +553,8 @@ fn status(home: &Home, name: Option<String>, json: bool) -> Result<()> {
         ]);
     }
     println!("{t}");
-    Ok(())
-}
-
-fn vars(home: &Home, name: &str, like: Option<&str>, json: bool) -> Result<()> {
-    let sb = open(home, name)?;
-    if !sandbox::is_our_server(sb.info()) {
-        return Err(Error::server(
-            name,
-            format!("is not running; start it with `versus server start {}`", sb.info().build),
-        ));
-    }
-    let mut conn = sb.connect_root()?;
-    let mut vars = admin::global_variables(&mut conn)?;
-    if let Some(p) = like {
-        vars.retain(|(k, _)| like_match(p, k));
-    }
-    if json {
-        let map: serde_json::Map<String, serde_json::Value> = vars.into_iter().map(|(k, v)| (k, v.into())).collect();
-        println!("{}", serde_json::to_string_pretty(&map).expect("json"));
-    } else {
-        let mut t = table(&["VARIABLE", "VALUE"]);
-        for (k, v) in vars {
-            t.add_row(vec![k, v]);
-        }
-        println!("{t}");
+    if let Some(n) = &name {
+        topology::print_status(home, n)?;
     }
     Ok(())
 }
@@ -563,33 +573,9 @@ fn human_duration(secs: u64) -> String {
     }
 }
 
-/// SQL LIKE matching (`%` any run, `_` one character), case-insensitive like MySQL's default collation.
-fn like_match(pattern: &str, text: &str) -> bool {
-    fn go(p: &[char], t: &[char]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some(('%', rest)) => (0..=t.len()).any(|i| go(rest, &t[i..])),
-            Some(('_', rest)) => !t.is_empty() && go(rest, &t[1..]),
-            Some((c, rest)) => t.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && go(rest, &t[1..]),
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    go(&p, &t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn like_patterns() {
-        assert!(like_match("innodb_flush%", "innodb_flush_log_at_trx_commit"));
-        assert!(like_match("%binlog", "sync_binlog"));
-        assert!(like_match("log_bi_", "log_bin"));
-        assert!(!like_match("log_bin", "log_bin_basename"));
-        assert!(like_match("LOG_BIN", "log_bin"));
-    }
 
     #[test]
     fn durations() {

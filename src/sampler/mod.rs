@@ -7,6 +7,7 @@ pub mod counters;
 mod efficiency;
 mod host;
 mod process;
+pub mod replica_lag;
 
 pub use counters::ServerLine;
 pub use efficiency::{Efficiency, is_gauge, is_position, status_deltas, status_ends};

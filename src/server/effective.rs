@@ -146,7 +146,9 @@ fn expected(r: &Requested, vars: &HashMap<String, &str>) -> Option<(String, Stri
     let value = r.value.as_deref().map(str::trim);
     // `skip-name-resolve` is itself a variable; `skip-log-bin` turns `log_bin` off.
     if vars.contains_key(&full) && !full.starts_with("enable_") {
-        return Some((full, value.unwrap_or("ON").to_string()));
+        // `log_bin=NAME` names the files and turns the variable ON.
+        let value = if VALUE_MEANS_ON.contains(&full.as_str()) { "ON" } else { value.unwrap_or("ON") };
+        return Some((full, value.to_string()));
     }
     let variable = option_variables(&full).into_iter().find(|v| vars.contains_key(v))?;
     let value = match (negated, value) {
@@ -257,6 +259,7 @@ mod tests {
         );
         let on = vars(&[("log_bin", "ON"), ("optimizer_switch", "mrr=on")]);
         assert_eq!(adjusted(&req(&["log-bin=mysql-bin", "log_bin"]), &on), []);
+        assert_eq!(adjusted(&req(&["log_bin=binlog"]), &on), []);
         assert_eq!(adjusted(&req(&["optimizer_switch=mrr=off"]), &on)[0].effective, "mrr=on");
         assert_eq!(adjusted(&req(&["skip-log-bin"]), &on)[0].to_string(), "log_bin=OFF runs as ON");
     }

@@ -14,6 +14,7 @@ pub mod lockdown;
 pub mod managed;
 pub mod mycnf;
 pub mod process;
+pub mod replication;
 pub mod sandbox;
 pub mod snapshot;
 pub mod variables;

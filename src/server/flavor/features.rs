@@ -60,6 +60,20 @@ pub enum Feature {
     Aria,
     /// The server sizes `innodb_buffer_pool_instances` from the pool and the CPUs by itself.
     SizesPoolInstances,
+    /// GTID-based replication that a replica can position itself with (MariaDB's `MASTER_USE_GTID`,
+    /// MySQL's auto-position).
+    GtidReplication,
+    /// `CHANGE REPLICATION SOURCE TO … SOURCE_*` (MySQL 8.0.23+) instead of `CHANGE MASTER TO`.
+    ReplicationSourceSyntax,
+    /// `START REPLICA`, `STOP REPLICA`, `SHOW REPLICA STATUS` (the older `… SLAVE` forms are gone
+    /// from MySQL 8.4).
+    ReplicaKeyword,
+    /// Semi-synchronous replication built into the server, with no plugin to install.
+    SemiSyncBuiltIn,
+    /// The `semisync_source`/`semisync_replica` plugins (the `master`/`slave` ones are gone in 9.x).
+    SemiSyncSourcePlugins,
+    /// `RESET BINARY LOGS AND GTIDS` (`RESET MASTER` is gone from MySQL 8.4).
+    ResetBinaryLogsAndGtids,
 }
 
 /// One row: `feature` exists on `family` from `from` until (not including) `until`.
@@ -87,6 +101,16 @@ const FEATURES: &[Row] = &[
     row(Feature::TempTable, Family::Mysql, v(8, 0, 0), None),
     row(Feature::Aria, Family::Mariadb, v(5, 1, 0), None),
     row(Feature::SizesPoolInstances, Family::Mysql, v(8, 4, 0), None),
+    // MariaDB GTID 10.0.2, MySQL GTID auto-position 5.6.5.
+    row(Feature::GtidReplication, Family::Mariadb, v(10, 0, 2), None),
+    row(Feature::GtidReplication, Family::Mysql, v(5, 6, 5), None),
+    row(Feature::ReplicationSourceSyntax, Family::Mysql, v(8, 0, 23), None),
+    // MySQL 8.0.22 added the REPLICA forms; MariaDB 10.5.1 added them as aliases.
+    row(Feature::ReplicaKeyword, Family::Mysql, v(8, 0, 22), None),
+    row(Feature::ReplicaKeyword, Family::Mariadb, v(10, 5, 1), None),
+    row(Feature::SemiSyncBuiltIn, Family::Mariadb, v(10, 3, 3), None),
+    row(Feature::SemiSyncSourcePlugins, Family::Mysql, v(8, 0, 26), None),
+    row(Feature::ResetBinaryLogsAndGtids, Family::Mysql, v(8, 4, 0), None),
 ];
 
 /// True when `flavor` at `version` has `feature`.
@@ -117,6 +141,12 @@ mod tests {
         assert!(!has(Feature::Aria, Flavor::Mysql, v(8, 0, 36)));
         assert!(has(Feature::SizesPoolInstances, Flavor::Mysql, v(8, 4, 0)));
         assert!(!has(Feature::SizesPoolInstances, Flavor::Mariadb, v(11, 8, 0)));
+        assert!(has(Feature::ReplicationSourceSyntax, Flavor::Mysql, v(9, 7, 4)));
+        assert!(!has(Feature::ReplicationSourceSyntax, Flavor::Mysql, v(8, 0, 22)));
+        assert!(!has(Feature::ReplicationSourceSyntax, Flavor::Mariadb, v(11, 8, 0)));
+        assert!(has(Feature::SemiSyncBuiltIn, Flavor::Mariadb, v(10, 11, 19)));
+        assert!(!has(Feature::SemiSyncBuiltIn, Flavor::Mysql, v(9, 7, 4)));
+        assert!(!has(Feature::GtidReplication, Flavor::Mariadb, v(5, 5, 60)));
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod features;
 mod mariadb;
 mod mysql;
 pub mod options;
+pub mod replication;
 
 use std::path::{Path, PathBuf};
 

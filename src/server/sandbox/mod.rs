@@ -409,7 +409,10 @@ impl Sandbox {
             password: &spec.password,
             database: &spec.database,
         };
-        let sql = flavor::bootstrap_sql(self.build.flavor, self.build.version, &accounts);
+        // Kept out of the binary log: replicas would apply it at each start of their primary (root's
+        // password among it) and lose their own.
+        let mut sql = vec!["SET SESSION sql_log_bin = 0".to_string()];
+        sql.extend(flavor::bootstrap_sql(self.build.flavor, self.build.version, &accounts));
         lockdown::write_private(&self.paths.init_file, &(sql.join(";\n") + ";\n"))?;
         self.account.own(&self.paths.init_file)
     }

@@ -1,0 +1,303 @@
+//! Replication topologies: a primary sandbox with N replica sandboxes on 127.0.0.1, each a locked-down
+//! sandbox of its own, replicating asynchronously (or semi-synchronously) by GTID; their state, their
+//! exact lag by heartbeat, the time they take to catch up, and a check that their data equals the
+//! primary's.
+//!
+//! The statements differ per family and version; they come from
+//! [`Dialect`](crate::server::flavor::replication::Dialect), never from branches here.
+
+mod catchup;
+mod checksum;
+mod heartbeat;
+mod record;
+mod status;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+
+use crate::error::{Error, Result};
+use crate::server::admin;
+use crate::server::flavor::replication::{Dialect, SourceLink};
+use crate::server::lockdown;
+use crate::server::sandbox::{Sandbox, SandboxSpec};
+
+pub use catchup::{CatchUp, catch_up};
+pub use checksum::{DataCheck, TableDifference, compare_data};
+pub use heartbeat::{HEARTBEAT_DATABASE, Heartbeat, heartbeat_lag, probe_lag};
+pub use record::{ReplicaRecord, TopologyRecord, forget, read_record, replica_name};
+pub use status::{ReplicaState, replica_state};
+
+/// The replication account versus creates on a primary (its password is generated at every start and
+/// kept nowhere but in the replicas' connection settings).
+pub const REPLICATION_USER: &str = "versus_repl";
+
+/// How long a replica may take to connect and start applying before the start is given up.
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What to start: a primary as [`SandboxSpec`] describes it, and its replicas.
+#[derive(Debug, Clone)]
+pub struct TopologySpec {
+    /// The primary; the replicas take its build, base config, `--set` options and timeouts.
+    pub primary: SandboxSpec,
+    /// How many replicas (1 or more).
+    pub replicas: usize,
+    /// Semi-synchronous commits on the primary (acknowledged by a replica before they return).
+    pub semi_sync: bool,
+    /// Seconds each replica holds transactions back (`MASTER_DELAY`/`SOURCE_DELAY`), by replica; a
+    /// missing entry is 0.
+    pub delays: Vec<u32>,
+    /// Options for the replicas only (`name=value` or a bare name, as `--replica-set`), after the
+    /// primary's `--set` options (an applier's threads, for example).
+    pub replica_overrides: Vec<String>,
+}
+
+impl TopologySpec {
+    /// A primary with `replicas` asynchronous replicas, none delayed.
+    pub fn new(primary: SandboxSpec, replicas: usize) -> Self {
+        TopologySpec { primary, replicas, semi_sync: false, delays: Vec::new(), replica_overrides: Vec::new() }
+    }
+
+    /// The sandbox directory of replica `i` (1-based): beside the primary's, named by [`replica_name`].
+    pub fn replica_dir(&self, i: usize) -> PathBuf {
+        let parent = self.primary.dir.parent().unwrap_or(Path::new("."));
+        parent.join(replica_name(&self.primary.name, i))
+    }
+
+    /// Why this topology cannot run (one line naming the flag at fault and what would work), checked
+    /// before anything starts.
+    pub fn check(&self) -> Result<()> {
+        if self.replicas == 0 {
+            return Err(Error::option("--replicas", "a topology needs at least one replica"));
+        }
+        if self.replicas > 9 {
+            return Err(Error::option("--replicas", format!("{} is too many; give 1 to 9", self.replicas)));
+        }
+        let last = replica_name(&self.primary.name, self.replicas);
+        if crate::owned::check_name("--name", &last).is_err() {
+            let room = 80 - (last.len() - self.primary.name.len());
+            return Err(Error::option(
+                "--name",
+                format!("the replicas' names ({last} …) would be too long; give a name of at most {room} characters"),
+            ));
+        }
+        if self.delays.len() > self.replicas {
+            return Err(Error::option("--replica-delay", "more delays than replicas"));
+        }
+        for o in &self.replica_overrides {
+            crate::server::config::parse_override(o).map_err(|e| match e {
+                Error::Option { message, .. } => Error::option("--replica-set", message),
+                other => other,
+            })?;
+        }
+        if let Some(why) = Dialect::refusal(&self.primary.build, self.semi_sync) {
+            let flag = if self.semi_sync && Dialect::refusal(&self.primary.build, false).is_none() {
+                "--semi-sync"
+            } else {
+                "--replicas"
+            };
+            return Err(Error::option(flag, why));
+        }
+        Ok(())
+    }
+}
+
+/// A running primary with its replicas. Started by the library it is a guard (dropping it stops every
+/// server); [`Topology::detach`] leaves them running.
+#[derive(Debug)]
+pub struct Topology {
+    primary: Sandbox,
+    replicas: Vec<Sandbox>,
+    record: TopologyRecord,
+}
+
+impl Topology {
+    /// Starts the primary and its replicas from empty datadirs, creates the replication account and the
+    /// heartbeat table, attaches every replica by GTID and waits until each applies what the primary
+    /// has. Refuses a topology the build cannot run before starting anything.
+    pub fn start(spec: TopologySpec) -> Result<Topology> {
+        spec.check()?;
+        let dialect = Dialect::of(spec.primary.build.flavor, spec.primary.build.version);
+        let mut primary_spec = spec.primary.clone();
+        primary_spec.fresh = true;
+        primary_spec.overrides.extend(dialect.server_options(1, true, spec.semi_sync));
+        let mut primary = Sandbox::start(primary_spec)?;
+        let mut replicas: Vec<Sandbox> = Vec::new();
+        for i in 1..=spec.replicas {
+            let mut r = spec.primary.clone();
+            r.name = replica_name(&spec.primary.name, i);
+            r.dir = spec.replica_dir(i);
+            r.port = None;
+            r.datadir = None;
+            r.fresh = true;
+            r.overrides.extend(spec.replica_overrides.iter().cloned());
+            r.overrides.extend(dialect.server_options(1 + i as u32, false, spec.semi_sync));
+            match Sandbox::start(r) {
+                Ok(sb) => replicas.push(sb),
+                Err(e) => {
+                    // Detached servers are no guards: what started so far is stopped here.
+                    for sb in replicas.iter_mut().chain(std::iter::once(&mut primary)) {
+                        let _ = sb.stop();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let record = TopologyRecord {
+            primary: spec.primary.name.clone(),
+            semi_sync: spec.semi_sync,
+            replicas: replicas
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ReplicaRecord {
+                    name: r.info().name.clone(),
+                    dir: r.dir().to_path_buf(),
+                    server_id: 2 + i as u32,
+                    delay_s: spec.delays.get(i).copied().unwrap_or(0),
+                })
+                .collect(),
+        };
+        let mut topology = Topology { primary, replicas, record };
+        // Recorded first: `server stop` finds the replicas even if versus dies while wiring them.
+        if let Err(e) =
+            record::write_record(topology.primary.dir(), &topology.record).and_then(|_| topology.wire(&dialect))
+        {
+            let _ = topology.stop();
+            return Err(e);
+        }
+        Ok(topology)
+    }
+
+    /// Reopens the topology recorded in the primary's sandbox directory `dir` (running or not); it is
+    /// not stopped when dropped. `build` is the build every member runs.
+    pub fn open(dir: &Path, build: crate::server::Build) -> Result<Topology> {
+        let record = read_record(dir)?;
+        let primary = Sandbox::open(dir, build.clone())?;
+        let replicas = record.replicas.iter().map(|r| Sandbox::open(&r.dir, build.clone())).collect::<Result<_>>()?;
+        Ok(Topology { primary, replicas, record })
+    }
+
+    fn wire(&self, dialect: &Dialect) -> Result<()> {
+        let password = lockdown::generate_password()?;
+        let mut p = self.primary.connect_root()?;
+        for s in dialect.create_account(REPLICATION_USER, &password) {
+            admin::exec(&mut p, &s)?;
+        }
+        // The replicas start after the primary's own set-up (its accounts), which they have themselves.
+        let position = query_text(&mut p, dialect.primary_position())?;
+        for (r, rec) in self.replicas.iter().zip(&self.record.replicas) {
+            let mut c = r.connect_root()?;
+            for s in dialect.start_after(&position) {
+                admin::exec(&mut c, &s)?;
+            }
+            let link = SourceLink {
+                port: self.primary.port(),
+                user: REPLICATION_USER,
+                password: &password,
+                delay_s: rec.delay_s,
+            };
+            admin::exec(&mut c, &dialect.change_source(&link))?;
+            admin::exec(&mut c, &dialect.start_replica())?;
+        }
+        let deadline = Instant::now() + ATTACH_TIMEOUT;
+        for r in &self.replicas {
+            let mut c = r.connect_root()?;
+            loop {
+                let s = replica_state(&mut c, dialect)?;
+                if s.io_running == "Yes" && s.sql_running == "Yes" {
+                    break;
+                }
+                if !s.last_error.is_empty() || Instant::now() > deadline {
+                    let why = if s.last_error.is_empty() { "no error reported".to_string() } else { s.last_error };
+                    return Err(Error::server(
+                        &r.info().name,
+                        format!(
+                            "replication did not start within {} s (receiver {}, applier {}): {why}",
+                            ATTACH_TIMEOUT.as_secs(),
+                            s.io_running,
+                            s.sql_running
+                        ),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // Created once every replica is connected: a semi-synchronous primary would otherwise wait out
+        // its timeout for an acknowledgement. Every replica has it before the topology is handed over.
+        heartbeat::create_table(&mut p, self.primary_server_id())?;
+        let timeout = ATTACH_TIMEOUT + Duration::from_secs(self.record.max_delay() as u64);
+        for c in catch_up(self, timeout)? {
+            if !c.reached {
+                return Err(Error::server(&c.replica, "did not catch up with the primary after it started"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The primary.
+    pub fn primary(&self) -> &Sandbox {
+        &self.primary
+    }
+
+    /// The primary, to stop or restart it.
+    pub fn primary_mut(&mut self) -> &mut Sandbox {
+        &mut self.primary
+    }
+
+    /// The replicas, in order.
+    pub fn replicas(&self) -> &[Sandbox] {
+        &self.replicas
+    }
+
+    /// What is recorded about the topology.
+    pub fn record(&self) -> &TopologyRecord {
+        &self.record
+    }
+
+    /// The primary's `server_id` (the heartbeat row's key).
+    pub fn primary_server_id(&self) -> u32 {
+        1
+    }
+
+    /// The replication statements of this topology's servers.
+    pub fn dialect(&self) -> Dialect {
+        let b = self.primary.build();
+        Dialect::of(b.flavor, b.version)
+    }
+
+    /// Each replica's state now: threads, the server's Seconds_Behind, the last error.
+    pub fn states(&self) -> Result<Vec<ReplicaState>> {
+        let d = self.dialect();
+        self.replicas.iter().map(|r| replica_state(&mut r.connect_root()?, &d)).collect()
+    }
+
+    /// The replicas, to stop, kill or restart one.
+    pub fn replicas_mut(&mut self) -> &mut [Sandbox] {
+        &mut self.replicas
+    }
+
+    /// Stops every server: the replicas first, then the primary.
+    pub fn stop(&mut self) -> Result<()> {
+        for r in &mut self.replicas {
+            r.stop()?;
+        }
+        self.primary.stop()?;
+        Ok(())
+    }
+
+    /// Leaves every server running when this value is dropped.
+    pub fn detach(self) -> TopologyRecord {
+        for r in self.replicas {
+            r.detach();
+        }
+        self.primary.detach();
+        self.record
+    }
+}
+
+/// The first value of the first row of `sql`, as text (empty for NULL or no row).
+pub fn query_text(conn: &mut mysql::Conn, sql: &str) -> Result<String> {
+    let v: Option<Option<String>> = conn.query_first(sql).map_err(|e| admin::sql_error(sql, e))?;
+    Ok(v.flatten().unwrap_or_default())
+}
