@@ -81,12 +81,21 @@ fn tpcc(s: &common::TestServer, extra: &[&str]) -> Output {
 /// passes its consistency check and cleans up; its rollbacks count as errors through `sb_counter_inc`.
 #[test]
 fn a_tpcc_like_script_prepares_runs_checks_and_cleans_up() {
-    let s = start_server();
+    tpcc_round_trip(&start_server());
+}
+
+/// The same on MySQL 9.7 (caching_sha2_password, its own information_schema and foreign keys).
+#[test]
+fn a_tpcc_like_script_runs_on_mysql_9_7() {
+    tpcc_round_trip(&common::start_server_of(common::fetched_build("mysql-9.7"), &[]));
+}
+
+fn tpcc_round_trip(s: &common::TestServer) {
     let ok = |o: Output, what: &str| {
         assert!(o.status.success(), "{what} failed:\n{}", text(&o));
         text(&o)
     };
-    let t = ok(tpcc(&s, &["--threads=2", "--scale=2", "prepare"]), "prepare");
+    let t = ok(tpcc(s, &["--threads=2", "--scale=2", "prepare"]), "prepare");
     assert!(t.contains("Loading warehouse 2 of set 1"), "{t}");
     let mut root = s.root_conn();
     use mysql::prelude::Queryable;
@@ -99,20 +108,20 @@ fn a_tpcc_like_script_prepares_runs_checks_and_cleans_up() {
         .unwrap()
         .unwrap();
     assert_eq!(fks, 4, "use_fk=1 creates the foreign keys");
-    let o = tpcc(&s, &["--threads=2", "--events=400", "--time=0", "--trx_level=RC", "--format=json", "run"]);
+    let o = tpcc(s, &["--threads=2", "--events=400", "--time=0", "--trx_level=RC", "--format=json", "run"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
     assert_eq!(doc["totals"]["events"], 400, "{doc}");
     assert!(doc["test"].as_str().unwrap().ends_with("tpcc_like.lua"));
     assert!(common::sysbench_schema_errors(&doc).is_empty(), "{:?}", common::sysbench_schema_errors(&doc));
     let orders: u64 = root.query_first("SELECT COUNT(*) FROM sbtest.orders1").unwrap().unwrap();
     assert!(orders > 600, "new orders were written: {orders}");
-    let t = ok(tpcc(&s, &["--threads=2", "check"]), "check");
+    let t = ok(tpcc(s, &["--threads=2", "check"]), "check");
     assert_eq!(t.matches("consistency checks passed").count(), 2, "{t}");
     // A broken invariant is caught by the check, which fails.
     root.query_drop("UPDATE sbtest.district1 SET d_next_o_id = d_next_o_id + 5 WHERE d_w_id = 1 AND d_id = 1").unwrap();
-    let o = tpcc(&s, &["--threads=2", "check"]);
+    let o = tpcc(s, &["--threads=2", "check"]);
     assert!(!o.status.success() && text(&o).contains("consistency checks failed"), "{}", text(&o));
-    ok(tpcc(&s, &["cleanup"]), "cleanup");
+    ok(tpcc(s, &["cleanup"]), "cleanup");
     let left: u64 = root
         .query_first("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'")
         .unwrap()

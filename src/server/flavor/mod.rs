@@ -138,9 +138,10 @@ pub fn start_command(build: &Build, paths: &InstancePaths) -> CommandLine {
 }
 
 /// What the benchmark account may do, on its databases only: everything the workloads run (sysbench's
-/// prepare, run and cleanup; the Insert Benchmark's load, index, write and query steps), nothing that
+/// prepare, run and cleanup; the Insert Benchmark's load, index, write and query steps; the foreign keys
+/// of TPC-C-like Lua scripts, which MySQL checks against REFERENCES), nothing that
 /// reaches files, other accounts or the server's settings (no FILE, SUPER, GRANT OPTION, global grants).
-pub const BENCHMARK_PRIVILEGES: &str = "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER";
+pub const BENCHMARK_PRIVILEGES: &str = "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES";
 
 /// The databases the benchmark account works in besides its own: the Insert Benchmark's.
 pub const EXTRA_DATABASES: &[&str] = &["ib"];
@@ -350,10 +351,10 @@ mod tests {
         assert_eq!(
             grants,
             [
-                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `sbtest`.* TO 'sbtest'@'%'",
-                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `ib`.* TO 'sbtest'@'%'",
-                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `sbtest`.* TO 'sbtest'@'localhost'",
-                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `ib`.* TO 'sbtest'@'localhost'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES ON `sbtest`.* TO 'sbtest'@'%'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES ON `ib`.* TO 'sbtest'@'%'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES ON `sbtest`.* TO 'sbtest'@'localhost'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES ON `ib`.* TO 'sbtest'@'localhost'",
             ]
         );
         assert!(sql.iter().all(|s| !s.contains("*.*") && !s.contains("WITH GRANT OPTION") && !s.contains('\n')));

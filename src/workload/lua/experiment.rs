@@ -105,6 +105,7 @@ impl LuaWorkload {
             driver: Arc::new(DryRunDriver),
             unique: Arc::new(Unique::new(0, 0)),
             log: Some(quiet()),
+            cancel: Default::default(),
         };
         let decls = options::declarations(&Vm::new(&probe, 0, 1)?.lua)?;
         let (general, _) = options::assign(&pairs, decls.as_deref(), Vec::new())?;
@@ -159,6 +160,7 @@ impl LuaWorkload {
             driver,
             unique: Arc::new(Unique::new(seeder.next_u64() as u32, seeder.next_u64() as u32)),
             log: Some(quiet()),
+            cancel: Default::default(),
         };
         Ok((setup, o))
     }

@@ -75,6 +75,7 @@ pub fn main(args: Vec<String>) -> Result<i32> {
         driver: driver.clone(),
         unique: Arc::new(Unique::new(0, 0)),
         log: None,
+        cancel: Default::default(),
     };
     let decls = options::declarations(&vm::Vm::new(&setup, 0, seed(&o))?.lua)?;
     let (general, script_opts) = options::assign(&pairs, decls.as_deref(), args)?;

@@ -2,6 +2,9 @@
 //! methods): queries with their rows, prepared statements, reconnects. Each method answers `true,
 //! values…` or `false, kind, errno, state, message`, and the Lua side raises sysbench's error from it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use mlua::{IntoLuaMulti, Lua, MultiValue, UserData, UserDataMethods, Value, Variadic};
 
 use super::bridge::{self, Bare};
@@ -25,25 +28,29 @@ enum Target {
 /// A script's connection.
 pub(super) struct RawCon {
     target: Target,
+    cancel: Arc<AtomicBool>,
 }
 
 impl RawCon {
     /// The next connection for the script of `lua`: the worker's if it is still free, else a new one.
     pub(super) fn open(lua: &Lua) -> mlua::Result<RawCon> {
-        let (take_worker, driver) = {
+        let (take_worker, driver, cancel) = {
             let mut ctx = lua.app_data_mut::<Ctx>().ok_or_else(|| mlua::Error::runtime("no sysbench context"))?;
             let t = std::mem::take(&mut ctx.worker_free);
-            (t, ctx.driver.clone())
+            (t, ctx.driver.clone(), ctx.cancel.clone())
         };
         if take_worker {
-            return Ok(RawCon { target: Target::Worker });
+            return Ok(RawCon { target: Target::Worker, cancel });
         }
         let conn = driver.connect().map_err(|e| mlua::Error::runtime(format!("connection creation failed: {e}")))?;
-        Ok(RawCon { target: Target::Own(Some(std::sync::Mutex::new(conn))) })
+        Ok(RawCon { target: Target::Own(Some(std::sync::Mutex::new(conn))), cancel })
     }
 
     /// Runs `f` on the executor of this connection.
     fn run<R>(&mut self, f: impl FnOnce(&mut dyn Exec) -> Result<R, Abort>) -> Result<R, Abort> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Abort::Fatal(Error::Other("another thread of this command failed".into())));
+        }
         match &mut self.target {
             Target::Worker => bridge::current(f).unwrap_or_else(|| {
                 Err(Abort::Fatal(Error::Other("the connection is used outside the thread that opened it".into())))

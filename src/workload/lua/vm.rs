@@ -2,6 +2,7 @@
 //! LuaJIT with every standard library (the FFI too), the `sysbench` table, then the script's chunk.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
@@ -21,6 +22,8 @@ pub(super) struct Ctx {
     pub(super) driver: Arc<dyn Driver>,
     /// The worker's connection is there for the script's first `drv:connect()`.
     pub(super) worker_free: bool,
+    /// The command's cancel flag ([`Setup::cancel`]).
+    pub(super) cancel: Arc<AtomicBool>,
     rnd: Random,
     unique: Arc<Unique>,
     help: String,
@@ -45,6 +48,9 @@ pub(super) struct Setup {
     pub(super) unique: Arc<Unique>,
     /// Where `print` writes; stdout when `None`.
     pub(super) log: Option<Log>,
+    /// Set when one thread of a parallel command failed: the others' statements fail too, so that
+    /// none waits for what the failed one will never do.
+    pub(super) cancel: Arc<AtomicBool>,
 }
 
 /// A loaded state.
@@ -67,6 +73,7 @@ impl Vm {
         lua.set_app_data(Ctx {
             driver: setup.driver.clone(),
             worker_free: false,
+            cancel: setup.cancel.clone(),
             rnd: Random::new(&setup.rand, seed),
             unique: setup.unique.clone(),
             help: setup.options.help(),
