@@ -29,7 +29,7 @@ from benchlib import Server, replace_section, run_client
 BEGIN = "<!-- lua_vs_sysbench: written by bench/lua_vs_sysbench.py -->"
 END = "<!-- /lua_vs_sysbench -->"
 SHIPPED = "/usr/share/sysbench"
-TPCC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "lua", "tpcc_like.lua")
+TPCC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "lua", "tpcc_like.lua"))
 TPS_TARGET, CPU_TARGET = 1.0, 0.9
 
 
@@ -53,9 +53,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=2, help="A B rounds per thread count")
     ap.add_argument("--threads", default="1,4,16,64")
     ap.add_argument("--table-size", type=int, default=100_000)
-    ap.add_argument("--scale", type=int, default=4, help="warehouses of the TPC-C-like script")
+    ap.add_argument("--scale", type=int, default=4, help="warehouses of the TPC-C-like script's runs")
+    ap.add_argument("--prepare-scale", type=int, default=40, help="warehouses of the prepare measured")
     ap.add_argument("--out", default="BENCHMARKS.md", help="file whose section is (re)written; - prints only")
     a = ap.parse_args()
+    # sysbench looks for a script's modules in the working directory (not the script's folder, as versus
+    # does too): run from the TPC-C-like script's folder.
+    a.versus = os.path.abspath(a.versus)
+    a.out = a.out if a.out == "-" else os.path.abspath(a.out)
+    os.chdir(os.path.dirname(TPCC))
 
     load_before = open("/proc/loadavg").read().split()[:3]
     srv = Server(a.versus, ["innodb_buffer_pool_size=1G", "innodb_flush_log_at_trx_commit=2", "max_connections=300"])
@@ -65,13 +71,13 @@ def main():
     results, prepares = [], []
     try:
         # The TPC-C-like prepare, both tools at the same threads, each into empty tables.
-        tpcc_opts = [f"--scale={a.scale}", "--threads=2"]
+        tpcc_opts = [f"--scale={a.prepare_scale}", "--threads=2"]
         for name, cmd in [("sysbench", [a.sysbench, TPCC]), ("versus", [a.versus, "sysbench", TPCC])]:
             wall, cpu, _ = run_client([*cmd, *conn, *tpcc_opts, "prepare"])
             prepares.append((name, wall, cpu))
             print(f"tpcc_like prepare {name}: {wall:.1f} s wall, {cpu:.1f} s client CPU", flush=True)
             run_client([*cmd, *conn, "cleanup"])
-        run_client([a.sysbench, TPCC, *conn, *tpcc_opts, "prepare"])
+        run_client([a.sysbench, TPCC, *conn, f"--scale={a.scale}", "--threads=2", "prepare"])
         run_client([a.sysbench, f"{SHIPPED}/oltp_read_write.lua", *conn, *oltp, "prepare"])
         cases = [
             ("oltp_point_select.lua", oltp, {
@@ -146,8 +152,8 @@ def write_report(a, results, prepares, before, after):
     lines.append(f"- tps ≥ {TPS_TARGET}× sysbench in {met_tps} of {len(results)} cells; client CPU per event "
                  f"≤ {CPU_TARGET}× sysbench's in {met_cpu} of {len(results)} cells.")
     for name, wall, cpu in prepares:
-        lines.append(f"- TPC-C-like prepare (scale {a.scale}, 2 threads), {name}: {wall:.1f} s wall, "
-                     f"{cpu:.1f} s client CPU.")
+        lines.append(f"- TPC-C-like prepare (scale {a.prepare_scale}, 2 threads), {name}: {wall:.1f} s wall, "
+                     f"{cpu:.2f} s client CPU.")
     lines += ["", END]
     section = "\n".join(lines)
     print(section)

@@ -170,31 +170,44 @@ function Con:check_error(rs, q)
   return rs
 end
 
-function Stmt:bind_create(t, len)
-  return setmetatable({ _type = t, _len = len }, Param)
-end
-
-function Stmt:bind_param(...)
-  self._params = { ... }
-end
-
+-- Parameters sent as text (the others as integers).
 local text_types = { [sql.type.CHAR] = true, [sql.type.VARCHAR] = true, [sql.type.FLOAT] = true,
                      [sql.type.DOUBLE] = true, [sql.type.TIME] = true, [sql.type.DATE] = true,
                      [sql.type.DATETIME] = true, [sql.type.TIMESTAMP] = true }
 
+function Stmt:bind_create(t, len)
+  return setmetatable({ _type = t, _len = len, _text = text_types[t] or false }, Param)
+end
+
+function Stmt:bind_param(...)
+  self._params, self._n = { ... }, select("#", ...)
+end
+
+local function value(p)
+  local x = p._v
+  if p._text and x ~= nil then return tostring(x) end
+  return x
+end
+
+-- Up to four parameters go to the driver without a table per execution (the statements of the bundled
+-- scripts take one to four).
 function Stmt:execute()
-  local p, n = self._params, #self._params
+  local p, n, raw, id = self._params, self._n or 0, self._con._raw, self._id
   local ok, a, b, c, d
   if n == 0 then
-    ok, a, b, c, d = self._con._raw:execute(self._id)
+    ok, a, b, c, d = raw:execute(id)
+  elseif n == 1 then
+    ok, a, b, c, d = raw:execute(id, value(p[1]))
+  elseif n == 2 then
+    ok, a, b, c, d = raw:execute(id, value(p[1]), value(p[2]))
+  elseif n == 3 then
+    ok, a, b, c, d = raw:execute(id, value(p[1]), value(p[2]), value(p[3]))
+  elseif n == 4 then
+    ok, a, b, c, d = raw:execute(id, value(p[1]), value(p[2]), value(p[3]), value(p[4]))
   else
     local v = {}
-    for i = 1, n do
-      local x = p[i]._v
-      if text_types[p[i]._type] and x ~= nil then x = tostring(x) end
-      v[i] = x
-    end
-    ok, a, b, c, d = self._con._raw:execute(self._id, unpack(v, 1, n))
+    for i = 1, n do v[i] = value(p[i]) end
+    ok, a, b, c, d = raw:execute(id, unpack(v, 1, n))
   end
   if not ok then raise(self._con, a, b, c, d, self._sql) end
   return nil

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mlua::{IntoLuaMulti, Lua, MultiValue, UserData, UserDataMethods, Value, Variadic};
+use mlua::{Lua, UserData, UserDataMethods, Value, Variadic};
 
 use super::bridge::{self, Bare};
 use super::vm::Ctx;
@@ -69,7 +69,7 @@ impl RawCon {
 
     /// `false, kind, errno, state, message` for `a`, which is kept for the Rust side. A server error that
     /// the script's `sysbench.hooks.sql_error_ignorable` calls ignorable restarts the event instead.
-    fn failure(&mut self, lua: &Lua, a: Abort) -> mlua::Result<MultiValue> {
+    fn failure(&mut self, lua: &Lua, a: Abort) -> mlua::Result<Answer> {
         let a = match a {
             Abort::Fatal(Error::Sql { code: Some(code), message, context })
                 if ignorable_by_script(lua, code, &message)? =>
@@ -96,29 +96,24 @@ impl RawCon {
         self.failure_as(lua, a, kind, errno, msg)
     }
 
-    fn failure_as(
-        &mut self,
-        lua: &Lua,
-        a: Abort,
-        kind: &str,
-        errno: Option<u16>,
-        msg: String,
-    ) -> mlua::Result<MultiValue> {
+    fn failure_as(&mut self, lua: &Lua, a: Abort, kind: &str, errno: Option<u16>, msg: String) -> mlua::Result<Answer> {
         bridge::set_pending(a);
-        (false, kind, errno.unwrap_or(0), "", msg).into_lua_multi(lua)
+        let text = |t: &str| lua.create_string(t).map(Value::String);
+        Ok((false, text(kind)?, Value::Integer(i64::from(errno.unwrap_or(0))), text("")?, text(&msg)?))
     }
 
-    fn answer<R: IntoLuaMulti>(&mut self, lua: &Lua, r: Result<R, Abort>) -> mlua::Result<MultiValue> {
+    /// `true, v` or the failure's answer.
+    fn answer(&mut self, lua: &Lua, r: Result<Value, Abort>) -> mlua::Result<Answer> {
         match r {
-            Ok(v) => {
-                let mut m = v.into_lua_multi(lua)?;
-                m.push_front(Value::Boolean(true));
-                Ok(m)
-            }
+            Ok(v) => Ok((true, v, Value::Nil, Value::Nil, Value::Nil)),
             Err(a) => self.failure(lua, a),
         }
     }
 }
+
+/// What every method answers: `true` and up to two values, or `false, kind, errno, state, message`. A
+/// fixed tuple goes onto the Lua stack without an allocation.
+type Answer = (bool, Value, Value, Value, Value);
 
 /// Whether the script's `sysbench.hooks.sql_error_ignorable`, if it sets one, calls this error ignorable.
 fn ignorable_by_script(lua: &Lua, code: u16, message: &str) -> mlua::Result<bool> {
@@ -137,25 +132,6 @@ fn ignorable_by_script(lua: &Lua, code: u16, message: &str) -> mlua::Result<bool
     hook.call::<bool>(err)
 }
 
-/// A parameter value, owned until the statement is executed.
-enum Owned {
-    Int(i64),
-    Text(String),
-    Null,
-}
-
-fn owned(v: &Value) -> mlua::Result<Owned> {
-    Ok(match v {
-        Value::Integer(i) => Owned::Int(*i),
-        Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Owned::Int(*n as i64),
-        Value::Number(n) => Owned::Text(n.to_string()),
-        Value::Boolean(b) => Owned::Int(i64::from(*b)),
-        Value::String(s) => Owned::Text(s.to_str()?.to_string()),
-        Value::Nil => Owned::Null,
-        other => return Err(mlua::Error::runtime(format!("a {} cannot be a statement parameter", other.type_name()))),
-    })
-}
-
 impl UserData for RawCon {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method_mut("query", |lua, this, sql: mlua::LuaString| {
@@ -172,32 +148,50 @@ impl UserData for RawCon {
                         }
                         rows.raw_set(i + 1, t)?;
                     }
-                    (true, rows, r.fields).into_lua_multi(lua)
+                    Ok((true, Value::Table(rows), Value::Integer(r.fields as i64), Value::Nil, Value::Nil))
                 }
-                Ok(_) => (true, Value::Nil, 0).into_lua_multi(lua),
+                Ok(_) => Ok((true, Value::Nil, Value::Integer(0), Value::Nil, Value::Nil)),
                 Err(a) => this.failure(lua, a),
             }
         });
         m.add_method_mut("prepare", |lua, this, sql: mlua::LuaString| {
             let sql = sql.to_str()?.to_string();
-            let r = this.run(|x| x.prepare(&sql)).map(|id| id.0);
+            let r = this.run(|x| x.prepare(&sql)).map(|id| Value::Integer(id.0 as i64));
             this.answer(lua, r)
         });
         m.add_method_mut("execute", |lua, this, (id, values): (usize, Variadic<Value>)| {
-            let owned: Vec<Owned> = values.iter().map(owned).collect::<mlua::Result<_>>()?;
-            let params: Vec<Param<'_>> = owned
+            // Strings are bound where Lua keeps them, without a copy.
+            let texts: Vec<mlua::BorrowedStr> = values
                 .iter()
-                .map(|o| match o {
-                    Owned::Int(i) => Param::Int(*i),
-                    Owned::Text(s) => Param::Str(s),
-                    Owned::Null => Param::Null,
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.to_str()),
+                    _ => None,
                 })
-                .collect();
-            let r = this.run(|x| x.exec(StmtId(id), &params));
+                .collect::<mlua::Result<_>>()?;
+            let mut next_text = texts.iter();
+            let mut params = Vec::with_capacity(values.len());
+            for v in values.iter() {
+                params.push(match v {
+                    Value::Integer(i) => Param::Int(*i),
+                    // INT parameters take integers, as sysbench's C binding casts them; the API passes
+                    // FLOAT and DOUBLE values as text.
+                    Value::Number(n) => Param::Int(*n as i64),
+                    Value::Boolean(b) => Param::Int(i64::from(*b)),
+                    Value::String(_) => Param::Str(next_text.next().map(|t| &**t).unwrap_or("")),
+                    Value::Nil => Param::Null,
+                    other => {
+                        return Err(mlua::Error::runtime(format!(
+                            "a {} cannot be a statement parameter",
+                            other.type_name()
+                        )));
+                    }
+                });
+            }
+            let r = this.run(|x| x.exec(StmtId(id), &params)).map(|()| Value::Nil);
             this.answer(lua, r)
         });
         m.add_method_mut("reconnect", |lua, this, ()| {
-            let r = this.run(|x| x.reconnect());
+            let r = this.run(|x| x.reconnect()).map(|()| Value::Nil);
             this.answer(lua, r)
         });
         m.add_method_mut("disconnect", |_, this, ()| {
