@@ -168,6 +168,20 @@ def drawing_cpu(text):
     return float(m.group(1)) if m else 0.0
 
 
+def git_build():
+    """The short hash of the checkout's HEAD, for the line that says which build a section measured."""
+    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return r.stdout.strip() or "unknown"
+
+
+def transactions(text):
+    """(transactions, per second) from a sysbench-style final report."""
+    m = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)", text)
+    if not m:
+        raise SystemExit(f"no 'transactions:' line in:\n{text[-2000:]}")
+    return int(m.group(1)), float(m.group(2))
+
+
 def replace_section(path, begin, end, section):
     """Writes `section` (which starts with `begin` and ends with `end`) into the file at `path` in place
     of the text between those markers, or appends it when the markers are not there yet."""

@@ -19,12 +19,10 @@ Needs: a release build of versus, sysbench 1.0.20 and the distribution's MariaDB
 
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import time
 
-from benchlib import Server, replace_section, run_client
+from benchlib import Server, git_build, replace_section, run_client, transactions
 
 BEGIN = "<!-- lua_vs_sysbench: written by bench/lua_vs_sysbench.py -->"
 END = "<!-- /lua_vs_sysbench -->"
@@ -33,16 +31,6 @@ TPCC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 TPS_TARGET, CPU_TARGET = 1.0, 0.9
 
 
-def events(text):
-    m = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)", text)
-    if not m:
-        raise SystemExit(f"no 'transactions:' line in:\n{text[-2000:]}")
-    return int(m.group(1)), float(m.group(2))
-
-
-def build():
-    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return r.stdout.strip() or "unknown"
 
 
 def main():
@@ -106,7 +94,7 @@ def main():
                     for name, cmd in tools.items():
                         _, client, text = run_client([*cmd, *conn, *opts, f"--threads={threads}",
                                                       f"--time={a.time}", "run"])
-                        n, rate = events(text)
+                        n, rate = transactions(text)
                         tps[name].append(rate)
                         cpu[name].append(client * 1e6 / max(n, 1))
                         print(f"{script} threads={threads} round {rnd + 1} {name}: {rate:.0f} tps, "
@@ -128,7 +116,7 @@ def write_report(a, results, prepares, before, after):
         "## Lua scripts: versus's LuaJIT vs sysbench 1.0.20 on the same .lua files (issue 41)",
         "",
         f"Produced by `bench/lua_vs_sysbench.py --time {a.time} --rounds {a.rounds} --threads {a.threads}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M')} (build {build()}): {os.cpu_count()} cores, one sandboxed MariaDB "
+        f"{time.strftime('%Y-%m-%d %H:%M')} (build {git_build()}): {os.cpu_count()} cores, one sandboxed MariaDB "
         "(system mariadbd, buffer pool 1G, innodb_flush_log_at_trx_commit=2), the oltp scripts on 1 table x "
         f"{a.table_size} rows, the TPC-C-like script at scale {a.scale}; runs of {a.time} s in the order sysbench, "
         "versus running the .lua file (`--lua`), versus's built-in test; medians over the rounds. Client CPU = "

@@ -19,14 +19,12 @@ Needs: a release build of versus and the distribution's MariaDB. Nothing is left
 
 import argparse
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 
-from benchlib import Server, replace_section, run_client
+from benchlib import Server, git_build, replace_section, run_client, transactions
 
 BEGIN = "<!-- script_vs_point_select: written by bench/script_vs_point_select.py -->"
 END = "<!-- /script_vs_point_select -->"
@@ -37,12 +35,6 @@ COUNTERS = ["Questions", "Com_stmt_execute", "Com_select", "Handler_read_key", "
 CPU_TARGET, COUNTER_TARGET = 1.2, 0.01
 
 
-def transactions(text):
-    m = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)", text)
-    if not m:
-        raise SystemExit(f"no 'transactions:' line in:\n{text[-2000:]}")
-    return int(m.group(1)), float(m.group(2))
-
 
 def status(srv):
     out = srv.sql("SHOW GLOBAL STATUS").stdout
@@ -52,10 +44,6 @@ def status(srv):
         raise SystemExit(f"the server has no status variable {', '.join(missing)}")
     return {name: int(values[name]) for name in COUNTERS}
 
-
-def build():
-    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return r.stdout.strip() or "unknown"
 
 
 def main():
@@ -130,7 +118,7 @@ def write_report(a, rows, before, after):
         "## Script workload vs versus sysbench oltp_point_select (issue 14)",
         "",
         f"Produced by `bench/script_vs_point_select.py --time {a.time} --rounds {a.rounds} --threads {threads}` "
-        f"on {time.strftime('%Y-%m-%d %H:%M')} (build {build()}): {os.cpu_count()} cores, one sandboxed MariaDB "
+        f"on {time.strftime('%Y-%m-%d %H:%M')} (build {git_build()}): {os.cpu_count()} cores, one sandboxed MariaDB "
         "(system mariadbd, buffer pool 512M, innodb_flush_log_at_trx_commit=2), 1 table x "
         f"{a.table_size} rows, runs of {a.time} s in the order sysbench test, script, {a.rounds} round{'s' if a.rounds != 1 else ''} per "
         "thread count, medians over the rounds. The script is `\\set id random(1, N)` + "

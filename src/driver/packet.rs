@@ -42,3 +42,30 @@ pub fn parse_err(p: &[u8]) -> DbError {
     let msg = if p.len() > 9 && p[3] == b'#' { &p[9..] } else { p.get(3..).unwrap_or(&[]) };
     DbError::server(code, String::from_utf8_lossy(msg).into_owned())
 }
+
+/// The `n` columns of a text-protocol row as text; `None` for NULL.
+pub(super) fn text_row(mut row: &[u8], n: usize) -> Vec<Option<String>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        if row.first() == Some(&0xFB) {
+            out.push(None);
+            row = &row[1..];
+            continue;
+        }
+        let (len, k) = lenenc(row);
+        let end = k.saturating_add(len as usize).min(row.len());
+        out.push(Some(String::from_utf8_lossy(&row[k.min(end)..end]).into_owned()));
+        row = &row[end..];
+    }
+    out
+}
+
+/// The first column of a text-protocol row as text; `None` for NULL.
+pub(super) fn first_text(row: &[u8]) -> Option<String> {
+    if row.first() == Some(&0xFB) {
+        return None;
+    }
+    let (len, n) = lenenc(row);
+    let end = n.saturating_add(len as usize).min(row.len());
+    Some(String::from_utf8_lossy(&row[n.min(end)..end]).into_owned())
+}

@@ -12,7 +12,7 @@ use super::auth::scramble;
 pub use super::encode::{execute_payload, frame_command};
 use super::encode::{frame, put_lenenc};
 pub use super::packet::{ConnectFailure, parse_err};
-use super::packet::{MAX_PAYLOAD, MORE_RESULTS, column_defs, lenenc};
+use super::packet::{MAX_PAYLOAD, MORE_RESULTS, column_defs, first_text, lenenc, text_row};
 use super::response::{Scanned, scan};
 use super::stream::Stream;
 use super::{DbError, ErrorKind, Outcome, Param};
@@ -597,33 +597,6 @@ impl Wire {
             }
         }
     }
-}
-
-/// The `n` columns of a text-protocol row as text; `None` for NULL.
-fn text_row(mut row: &[u8], n: usize) -> Vec<Option<String>> {
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        if row.first() == Some(&0xFB) {
-            out.push(None);
-            row = &row[1..];
-            continue;
-        }
-        let (len, k) = lenenc(row);
-        let end = k.saturating_add(len as usize).min(row.len());
-        out.push(Some(String::from_utf8_lossy(&row[k.min(end)..end]).into_owned()));
-        row = &row[end..];
-    }
-    out
-}
-
-/// The first column of a text-protocol row as text; `None` for NULL.
-fn first_text(row: &[u8]) -> Option<String> {
-    if row.first() == Some(&0xFB) {
-        return None;
-    }
-    let (len, n) = lenenc(row);
-    let end = n.saturating_add(len as usize).min(row.len());
-    Some(String::from_utf8_lossy(&row[n.min(end)..end]).into_owned())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::vm::{Log, Setup, Vm};
 use super::{commands, events};
 use crate::driver::dry_run::DryRunDriver;
 use crate::error::{Error, Result};
-use crate::workload::sysbench::experiment::{measure, outcome};
+use crate::workload::sysbench::experiment::{experiment_values, measure, outcome};
 use crate::workload::sysbench::options::{self as sb_options, Options};
 use crate::workload::sysbench::rng::Unique;
 use crate::workload::sysbench::runner::Source;
@@ -126,26 +126,7 @@ impl LuaWorkload {
 
     /// The setup of the states of one command, and the typed options of the run (or of prepare).
     fn setup(&self, server: &Endpoint, command: &str, run: Option<&RunSettings<'_>>) -> Result<(Setup, Options)> {
-        let mut pairs = self.pairs.clone();
-        let mut set = |k: &str, v: String| pairs.push((k.to_string(), v));
-        set("mysql_host", server.host.clone());
-        set("mysql_port", server.port.to_string());
-        set("mysql_user", server.user.clone());
-        set("mysql_password", server.password.clone());
-        set("mysql_db", server.database.clone());
-        if let Some(r) = run {
-            set("threads", r.threads.to_string());
-            set("time", r.duration.as_secs().to_string());
-            set("warmup_time", r.warmup.as_secs().to_string());
-            set("report_interval", "1".into());
-            set("events", "0".into());
-            if !self.pairs.iter().any(|(k, _)| k == "percentile") {
-                set("percentile", "95".into());
-            }
-            if !self.pairs.iter().any(|(k, _)| k == "rand_seed") {
-                set("rand_seed", r.run_seed().to_string());
-            }
-        }
+        let pairs = experiment_values(server, run, &self.pairs);
         let (general, script_opts) = options::assign(&pairs, self.decls.as_deref(), Vec::new())?;
         let mut o = sb_options::from_values(general, None, None)?.options;
         o.connect.init.splice(0..0, server.init.iter().cloned());

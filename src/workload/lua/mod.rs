@@ -7,6 +7,7 @@
 
 mod bridge;
 mod commands;
+mod ctx;
 mod events;
 pub mod experiment;
 pub mod options;

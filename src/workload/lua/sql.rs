@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mlua::{Lua, UserData, UserDataMethods, Value, Variadic};
 
 use super::bridge::{self, Bare};
-use super::vm::Ctx;
+use super::ctx::Ctx;
 use crate::driver::{Connection, Outcome, Param, StmtId};
 use crate::error::Error;
 use crate::workload::sysbench::oltp::{Abort, Exec};

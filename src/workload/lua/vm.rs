@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::bridge;
+use super::ctx::Ctx;
 use super::options::{OptValue, ScriptOptions};
 use super::script::Script;
 use super::sql::RawCon;
@@ -15,19 +16,6 @@ use crate::error::{Error, Result};
 use crate::workload::sysbench::options::{RandOptions, RandType};
 use crate::workload::sysbench::rng::{Random, Unique};
 use crate::workload::sysbench::session::Counts;
-
-/// What the Rust callbacks of one state share: the state's thread and where connections come from.
-pub(super) struct Ctx {
-    /// Where new connections come from.
-    pub(super) driver: Arc<dyn Driver>,
-    /// The worker's connection is there for the script's first `drv:connect()`.
-    pub(super) worker_free: bool,
-    /// The command's cancel flag ([`Setup::cancel`]).
-    pub(super) cancel: Arc<AtomicBool>,
-    rnd: Random,
-    unique: Arc<Unique>,
-    help: String,
-}
 
 /// Where a script's `print` goes instead of stdout.
 pub(super) type Log = Arc<dyn Fn(&str) + Send + Sync>;

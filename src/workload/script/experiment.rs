@@ -20,7 +20,7 @@ use super::expr::Value;
 use super::parse::{self, Script};
 use crate::error::{Error, Result};
 use crate::store::{self, StoredHistogram};
-use crate::workload::sysbench::experiment::{measure, outcome};
+use crate::workload::sysbench::experiment::{experiment_values, measure, outcome};
 use crate::workload::sysbench::options::{self, Options};
 use crate::workload::sysbench::runner::Source;
 use crate::workload::{
@@ -168,31 +168,7 @@ impl ScriptWorkload {
 
     /// The typed options of a run (or of prepare, without `run`).
     fn options(&self, server: &Endpoint, run: Option<&RunSettings<'_>>) -> Result<Options> {
-        let mut values: BTreeMap<String, String> = BTreeMap::new();
-        for (k, v) in &self.values {
-            values.insert(k.clone(), v.clone());
-        }
-        let mut set = |k: &str, v: String| {
-            values.insert(k.to_string(), v);
-        };
-        set("mysql_host", server.host.clone());
-        set("mysql_port", server.port.to_string());
-        set("mysql_user", server.user.clone());
-        set("mysql_password", server.password.clone());
-        set("mysql_db", server.database.clone());
-        if let Some(r) = run {
-            set("threads", r.threads.to_string());
-            set("time", r.duration.as_secs().to_string());
-            set("warmup_time", r.warmup.as_secs().to_string());
-            set("report_interval", "1".into());
-            set("events", "0".into());
-            if !self.values.iter().any(|(k, _)| k == "percentile") {
-                set("percentile", "95".into());
-            }
-            if !self.values.iter().any(|(k, _)| k == "rand_seed") {
-                set("rand_seed", r.run_seed().to_string());
-            }
-        }
+        let values: BTreeMap<String, String> = experiment_values(server, run, &self.values).into_iter().collect();
         let mut o = options::from_values(values, None, None)?.options;
         o.connect.stmt_cache_size = self.script.statements.len() + 8;
         // The target's client-side character set (`SET NAMES`) first on every connection.

@@ -253,6 +253,37 @@ impl Workload for SysbenchWorkload {
     }
 }
 
+/// The options an experiment sets for a workload that takes sysbench's option names (a script, a Lua
+/// script): the server's address and account, and for a run its threads, time, warm-up, 1-s intervals,
+/// and a percentile and seed unless `given` already has them. Added after `given`, so they win.
+pub fn experiment_values(
+    server: &Endpoint,
+    run: Option<&RunSettings<'_>>,
+    given: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out = given.to_vec();
+    let mut set = |k: &str, v: String| out.push((k.to_string(), v));
+    set("mysql_host", server.host.clone());
+    set("mysql_port", server.port.to_string());
+    set("mysql_user", server.user.clone());
+    set("mysql_password", server.password.clone());
+    set("mysql_db", server.database.clone());
+    if let Some(r) = run {
+        set("threads", r.threads.to_string());
+        set("time", r.duration.as_secs().to_string());
+        set("warmup_time", r.warmup.as_secs().to_string());
+        set("report_interval", "1".into());
+        set("events", "0".into());
+        if !given.iter().any(|(k, _)| k == "percentile") {
+            set("percentile", "95".into());
+        }
+        if !given.iter().any(|(k, _)| k == "rand_seed") {
+            set("rand_seed", r.run_seed().to_string());
+        }
+    }
+    out
+}
+
 /// A run measured as an experiment stores it: sysbench's result and the stored run, or why it stopped
 /// and the intervals measured before.
 pub type Measured = std::result::Result<(super::RunResult, RunResult), (Error, Vec<Interval>)>;

@@ -5,6 +5,7 @@
 //! `Options::default()`), then call [`runner::run`] with a [`crate::driver::Driver`] and get a
 //! [`RunResult`] with counts, exact latency figures, the HDR histogram and the per-interval series.
 
+pub mod counts;
 pub mod experiment;
 pub mod json;
 pub mod legacy;

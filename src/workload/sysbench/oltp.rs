@@ -153,7 +153,7 @@ pub trait Exec {
         Err(Abort::Fatal(crate::error::Error::Other("this executor does not prepare statements".into())))
     }
     /// Adds counts that the workload keeps itself (a Lua script's `sb_counter_inc`).
-    fn add_counts(&mut self, c: &super::session::Counts) {
+    fn add_counts(&mut self, c: &super::counts::Counts) {
         let _ = c;
     }
     /// Reconnects (a Lua script's `con:reconnect()`), re-preparing the connection's statements.

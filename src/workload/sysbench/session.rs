@@ -5,46 +5,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
+pub use super::counts::Counts;
 use super::oltp::{Abort, Exec};
 use super::options::IgnoreErrors;
 use crate::driver::{Connection, DbError, Outcome, Param, Rows, StmtId};
 use crate::error::Error;
-
-/// Statement and event counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    /// Completed events (transactions).
-    pub events: u64,
-    /// Statements that returned a result set.
-    pub reads: u64,
-    /// Statements that changed rows.
-    pub writes: u64,
-    /// Statements that neither returned rows nor changed any.
-    pub other: u64,
-    /// Ignored (retried) errors.
-    pub errors: u64,
-    /// Reconnects after a lost connection.
-    pub reconnects: u64,
-}
-
-impl Counts {
-    /// reads + writes + other.
-    pub fn queries(&self) -> u64 {
-        self.reads + self.writes + self.other
-    }
-
-    /// Adds `o` into `self`.
-    pub fn add(&mut self, o: &Counts) {
-        self.events += o.events;
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.other += o.other;
-        self.errors += o.errors;
-        self.reconnects += o.reconnects;
-    }
-}
 
 /// A worker's connection plus its counters.
 pub struct Session<'a> {
