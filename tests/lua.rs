@@ -28,14 +28,14 @@ fn shipped_scripts_send_the_same_statements_as_under_sysbench() {
         ("oltp_read_write", 500, &["--tables=2"]),
         ("oltp_read_only", 500, &["--tables=2"]),
         ("oltp_write_only", 1000, &["--tables=2"]),
-        ("oltp_point_select", 3000, &["--tables=2"]),
-        ("oltp_update_index", 2000, &["--tables=2"]),
-        ("oltp_update_non_index", 2000, &["--tables=2"]),
-        ("oltp_insert", 2000, &["--tables=2"]),
+        ("oltp_point_select", 2000, &["--tables=2"]),
+        ("oltp_update_index", 1000, &["--tables=2"]),
+        ("oltp_update_non_index", 1000, &["--tables=2"]),
+        ("oltp_insert", 1000, &["--tables=2"]),
         ("oltp_delete", 1000, &["--table-size=200000", "--rand-type=uniform"]),
         ("select_random_points", 20_000, &["--rand-type=uniform"]),
-        ("select_random_ranges", 20_000, &["--rand-type=uniform"]),
-        ("bulk_insert", 2000, &[]),
+        ("select_random_ranges", 6000, &["--rand-type=uniform"]),
+        ("bulk_insert", 1000, &[]),
     ];
     for (name, events, extra) in cases {
         let path = format!("/usr/share/sysbench/{name}.lua");
