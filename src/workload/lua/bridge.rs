@@ -78,7 +78,7 @@ impl Exec for Bare<'_> {
     fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), Abort> {
         match self.conn.execute(stmt, params) {
             Ok(o) => {
-                count(&mut self.counts, o);
+                self.counts.statement(o);
                 Ok(())
             }
             Err(e) => {
@@ -95,7 +95,7 @@ impl Exec for Bare<'_> {
     fn query_table(&mut self, sql: &str) -> Result<Rows, Abort> {
         match self.conn.query_table(sql) {
             Ok(r) => {
-                count(&mut self.counts, r.outcome.unwrap_or(crate::driver::Outcome::Other));
+                self.counts.statement(r.outcome.unwrap_or(crate::driver::Outcome::Other));
                 Ok(r)
             }
             Err(e) => Err(self.fail("query", sql, e)),
@@ -112,15 +112,6 @@ impl Exec for Bare<'_> {
 
     fn reconnect(&mut self) -> Result<(), Abort> {
         self.conn.reconnect().map_err(|e| Abort::Fatal(fatal("reconnect", e)))
-    }
-}
-
-fn count(c: &mut Counts, o: crate::driver::Outcome) {
-    use crate::driver::Outcome;
-    match o {
-        Outcome::Read => c.reads += 1,
-        Outcome::Write => c.writes += 1,
-        Outcome::Other => c.other += 1,
     }
 }
 

@@ -17,9 +17,8 @@ use super::options::{self, Decl};
 use super::script::Script;
 use super::vm::{Log, Setup, Vm};
 use super::{commands, events};
-use crate::driver::dry_run::DryRunDriver;
 use crate::error::{Error, Result};
-use crate::workload::sysbench::experiment::{experiment_values, measure, outcome};
+use crate::workload::sysbench::experiment::{experiment_values, measure, option_text, outcome};
 use crate::workload::sysbench::options::{self as sb_options, Options};
 use crate::workload::sysbench::rng::Unique;
 use crate::workload::sysbench::runner::Source;
@@ -85,29 +84,14 @@ impl LuaWorkload {
             if SET_BY_EXPERIMENT.contains(&name.as_str()) {
                 return Err(Error::Other(format!("options.{k} is set by the experiment, not by a workload's options")));
             }
+            // A script's list options are comma-separated on the command line.
             let text = match v {
-                toml::Value::String(s) => s.clone(),
-                toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
-                toml::Value::Array(a) => a
-                    .iter()
-                    .map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()))
-                    .collect::<Vec<_>>()
-                    .join(","),
-                other => other.to_string(),
+                toml::Value::Array(a) => a.iter().map(option_text).collect::<Vec<_>>().join(","),
+                other => option_text(other),
             };
             pairs.push((name, text));
         }
-        let probe = Setup {
-            script: script.clone(),
-            command: "run".into(),
-            options: Default::default(),
-            rand: Options::default().rand,
-            driver: Arc::new(DryRunDriver),
-            unique: Arc::new(Unique::new(0, 0)),
-            log: Some(quiet()),
-            cancel: Default::default(),
-        };
-        let decls = options::declarations(&Vm::new(&probe, 0, 1)?.lua)?;
+        let decls = super::vm::declared_options(&script, "run", Default::default(), Some(quiet()))?;
         let (general, _) = options::assign(&pairs, decls.as_deref(), Vec::new())?;
         sb_options::from_values(general, None, None)?;
         let mut h = Sha256::new();
@@ -132,14 +116,13 @@ impl LuaWorkload {
         o.connect.init.splice(0..0, server.init.iter().cloned());
         let driver = crate::workload::sysbench::driver_for(&o);
         let seed = if o.rand.seed != 0 { o.rand.seed } else { 1 };
-        let mut seeder = crate::workload::sysbench::rng::Xoroshiro::seeded(seed);
         let setup = Setup {
             script: self.script.clone(),
             command: command.into(),
             options: script_opts,
             rand: o.rand.clone(),
             driver,
-            unique: Arc::new(Unique::new(seeder.next_u64() as u32, seeder.next_u64() as u32)),
+            unique: Arc::new(Unique::seeded(seed)),
             log: Some(quiet()),
             cancel: Default::default(),
         };

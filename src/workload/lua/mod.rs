@@ -65,20 +65,8 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     };
     // A first state, with the general options only, reads what options the script declares.
     let probe_pairs: Vec<(String, String)> = pairs.iter().filter(|(n, _)| options::is_general(n)).cloned().collect();
-    let (general, probe_opts) = options::assign(&probe_pairs, Some(&[]), args.clone())?;
-    let o = sb_options::from_values(general, None, None)?.options;
-    let driver = driver_for(&o);
-    let mut setup = vm::Setup {
-        script: script.clone(),
-        command: command.clone(),
-        options: probe_opts,
-        rand: o.rand.clone(),
-        driver: driver.clone(),
-        unique: Arc::new(Unique::new(0, 0)),
-        log: None,
-        cancel: Default::default(),
-    };
-    let decls = options::declarations(&vm::Vm::new(&setup, 0, seed(&o))?.lua)?;
+    let (_, probe_opts) = options::assign(&probe_pairs, Some(&[]), args.clone())?;
+    let decls = vm::declared_options(&script, &command, probe_opts, None)?;
     let (general, script_opts) = options::assign(&pairs, decls.as_deref(), args)?;
     let inv = sb_options::from_values(general, None, None)?;
     for w in &inv.warnings {
@@ -86,11 +74,16 @@ pub fn main(args: Vec<String>) -> Result<i32> {
     }
     let o = inv.options;
     let driver = driver_for(&o);
-    setup.options = script_opts;
-    setup.rand = o.rand.clone();
-    setup.driver = driver.clone();
-    let mut seeder = crate::workload::sysbench::rng::Xoroshiro::seeded(seed(&o));
-    setup.unique = Arc::new(Unique::new(seeder.next_u64() as u32, seeder.next_u64() as u32));
+    let setup = vm::Setup {
+        script: script.clone(),
+        command: command.clone(),
+        options: script_opts,
+        rand: o.rand.clone(),
+        driver: driver.clone(),
+        unique: Arc::new(Unique::seeded(seed(&o))),
+        log: None,
+        cancel: Default::default(),
+    };
     let setup = Arc::new(setup);
     let main_vm = vm::Vm::new(&setup, 0, seed(&o))?;
     let call = |f: mlua::Function| f.call::<()>(()).map_err(|e| vm::lua_error(&script, e));

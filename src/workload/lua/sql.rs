@@ -71,10 +71,9 @@ impl RawCon {
     /// the script's `sysbench.hooks.sql_error_ignorable` calls ignorable restarts the event instead.
     fn failure(&mut self, lua: &Lua, a: Abort) -> mlua::Result<Answer> {
         let a = match a {
-            Abort::Fatal(Error::Sql { code: Some(code), message, context })
-                if ignorable_by_script(lua, code, &message)? =>
+            Abort::Fatal(Error::Sql { code: Some(code), ref message, .. })
+                if ignorable_by_script(lua, code, message)? =>
             {
-                let _ = (message, context);
                 self.run(|x| {
                     x.add_counts(&Counts { errors: 1, ..Counts::default() });
                     Ok(())

@@ -8,7 +8,7 @@ use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::bridge;
 use super::ctx::Ctx;
-use super::options::{OptValue, ScriptOptions};
+use super::options::{Decl, OptValue, ScriptOptions};
 use super::script::Script;
 use super::sql::RawCon;
 use crate::driver::Driver;
@@ -39,6 +39,27 @@ pub(super) struct Setup {
     /// Set when one thread of a parallel command failed: the others' statements fail too, so that
     /// none waits for what the failed one will never do.
     pub(super) cancel: Arc<AtomicBool>,
+}
+
+/// The options `script` declares (`None`: it declares none), read from a state that runs its main chunk
+/// for `command` with `options` in `sysbench.opt` and no server behind `drv:connect()`.
+pub(super) fn declared_options(
+    script: &Arc<Script>,
+    command: &str,
+    options: ScriptOptions,
+    log: Option<Log>,
+) -> Result<Option<Vec<Decl>>> {
+    let probe = Setup {
+        script: script.clone(),
+        command: command.into(),
+        options,
+        rand: crate::workload::sysbench::options::Options::default().rand,
+        driver: Arc::new(crate::driver::dry_run::DryRunDriver),
+        unique: Arc::new(Unique::new(0, 0)),
+        log,
+        cancel: Default::default(),
+    };
+    super::options::declarations(&Vm::new(&probe, 0, 1)?.lua)
 }
 
 /// A loaded state.

@@ -20,7 +20,7 @@ use super::expr::Value;
 use super::parse::{self, Script};
 use crate::error::{Error, Result};
 use crate::store::{self, StoredHistogram};
-use crate::workload::sysbench::experiment::{experiment_values, measure, outcome};
+use crate::workload::sysbench::experiment::{experiment_values, measure, option_text, outcome};
 use crate::workload::sysbench::options::{self, Options};
 use crate::workload::sysbench::runner::Source;
 use crate::workload::{
@@ -125,13 +125,7 @@ fn split_options(def: &WorkloadDef) -> std::result::Result<SplitOptions, String>
                 OPTIONS.iter().map(|o| o.replace('_', "-")).collect::<Vec<_>>().join(", ")
             ));
         }
-        let text = match v {
-            toml::Value::String(s) => s.clone(),
-            toml::Value::Boolean(true) => "on".into(),
-            toml::Value::Boolean(false) => "off".into(),
-            other => other.to_string(),
-        };
-        values.push((name, text));
+        values.push((name, option_text(v)));
     }
     Ok((defines, values))
 }

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::driver::Outcome;
+
 /// Statement and event counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -23,6 +25,16 @@ impl Counts {
     /// reads + writes + other.
     pub fn queries(&self) -> u64 {
         self.reads + self.writes + self.other
+    }
+
+    /// Counts one successful statement by sysbench's rules.
+    #[inline]
+    pub fn statement(&mut self, o: Outcome) {
+        match o {
+            Outcome::Read => self.reads += 1,
+            Outcome::Write => self.writes += 1,
+            Outcome::Other => self.other += 1,
+        }
     }
 
     /// Adds `o` into `self`.

@@ -96,20 +96,8 @@ impl SysbenchWorkload {
         command: Command,
         run: Option<&RunSettings<'_>>,
     ) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = self
-            .def
-            .options
-            .iter()
-            .map(|(k, v)| {
-                let value = match v {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Boolean(true) => "on".into(),
-                    toml::Value::Boolean(false) => "off".into(),
-                    other => other.to_string(),
-                };
-                (k.clone(), value)
-            })
-            .collect();
+        let mut out: Vec<(String, String)> =
+            self.def.options.iter().map(|(k, v)| (k.clone(), option_text(v))).collect();
         out.push(("threads".into(), threads.to_string()));
         if let (Command::Run, Some(r)) = (command, run) {
             out.push(("time".into(), r.duration.as_secs().to_string()));
@@ -250,6 +238,16 @@ impl Workload for SysbenchWorkload {
             serde_json::json!({ "sysbench": scrubbed, "connection_init": ctx.server.init })
         };
         outcome(measure(Source::Test(self.test), &o, command, ctx))
+    }
+}
+
+/// An experiment file's option value as the command line writes it (`true` → `on`).
+pub fn option_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Boolean(true) => "on".into(),
+        toml::Value::Boolean(false) => "off".into(),
+        other => other.to_string(),
     }
 }
 

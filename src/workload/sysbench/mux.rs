@@ -199,11 +199,7 @@ impl Loop<'_> {
     fn response(&self, s: &mut Slot, r: Result<Outcome, DbError>) {
         match r {
             Ok(o) => {
-                match o {
-                    Outcome::Read => s.counts.reads += 1,
-                    Outcome::Write => s.counts.writes += 1,
-                    Outcome::Other => s.counts.other += 1,
-                }
+                s.counts.statement(o);
                 s.idx += 1;
                 self.dispatch(s);
             }

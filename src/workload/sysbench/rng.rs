@@ -235,6 +235,13 @@ pub struct Unique {
 }
 
 impl Unique {
+    /// A sequence whose index and offset are the first two draws from `seed`, as the runner makes its
+    /// own (whose seeder goes on to seed the workers).
+    pub fn seeded(seed: u64) -> Self {
+        let mut rng = Xoroshiro::seeded(seed);
+        Unique::new(rng.next_u64() as u32, rng.next_u64() as u32)
+    }
+
     /// A sequence started from two seed words.
     pub fn new(index: u32, offset: u32) -> Self {
         Unique {

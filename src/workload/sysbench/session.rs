@@ -39,14 +39,6 @@ impl<'a> Session<'a> {
         std::mem::take(&mut self.counts)
     }
 
-    fn count(&mut self, o: Outcome) {
-        match o {
-            Outcome::Read => self.counts.reads += 1,
-            Outcome::Write => self.counts.writes += 1,
-            Outcome::Other => self.counts.other += 1,
-        }
-    }
-
     /// Reconnects until it works, `stop` is set or the deadline passes; counts one reconnect.
     pub fn reconnect(&mut self) -> Result<(), Abort> {
         let stop = self.stop;
@@ -120,7 +112,7 @@ impl Exec for Session<'_> {
     fn exec(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<(), Abort> {
         match self.conn.execute(stmt, params) {
             Ok(o) => {
-                self.count(o);
+                self.counts.statement(o);
                 Ok(())
             }
             Err(e) => {
@@ -133,7 +125,7 @@ impl Exec for Session<'_> {
     fn query(&mut self, sql: &str) -> Result<(), Abort> {
         match self.conn.query(sql) {
             Ok(o) => {
-                self.count(o);
+                self.counts.statement(o);
                 Ok(())
             }
             Err(e) => {
@@ -146,7 +138,7 @@ impl Exec for Session<'_> {
     fn query_table(&mut self, sql: &str) -> Result<Rows, Abort> {
         match self.conn.query_table(sql) {
             Ok(r) => {
-                self.count(r.outcome.unwrap_or(Outcome::Other));
+                self.counts.statement(r.outcome.unwrap_or(Outcome::Other));
                 Ok(r)
             }
             Err(e) => {
