@@ -16,7 +16,19 @@ pub struct Home {
 impl Home {
     /// A new home whose directory name starts with `prefix`.
     pub fn new(prefix: &str) -> Home {
-        let home = Home { home: tempfile::Builder::new().prefix(prefix).tempdir().unwrap() };
+        Home::registered(tempfile::Builder::new().prefix(prefix).tempdir().unwrap())
+    }
+
+    /// A new home in cargo's temporary directory for integration tests (under `target/`), for a test
+    /// whose servers need the checkout's storage rather than the system's temporary one, which may be
+    /// memory where a flush waits for nothing.
+    pub fn on_disk(prefix: &str) -> Home {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        Home::registered(tempfile::Builder::new().prefix(prefix).tempdir_in(dir).unwrap())
+    }
+
+    fn registered(dir: tempfile::TempDir) -> Home {
+        let home = Home { home: dir };
         let out = home.versus(&["server", "fetch", "system"]).output().unwrap();
         assert!(out.status.success(), "server fetch: {}", String::from_utf8_lossy(&out.stderr));
         home
