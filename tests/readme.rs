@@ -251,6 +251,8 @@ const SMALLER: &[(&str, &str, &str)] = &[
 const APPENDED: &[(&str, &str)] = &[
     ("versus explain", "--duration 1s --repetitions 2 --tables 1 --table-size 1000 --no-confirm --extra-rounds 0"),
     ("versus series", "--duration 1s --repetitions 1 --tables 1 --table-size 1000"),
+    // The cleanup waits a minute by default whatever the size: nothing the test needs.
+    ("versus ibench", "--cleanup-seconds 2"),
 ];
 
 /// Example files the test's working directory gets with smaller sizes: (file, README text, test text).

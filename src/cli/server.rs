@@ -183,6 +183,12 @@ pub(super) struct QuickstartArgs {
     /// The build to use [default: the distribution's MariaDB, registered as `system`].
     #[arg(long, default_value = "system")]
     build: String,
+    /// Measured time of each run, for a shorter (or longer) look than the built-in 6 s [default: 6s].
+    #[arg(long, value_name = "DURATION", value_parser = crate::experiment::spec::parse_duration)]
+    duration: Option<std::time::Duration>,
+    /// Repetitions of each config and thread count, from 1 [default: 5].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: Option<u32>,
     #[command(flatten)]
     db: super::DbArg,
 }
@@ -257,6 +263,9 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
 /// printed and written as a self-contained HTML report.
 pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     const EXPERIMENT: &str = include_str!("../../examples/quickstart.toml");
+    if args.duration.is_some_and(|d| d.is_zero()) {
+        return Err(Error::option("--duration", "must be at least 1s"));
+    }
     if home.build(&args.build).is_err() {
         if args.build != "system" {
             home.build(&args.build)?;
@@ -267,7 +276,13 @@ pub(super) fn quickstart(home: &Home, args: QuickstartArgs) -> Result<i32> {
     let dir = home.root().join("quickstart");
     crate::owned::create_dir_all(&dir)?;
     let file = dir.join("quickstart.toml");
-    let text = EXPERIMENT.replace("builds = [\"system\"]", &format!("builds = [\"{}\"]", args.build));
+    let mut text = EXPERIMENT.replace("builds = [\"system\"]", &format!("builds = [\"{}\"]", args.build));
+    if let Some(d) = args.duration {
+        text = text.replace("duration = \"6s\"", &format!("duration = \"{}s\"", d.as_secs()));
+    }
+    if let Some(n) = args.repetitions {
+        text = text.replace("repetitions = 5", &format!("repetitions = {n}"));
+    }
     crate::owned::write_file(&file, text.as_bytes(), 0o644)?;
     let (spec, text) = crate::experiment::ExperimentFile::load(&file)?;
     let plan = crate::experiment::Plan::new(&spec, &dir).map_err(|m| Error::file(&file, m))?;

@@ -251,9 +251,13 @@ fn the_quick_start_stores_into_postgres() {
     let url = pg.url("team");
     let home = tempfile::Builder::new().prefix("versus-pgqs-").tempdir().unwrap();
     let h = home.path();
-    let out = ok(versus(h, &["quickstart", "--db", &url], &[]), "quickstart --db postgres://");
+    // The built-in job, shortened by its own flags (the README runs it whole: scripts/quickstart.sh).
+    let args = ["quickstart", "--db", &url, "--duration", "1s", "--repetitions", "1"];
+    let out = ok(versus(h, &args, &[]), "quickstart --db postgres://");
     assert!(out.contains("HTML report: ") && out.contains("results: postgres://versus@127.0.0.1"), "{out}");
-    assert_eq!(pg.sql("team", "SELECT count(*) FROM runs WHERE status = 'done'"), "20", "2 configs × 2 threads × 5");
+    assert_eq!(pg.sql("team", "SELECT count(*) FROM runs WHERE status = 'done'"), "4", "2 configs × 2 threads × 1");
+    let stored = pg.sql("team", "SELECT definition FROM experiments");
+    assert!(stored.contains("duration = \"1s\"") && stored.contains("repetitions = 1"), "{stored}");
     let html = std::fs::read_to_string(h.join("quickstart").join("report.html")).unwrap();
     assert!(html.contains("relaxed") && html.contains("durable"), "the report");
     let compare = ok(versus(h, &["compare", "quickstart", "--db", &url, "--color", "never"], &[]), "compare");
