@@ -3,7 +3,8 @@
 # Most integration tests spend their time waiting on the servers they start, so on a 2-core machine two
 # binaries at once take far less wall time than one after another. The binaries in ALONE measure
 # something whose outcome the tests check against noise (an A/A calibration refuses a noisy host, an
-# adaptive A/A experiment must not call a difference, a Slurm job is cancelled mid-block): they run
+# adaptive A/A experiment must not call a difference, a Slurm job is cancelled mid-block, a client pinned
+# to one CPU must own most of its time): they run
 # afterwards, one at a time with nothing beside them. Each binary's output is kept and printed whole at
 # the end, in a fixed order; the exit status is 1 when any binary failed, and the summary names them.
 # Ctrl-C stops the running binaries (their servers are stopped by the tests' guards).
@@ -25,7 +26,7 @@ mapfile -t built < <(grep '"profile":{[^}]*"test":true' "$logs/build.json" | gre
 
 # The longest first, so that the last two to finish end close together; ALONE last.
 heavy=(store readme advise ibench versus efficiency sysbench explain experiment)
-alone=(fleet adaptive calibrate)
+alone=(fleet adaptive calibrate client_bound)
 order=()
 declare -A placed=()
 for h in "${heavy[@]}"; do

@@ -41,17 +41,6 @@ options = { tables = 1, table-size = 2000 }
 /// milliseconds after the measured time begins.
 const TOLERANCE: f64 = 0.15;
 
-/// The JSON report `args` print, checked against its schema.
-fn report_json(home: &Home, args: &[&str]) -> serde_json::Value {
-    let doc: serde_json::Value = serde_json::from_str(&ok(home.output(args), "report json")).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string("schemas/compare-report.schema.json").unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "the report does not match its schema: {errors:?}");
-    doc
-}
-
 #[test]
 fn profiled_runs_agree_with_proc_and_the_comparison_finds_the_planted_work() {
     let home = Home::new("versus-profile-");
@@ -78,7 +67,7 @@ fn profiled_runs_agree_with_proc_and_the_comparison_finds_the_planted_work() {
         assert!(p.named_share() > 0.5, "run {}: only {:.0} % of the samples named", r.id, p.named_share() * 100.0);
     }
 
-    let doc = report_json(&home, &["report", "prof", "--baseline", "base", "--format", "json"]);
+    let doc = home.report_json(&["report", "prof", "--baseline", "base", "--format", "json"]);
     let sides: Vec<&str> = doc["sides"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
     let section = &doc["profiles"][0];
     let comparison = |label: &str| {
@@ -320,7 +309,7 @@ options = { tables = 1, table-size = 2000 }
         in_fsync.push(format!("{}: {us:.0}", r.cell.target));
     }
 
-    let doc = report_json(&home, &["report", "waits", "--baseline", "system/sync", "--format", "json"]);
+    let doc = home.report_json(&["report", "waits", "--baseline", "system/sync", "--format", "json"]);
     let sections = doc["profiles"].as_array().unwrap();
     assert_eq!(sections.len(), 2, "one CPU and one waits section");
     assert!(sections[0].get("kind").is_none() && sections[1]["kind"] == "waits", "{:?}", sections[1]["kind"]);

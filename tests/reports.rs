@@ -126,6 +126,30 @@ fn mysql_against_mariadb_in_every_format() {
     snapshot_all("flavors", &r);
 }
 
+/// A client pinned to one CPU (`taskset -c 0`) against an unpinned one, 16 threads, 3 repetitions: the
+/// pinned side's runs are client-bound, which every format says.
+#[test]
+fn a_client_bound_side_in_every_format() {
+    use versus::sampler::client_load::ClientLoad;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let load = |client_cpus, usable_cpus, cpus_busy, client_share| ClientLoad {
+        client_cpus,
+        usable_cpus,
+        cpus_busy: Some(cpus_busy),
+        client_share: Some(client_share),
+    };
+    let sims = [
+        Sim { client_load: Some(load(0.63, 2.0, 0.99, 0.32)), ..Sim::new("unpinned", "system", "default", 58_500.0) },
+        Sim { client_load: Some(load(0.69, 1.0, 0.99, 0.70)), ..Sim::new("pinned", "system", "pinned", 30_000.0) },
+    ];
+    record(&mut store, &sims, &Plan::new("client", &[16], 3));
+    let r = build(&store, Selection::default());
+    let bound: Vec<_> = r.cells.iter().map(|c| c.client_bound.as_ref().map(|b| (b.runs, b.of))).collect();
+    assert_eq!(bound, [None, Some((3, 3))]);
+    snapshot_all("client_bound", &r);
+}
+
 /// `page` rendered by headless Chromium at 1400 px (scripts/check-html.sh): every section of the table of
 /// contents on the page in order, under 8,000 px high, nothing wider than the page. Skipped, with a
 /// notice, where Debian's chromium is not installed.

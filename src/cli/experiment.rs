@@ -422,6 +422,10 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
             for figures in crate::workload::registry::stored_figures(&d) {
                 print!("\n{figures}");
             }
+            if let Some(l) = d.efficiency.client_load {
+                let verdict = if l.limit().is_some() { "client-bound" } else { "not client-bound" };
+                println!("\nclient: {verdict}: {}", l.describe());
+            }
         }
         None => println!("(no final figures: the run did not finish)"),
     }

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{
-    CellStats, CiKind, CompareReport, Detectable, ExperimentInfo, MetricInfo, REPORT_FORMAT_VERSION, RatioRow, RunInfo,
-    RunStability, VariableDiff, VariableRow, Verdict,
+    CellStats, CiKind, ClientBound, CompareReport, Detectable, ExperimentInfo, MetricInfo, REPORT_FORMAT_VERSION,
+    RatioRow, RunInfo, RunStability, VariableDiff, VariableRow, Verdict,
 };
 use super::select::{LoadedRun, Selected, Selection, select};
 use super::values::{used_metrics, values_of, values_rows};
@@ -90,6 +90,19 @@ fn from_selected(
             }
             runs.sort_by_key(|r| (r.detail.run.experiment_id, r.detail.run.repetition));
             cells.push(cell_stats(case, side, &runs, metric));
+        }
+    }
+
+    for c in &cells {
+        if let Some(b) = &c.client_bound {
+            let case = &s.cases[c.case];
+            notes.push(format!(
+                "{}, {} at {} thr, is {}: its figures measure the client, not the server",
+                s.sides[c.side].label,
+                case.workload,
+                case.threads,
+                b.describe()
+            ));
         }
     }
 
@@ -204,9 +217,18 @@ fn cell_stats(case: usize, side: usize, runs: &[&LoadedRun], metric: Metric) -> 
         min: stats::min(&values),
         max: stats::max(&values),
         missing: runs.len() - values.len(),
+        client_bound: client_bound(runs),
         run_ids,
         values,
     }
+}
+
+/// The runs whose client was the limit, with the figures of the one whose client used the most CPU.
+fn client_bound(runs: &[&LoadedRun]) -> Option<ClientBound> {
+    let loads: Vec<_> = runs.iter().filter_map(|r| r.detail.efficiency.client_load).collect();
+    let bound: Vec<_> = loads.iter().filter(|l| l.limit().is_some()).collect();
+    let worst = bound.iter().max_by(|a, b| a.client_cpus.total_cmp(&b.client_cpus))?;
+    Some(ClientBound { runs: bound.len(), of: loads.len(), figures: worst.describe() })
 }
 
 fn method_name(m: CiMethod) -> String {

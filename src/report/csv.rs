@@ -111,9 +111,10 @@ pub fn render(r: &CompareReport) -> String {
             r.band_of(c.case).origin.word().to_string(),
             field(&r.noise_band_source),
             field(
-                &x.and_then(|x| x.note.as_deref())
+                &x.and_then(|x| x.note.clone())
                     .into_iter()
-                    .chain(forced.iter().copied())
+                    .chain(c.client_bound.as_ref().map(|b| b.describe()))
+                    .chain(forced.iter().map(|f| f.to_string()))
                     .collect::<Vec<_>>()
                     .join("; "),
             ),

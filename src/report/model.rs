@@ -161,6 +161,27 @@ pub struct CellStats {
     pub max: Option<f64>,
     /// Finished runs of this cell that lack the metric (stored by an older versus, or not measurable).
     pub missing: usize,
+    /// The runs of this cell whose client was the limit, when any was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_bound: Option<ClientBound>,
+}
+
+/// Runs whose client, not the server, was the limit: their figures measure the client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientBound {
+    /// How many of the cell's runs.
+    pub runs: usize,
+    /// Of how many runs that measured their client.
+    pub of: usize,
+    /// The busiest such run's figures, in words.
+    pub figures: String,
+}
+
+impl ClientBound {
+    /// "client-bound in 2 of 3 runs (the client used …)".
+    pub fn describe(&self) -> String {
+        format!("client-bound in {} of {} runs ({})", self.runs, self.of, self.figures)
+    }
 }
 
 /// How the interval of a ratio was obtained.

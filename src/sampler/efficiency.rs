@@ -166,6 +166,10 @@ pub struct Efficiency {
     pub innodb_fsyncs: Option<f64>,
     /// Binary log syncs per transaction, 0 with the binary log off ([`Quantity::BinlogSyncs`]).
     pub binlog_syncs: Option<f64>,
+    /// What the client used of the CPUs it could use, and how busy the host was: whether the client
+    /// was the run's limit (not a cost per transaction; stored beside them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_load: Option<super::client_load::ClientLoad>,
 }
 
 /// Metric names as stored in the `efficiency` table, in field order.
@@ -257,12 +261,17 @@ impl Efficiency {
 
     /// The known values as (metric name, value) rows, as stored.
     pub fn metrics(&self) -> Vec<(&'static str, f64)> {
-        METRICS.iter().zip(self.fields()).filter_map(|(name, v)| v.map(|v| (*name, v))).collect()
+        let costs = METRICS.iter().zip(self.fields()).filter_map(|(name, v)| v.map(|v| (*name, v)));
+        costs.chain(self.client_load.iter().flat_map(|l| l.metrics())).collect()
     }
 
     /// Rebuilds from stored rows; unknown metric names are ignored.
     pub fn from_metrics<'a>(rows: impl IntoIterator<Item = (&'a str, f64)>) -> Efficiency {
-        let mut e = Efficiency::default();
+        let rows: Vec<(&str, f64)> = rows.into_iter().collect();
+        let mut e = Efficiency {
+            client_load: super::client_load::ClientLoad::from_metrics(rows.iter().copied()),
+            ..Efficiency::default()
+        };
         for (name, value) in rows {
             let slot = match METRICS.iter().position(|m| *m == name) {
                 Some(0) => &mut e.server_cpu_user_us,

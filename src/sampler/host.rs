@@ -323,23 +323,62 @@ pub struct HostCpu {
 /// Parses `/proc/stat`.
 pub fn parse_proc_stat(text: &str) -> Option<HostCpu> {
     let cpu = text.lines().find_map(|l| l.strip_prefix("cpu "))?;
-    let v: Vec<u64> = cpu.split_whitespace().map_while(|f| f.parse().ok()).collect();
+    let mut host = cpu_times(cpu)?;
+    host.ctxt_switches = text.lines().find_map(|l| l.strip_prefix("ctxt ")?.trim().parse().ok()).unwrap_or(0);
+    Some(host)
+}
+
+/// Parses the `cpuN` lines of `/proc/stat` for the CPUs `cpus` and adds them up (no context switches,
+/// which are counted for the whole machine only); `None` when one of them is missing.
+pub fn parse_proc_stat_of(text: &str, cpus: &[usize]) -> Option<HostCpu> {
+    let mut sum = HostCpu { taken: Instant::now(), ..HostCpu::zero() };
+    for n in cpus {
+        let prefix = format!("cpu{n} ");
+        let one = cpu_times(text.lines().find_map(|l| l.strip_prefix(prefix.as_str()))?)?;
+        sum.total_ticks += one.total_ticks;
+        sum.idle_ticks += one.idle_ticks;
+        sum.iowait_ticks += one.iowait_ticks;
+        sum.steal_ticks += one.steal_ticks;
+    }
+    (!cpus.is_empty()).then_some(sum)
+}
+
+/// The times of one `cpu` line after its name.
+fn cpu_times(fields: &str) -> Option<HostCpu> {
+    let v: Vec<u64> = fields.split_whitespace().map_while(|f| f.parse().ok()).collect();
     let at = |i: usize| v.get(i).copied().unwrap_or(0);
     if v.len() < 4 {
         return None;
     }
-    let ctxt = text.lines().find_map(|l| l.strip_prefix("ctxt ")?.trim().parse().ok()).unwrap_or(0);
     Some(HostCpu {
         taken: Instant::now(),
         total_ticks: (0..8).map(at).sum(),
         idle_ticks: at(3),
         iowait_ticks: at(4),
         steal_ticks: at(7),
-        ctxt_switches: ctxt,
+        ctxt_switches: 0,
     })
 }
 
 impl HostCpu {
+    fn zero() -> HostCpu {
+        HostCpu {
+            taken: Instant::now(),
+            total_ticks: 0,
+            idle_ticks: 0,
+            iowait_ticks: 0,
+            steal_ticks: 0,
+            ctxt_switches: 0,
+        }
+    }
+
+    /// Reads the times of the CPUs `cpus` from `/proc/stat`, added up.
+    pub fn read_of(cpus: &[usize]) -> Result<HostCpu> {
+        let text = std::fs::read_to_string("/proc/stat")
+            .map_err(|e| Error::file("/proc/stat", format!("cannot read host CPU statistics: {e}")))?;
+        parse_proc_stat_of(&text, cpus).ok_or_else(|| Error::file("/proc/stat", "cannot parse the CPUs' statistics"))
+    }
+
     /// Reads `/proc/stat`.
     pub fn read() -> Result<HostCpu> {
         let text = std::fs::read_to_string("/proc/stat")
@@ -517,6 +556,16 @@ mod tests {
         assert_eq!(d.busy_share(), Some(0.75));
         assert_eq!(d.total_us(), 200.0 * 1e6 / ticks_per_second() as f64);
         assert!(parse_proc_stat("intr 1\n").is_none());
+    }
+
+    #[test]
+    fn proc_stat_of_some_cpus() {
+        let text = "cpu  9 9 9 9\ncpu0 1 0 2 10 1\ncpu1 3 0 0 5 0 0 0 2\ncpu10 100 0 0 0\nctxt 5\n";
+        let h = parse_proc_stat_of(text, &[0, 1]).unwrap();
+        assert_eq!((h.total_ticks, h.idle_ticks, h.iowait_ticks, h.steal_ticks), (24, 15, 1, 2));
+        assert_eq!(parse_proc_stat_of(text, &[1]).unwrap().total_ticks, 10, "cpu1 is not cpu10");
+        assert!(parse_proc_stat_of(text, &[2]).is_none());
+        assert!(parse_proc_stat_of(text, &[]).is_none());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! and cost per transaction from those plus `SHOW GLOBAL STATUS` deltas. Linux only.
 
 pub mod canary;
+pub mod client_load;
 pub mod counters;
 mod efficiency;
 mod host;
@@ -13,7 +14,7 @@ pub use counters::ServerLine;
 pub use efficiency::{Efficiency, is_gauge, is_position, status_deltas, status_ends};
 pub use host::{
     CpuInfo, DiskFacts, Fingerprint, HostCpu, HostCpuDelta, HostFacts, Mount, disk_facts, fingerprint, mount_for,
-    parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release, parse_proc_stat,
+    parse_cpuinfo, parse_meminfo, parse_mountinfo, parse_os_release, parse_proc_stat, parse_proc_stat_of,
 };
 pub use process::{
     IoCounters, PerOp, ProcessDelta, ProcessSample, StatFields, StatusFields, parse_io, parse_stat, parse_status,

@@ -65,6 +65,29 @@ impl Home {
         self.write(&format!("{name}.toml"), text)
     }
 
+    /// `versus ARGS` under `taskset -c CPUS` (the process and its threads may run on those CPUs only),
+    /// with `env` added to its environment.
+    pub fn pinned(&self, cpus: &str, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+        let mut c = Command::new("taskset");
+        c.args(["-c", cpus, env!("CARGO_BIN_EXE_versus")]).args(args).envs(env.iter().copied());
+        let out = c.env("VERSUS_HOME", self.home.path()).env_remove("VERSUS_DB").stdin(Stdio::null()).output();
+        let out = out.expect("taskset (util-linux) runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+
+    /// The JSON report that `versus ARGS` prints, checked against schemas/compare-report.schema.json.
+    pub fn report_json(&self, args: &[&str]) -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_str(&ok(self.output(args), "report json")).unwrap();
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string("schemas/compare-report.schema.json").unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "the report does not match its schema: {errors:?}");
+        doc
+    }
+
     /// The home's default results store.
     pub fn store(&self) -> Store {
         Store::open(self.home.path().join("results.db")).unwrap()

@@ -34,6 +34,8 @@ pub struct Sim {
     pub base: Vec<(String, String)>,
     /// `SELECT VERSION()` (default `BUILD-MariaDB`).
     pub server_version: Option<&'static str>,
+    /// What the client used (default: not measured, as an older versus stored).
+    pub client_load: Option<versus::sampler::client_load::ClientLoad>,
 }
 
 impl Sim {
@@ -52,6 +54,7 @@ impl Sim {
             vars: &[],
             base: Vec::new(),
             server_version: None,
+            client_load: None,
         }
     }
 }
@@ -216,6 +219,7 @@ pub fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
                 innodb_log_written_bytes: Some(2048.0),
                 innodb_fsyncs: Some(s.fsyncs),
                 binlog_syncs: Some(0.0),
+                client_load: s.client_load,
             };
         }
         let mut variables: std::collections::BTreeMap<String, String> = s.base.iter().cloned().collect();

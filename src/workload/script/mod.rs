@@ -314,15 +314,18 @@ fn run_command(script: &Arc<Script>, o: &Options) -> Result<i32> {
     let mut profiler = profiled::prepare(o, driver.as_ref())?;
     let mut obs = Text { pct: o.percentile };
     let source = Source::Custom(events.factory());
+    let watch = crate::sampler::client_load::Watch::start();
     let result = match profiler.as_mut() {
         Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(&mut obs))?,
         None => runner::run_source(source, o, driver, stop, &mut obs)?,
     };
+    let client = watch.finish(o.os_threads());
     out(&report::final_report(&result, o));
     out(&statements_report(script, &events.figures(), result.time_interval.as_secs_f64()));
     if let Some(p) = profiler {
         out(&format!("{}\n", crate::profile::summary::text(&p.finish(&result)?)));
     }
+    crate::workload::sysbench::warn_client_bound(client);
     Ok(if result.interrupted { crate::workload::sysbench::EXIT_INTERRUPTED } else { 0 })
 }
 

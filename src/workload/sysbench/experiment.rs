@@ -14,7 +14,8 @@ use super::runner::Source;
 use super::{Interval as SysbenchInterval, IntervalObserver};
 use crate::error::{Error, Result};
 use crate::interrupt;
-use crate::sampler::{Efficiency, ProcessSample, ServerLine, status_deltas, status_ends};
+use crate::sampler::client_load::{ClientLoad, allowed_cpus};
+use crate::sampler::{Efficiency, HostCpu, ProcessSample, ServerLine, status_deltas, status_ends};
 use crate::store::{self, Interval, RunResult, StartRun, StoredHistogram, Summary};
 use crate::workload::{
     DataShape, Endpoint, Kind, RunContext, RunOutcome, RunSettings, ServerProbe, Timing, Workload, WorkloadDef,
@@ -330,6 +331,7 @@ fn measure_with(
     let after_status = collector.probe.global_status();
     let server_after = collector.server_pid.map(ProcessSample::read).transpose();
     let client_after = ProcessSample::read_self();
+    let host_after = HostCpu::read_of(&collector.cpus).ok();
     collector.probe.check_alive().map_err(Error::Other)?;
     // After Ctrl-C the run is dropped: stop perf at once rather than fold what it wrote.
     let profiles =
@@ -351,7 +353,10 @@ fn measure_with(
     };
     let client = collector.client_before.as_ref().zip(client_after.ok()).map(|(b, a)| b.delta_to(&a));
     let line = ServerLine::from_version_string(&version, variables);
-    let efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
+    let mut efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
+    let host = collector.host_before.zip(host_after).map(|(b, a)| b.delta_to(&a));
+    efficiency.client_load =
+        client.and_then(|c| ClientLoad::measure(o.os_threads(), collector.cpus.len(), &c, host.as_ref()));
     let stored = RunResult {
         summary: summary(&r),
         intervals: std::mem::take(&mut collector.intervals),
@@ -380,6 +385,9 @@ struct Collector<'a> {
     status_before: Option<Vec<(String, String)>>,
     server_before: Option<ProcessSample>,
     client_before: Option<ProcessSample>,
+    /// The CPUs versus may run on, and their times when measuring began.
+    cpus: Vec<usize>,
+    host_before: Option<HostCpu>,
     profile: Option<crate::profile::Sampling>,
 }
 
@@ -394,6 +402,8 @@ impl<'a> Collector<'a> {
             status_before: None,
             server_before: None,
             client_before: None,
+            cpus: allowed_cpus(),
+            host_before: None,
             profile: None,
         }
     }
@@ -408,6 +418,7 @@ impl<'a> Collector<'a> {
         self.status_before = self.probe.global_status();
         self.server_before = self.server_pid.and_then(|p| ProcessSample::read(p).ok());
         self.client_before = ProcessSample::read_self().ok();
+        self.host_before = HostCpu::read_of(&self.cpus).ok();
     }
 }
 

@@ -221,6 +221,13 @@ fn warn(o: &Options, line: &str) {
     }
 }
 
+/// One line on stderr when the client was the limit of the run (the report on stdout stays sysbench's).
+pub fn warn_client_bound(client: Option<crate::sampler::client_load::ClientLoad>) {
+    if let Some(l) = client.filter(|l| l.limit().is_some()) {
+        eprintln!("versus: client-bound: {}: the figures measure the client, not the server", l.describe());
+    }
+}
+
 /// What a source of events may put in place of the text report's parts (a Lua script's
 /// `sysbench.hooks.report_intermediate` and `report_cumulative`).
 #[derive(Default)]
@@ -260,10 +267,12 @@ pub fn run_command_with(
     let ReportHooks { interval, mut cumulative } = hooks;
     let mut text_obs = TextObserver { pct: o.percentile, warmup: o.warmup_time, hook: interval };
     let obs: &mut dyn IntervalObserver = if text { &mut text_obs } else { &mut json_obs };
+    let watch = crate::sampler::client_load::Watch::start();
     let result = match profiler.as_mut() {
         Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(obs))?,
         None => runner::run_source(source, o, driver, stop, obs)?,
     };
+    let client = watch.finish(o.os_threads());
     let profile = profiler.map(|p| p.finish(&result));
     if result.forced_unfinished.is_some() {
         warn(o, "FATAL: The --max-time limit has expired, forcing shutdown...");
@@ -276,6 +285,7 @@ pub fn run_command_with(
         if let Some(Ok(p)) = &profile {
             out(&format!("{}\n", crate::profile::summary::text(p)));
         }
+        warn_client_bound(client);
     } else {
         let mut doc = json::report(name, o, &result);
         if !json_obs.checkpoints.is_empty() {
@@ -283,6 +293,9 @@ pub fn run_command_with(
         }
         if let Some(Ok(p)) = &profile {
             crate::profile::summary::json(p, &mut doc);
+        }
+        if let Some(l) = client {
+            doc["client"] = serde_json::json!({ "client_bound": l.limit().is_some(), "load": l });
         }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }

@@ -552,6 +552,14 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
     })
 }
 
+impl Options {
+    /// The OS threads that run the connections: the event loops (`--client-threads`), else one per
+    /// connection.
+    pub fn os_threads(&self) -> u32 {
+        if self.client_threads == 0 { self.threads } else { self.client_threads }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         build(&BTreeMap::new(), None, &mut Vec::new()).expect("defaults are valid")
