@@ -276,6 +276,32 @@ options = {{ scale = 2, trx_level = "RC" }}
     assert!(text.contains("tpcc_like.lua") && text.contains("system/relaxed"), "{text}");
 }
 
+/// `versus calibrate --script` measures a Lua script's noise band: the A/A experiment runs the script
+/// (with its own options, without the sysbench tests' tables and sizes) and the band is filed under its
+/// workload when the runs are quiet enough for one.
+#[test]
+fn calibrate_measures_a_lua_script() {
+    let home = common::home::Home::new("versus-lua-");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lua/tpcc_like.lua");
+    let args = ["calibrate", "system", "--script", script, "--option", "scale=1", "--threads", "2"];
+    let more = ["--duration", "1s", "--repetitions", "3"];
+    let all: Vec<&str> = args.iter().chain(&more).copied().collect();
+    let dry: Vec<&str> = all.iter().copied().chain(["--dry-run"]).collect();
+    let file = common::home::ok(home.output(&dry), "calibrate --dry-run");
+    assert!(file.contains(&format!("script = \"{script}\"")) && file.contains("scale = 1"), "{file}");
+    assert!(!file.contains("table-size"), "a script gets no sysbench sizes: {file}");
+
+    let (code, out, err) = home.output(&all);
+    assert!(code == 0 || (code == 1 && err.contains("nothing was calibrated")), "{out}{err}");
+    let store = home.store();
+    let e = store.latest_experiment_named("calibrate").unwrap().expect("the A/A experiment is stored");
+    let runs = store.runs(e.id).unwrap();
+    assert_eq!(runs.iter().filter(|r| r.status.to_string() == "done").count(), 6, "3 runs a side: {out}{err}");
+    assert!(runs.iter().all(|r| r.cell.workload.contains("tpcc_like")), "{:?}", runs[0].cell.workload);
+    let list = common::home::ok(home.output(&["calibrate", "--list"]), "calibrate --list");
+    assert_eq!(code == 0, list.contains("tpcc_like"), "{list}");
+}
+
 /// An `event()` that never returns does not hold the run: it is stopped a grace after `--time`, with
 /// the report of what was measured and a line that says why.
 #[test]

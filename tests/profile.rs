@@ -37,9 +37,11 @@ options = { tables = 1, table-size = 2000 }
 "#;
 
 /// The tolerance between the sampled CPU per transaction and the /proc figure: sampling at 199 Hz for
-/// 5 s on two busy threads gives about 1,500 samples (±3 % from counting alone), and perf attaches a few
-/// milliseconds after the measured time begins.
-const TOLERANCE: f64 = 0.15;
+/// 5 s on two busy threads gives about 1,500 samples (±3 % from counting alone). versus waits for perf
+/// to have its events open before the measured time begins (150-190 ms with both CPUs busy), but on a
+/// host loaded by another test binary perf itself gets less CPU: once, before that wait, a run sampled
+/// 16 % less than /proc.
+const TOLERANCE: f64 = 0.2;
 
 #[test]
 fn profiled_runs_agree_with_proc_and_the_comparison_finds_the_planted_work() {

@@ -23,17 +23,21 @@ pub(super) struct CalibrateArgs {
     #[arg(default_value = "system")]
     target: String,
     /// The sysbench test to run (oltp_read_only, oltp_write_only, oltp_point_select …).
-    #[arg(long, value_name = "TEST")]
+    #[arg(long, value_name = "TEST", conflicts_with = "script")]
     workload: Option<String>,
-    /// A sysbench option of the workload (repeatable), e.g. --option range_size=10.
+    /// Or a script to run: a sysbench Lua script (docs/lua.md) or a pgbench-style SQL script.
+    #[arg(long, value_name = "FILE")]
+    script: Option<std::path::PathBuf>,
+    /// An option of the workload (repeatable), e.g. --option range_size=10 or, for a script, one of its
+    /// own options (--option scale=2).
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
-    /// Tables of the workload.
-    #[arg(long, default_value_t = 4)]
-    tables: u32,
-    /// Rows per table.
-    #[arg(long, default_value_t = 10_000)]
-    table_size: u64,
+    /// Tables of the workload [default: 4 for a sysbench test; a script's own otherwise].
+    #[arg(long)]
+    tables: Option<u32>,
+    /// Rows per table [default: 10000 for a sysbench test; a script's own otherwise].
+    #[arg(long)]
+    table_size: Option<u64>,
     /// Client thread counts (comma-separated); each gets its own band.
     #[arg(long, value_name = "N", value_delimiter = ',', default_value = "1")]
     threads: Vec<u32>,
@@ -97,9 +101,10 @@ pub(super) fn calibrate_cmd(home: &Home, a: CalibrateArgs) -> Result<i32> {
     let measure = MeasureArgs {
         workload: a.workload.clone(),
         options: a.options.clone(),
-        script: None,
-        tables: Some(a.tables),
-        table_size: Some(a.table_size),
+        script: a.script.clone(),
+        // A script has the options it declares, which need not include these.
+        tables: if a.script.is_some() { a.tables } else { Some(a.tables.unwrap_or(4)) },
+        table_size: if a.script.is_some() { a.table_size } else { Some(a.table_size.unwrap_or(10_000)) },
         threads: a.threads.clone(),
         duration: a.duration,
         warmup: a.warmup,

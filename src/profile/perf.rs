@@ -170,7 +170,30 @@ impl Recorder {
                 return Err(format!("perf did not start: {e}"));
             }
         };
-        Ok(Recorder { child, dir, data, started: Instant::now(), pid, system_wide, switches })
+        let mut recorder = Recorder { child, dir, data, started: Instant::now(), pid, system_wide, switches };
+        recorder.wait_attached(Duration::from_secs(5));
+        Ok(recorder)
+    }
+
+    /// Waits (at most `limit`) until perf has its events open, so that the measured time that begins now
+    /// is sampled from its start: on a loaded host perf's own start-up can take a good part of a second.
+    /// A perf that exits first, or does not get there in time, says why when it is finished.
+    fn wait_attached(&mut self, limit: Duration) {
+        let fds = PathBuf::from(format!("/proc/{}/fd", self.child.id()));
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            let open = std::fs::read_dir(&fds)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:[perf_event]"));
+            if open {
+                // Events open for one CPU or thread: the rest follow within a few milliseconds.
+                std::thread::sleep(Duration::from_millis(20));
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Stops sampling and returns the folded stacks with their CPU nanoseconds and the number of
