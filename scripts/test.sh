@@ -3,7 +3,20 @@
 # servers), after installing what the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Without arguments, the test binaries build while the packages install: the build needs none of them
+# (its C parts are vendored and gcc comes with the toolchain). Its output is not shown here: run-tests.sh
+# builds again (nothing left to do, or the same errors, printed there). Stopped if the install fails.
+build=""
+if [ $# -eq 0 ]; then
+  cargo test --all-targets --no-run --quiet >/dev/null 2>&1 &
+  build=$!
+  trap '[ -z "$build" ] || kill "$build" 2>/dev/null || true' EXIT
+fi
 bash scripts/install-deps.sh --tests
+if [ -n "$build" ]; then
+  wait "$build" || true
+  build=""
+fi
 # With arguments this is plain `cargo test ARGS`: a target selection (`--test FILE`, `--lib`, …) runs that
 # target alone, anything else (a test name filter) runs over `--all-targets`. Without arguments every
 # test binary runs, two at a time (scripts/run-tests.sh).

@@ -44,7 +44,7 @@ fn small() -> Options {
         rows_load: 200_000,
         rows_write1: 40_000,
         rows_write2: 4_000,
-        query_seconds: 8,
+        query_seconds: 4,
         rates: vec![100, 1000],
         cleanup_seconds: Some(1),
         count_rows: true,
