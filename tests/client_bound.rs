@@ -68,30 +68,13 @@ fn a_client_bound_run_is_flagged_in_every_report_format() {
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let srv = common::start_server();
     let home = Home::new("versus-client-");
-    let file = home.file(
-        "cb",
-        &format!(
-            r#"
-name = "cb"
-threads = [16]
-duration = "2s"
-warmup = "1s"
-repetitions = 1
-prewarm = false
-[[targets]]
-name = "ext"
-address = "127.0.0.1:{}"
-user = "{}"
-password_env = "CB_TEST_PW"
-database = "{}"
-[[workloads]]
-test = "oltp_point_select"
-options = {{ tables = 1, table-size = 10000 }}
-"#,
-            srv.port, srv.user, srv.db
-        ),
-    );
-    let pw = [("CB_TEST_PW", srv.password.as_str())];
+    let text = common::external_experiment("cb", srv.port)
+        .replace("threads = [1]", "threads = [16]\nwarmup = \"1s\"\nrepetitions = 1")
+        .replace("duration = \"1s\"", "duration = \"2s\"")
+        .replace("table-size = 100 }", "table-size = 10000 }");
+    assert!(text.contains("threads = [16]") && text.contains("table-size = 10000"), "{text}");
+    let file = home.file("cb", &text);
+    let pw = [("SAFETY_TEST_PW", srv.password.as_str())];
     ok(home.pinned("0", &["run", file.to_str().unwrap()], &pw), "the pinned experiment");
 
     let doc = home.report_json(&["report", "cb", "--format", "json"]);

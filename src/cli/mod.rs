@@ -12,6 +12,7 @@ pub mod output;
 pub mod output_file;
 mod path_hint;
 mod profile;
+mod quickstart;
 mod server;
 mod store;
 
@@ -52,7 +53,7 @@ enum Command {
     /// against relaxed commits on oltp_write_only at 1 and 4 threads, 5 interleaved repetitions each:
     /// 20 runs, a few minutes) in sandboxes it starts and stops, prints the comparison and writes an
     /// HTML report.
-    Quickstart(server::QuickstartArgs),
+    Quickstart(quickstart::QuickstartArgs),
     /// sysbench-compatible OLTP workloads: `versus sysbench [options] TEST COMMAND` with sysbench 1.0's
     /// options and report (see `versus sysbench --help`); 0.4/0.5 command lines are translated.
     #[command(disable_help_flag = true, disable_version_flag = true)]
@@ -119,7 +120,7 @@ pub fn run(args: Vec<String>) -> Result<i32> {
     home.check(from)?;
     match cli.command {
         Command::Server(cmd) => server::run(&home, cmd),
-        Command::Quickstart(args) => server::quickstart(&home, args),
+        Command::Quickstart(args) => quickstart::quickstart(&home, args),
         Command::Run(args) => experiment::run(&home, args),
         Command::Runs(args) => experiment::runs(&home, args),
         Command::Show(args) => experiment::show(&home, args),
