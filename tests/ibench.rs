@@ -277,6 +277,9 @@ options = { rows = 20000, rows-i1 = 2000, rows-i2 = 200, query-seconds = 2, rate
     for r in store.runs(e.id).unwrap() {
         let d = store.run(r.id).unwrap().unwrap();
         let p = store.profile(r.id).unwrap().unwrap_or_else(|| panic!("step run {} has no profile row", r.id));
+        // Whether the client was the step's limit is measured for every step (docs/fleet.md).
+        let load = d.efficiency.client_load.unwrap_or_else(|| panic!("step run {} has no client load", r.id));
+        assert!(load.client_cpus > 0.0 && load.usable_cpus >= 1.0, "{}: {load:?}", d.run.cell.workload);
         if p.is_sampled() {
             assert_eq!(p.transactions, d.run.summary.as_ref().unwrap().events, "per operation of the step");
             sampled.push(d.run.cell.workload.clone());

@@ -1,6 +1,7 @@
 //! Efficiency of a step: the server process and versus itself from `/proc`, the whole host from
 //! `/proc/stat`, the server's status counters, normalised per operation with the reference's formulas.
 
+use crate::sampler::client_load::ClientLoad;
 use crate::sampler::{Efficiency, HostCpu, HostCpuDelta, ProcessDelta, ProcessSample, status_deltas, status_ends};
 
 use super::result::StepEfficiency;
@@ -139,8 +140,15 @@ pub fn efficiency(per: &str, ops: u64, inserted: u64, d: &Deltas, rss_max: Optio
 
 /// The per-operation costs in the results store's form ([`Efficiency`]); the counter-based ones need
 /// the server's line and are added when the step is stored ([`Efficiency::with_counters`]).
-pub fn store_efficiency(ops: u64, d: &Deltas) -> Efficiency {
-    Efficiency::compute(ops, d.server.as_ref(), d.client.as_ref(), &d.status, None)
+/// `threads` are the client's OS threads of the step, for whether the client was its limit
+/// ([`ClientLoad`]); the host's CPUs count as the client's only when it may run on all of them.
+pub fn store_efficiency(ops: u64, d: &Deltas, threads: u32) -> Efficiency {
+    let mut e = Efficiency::compute(ops, d.server.as_ref(), d.client.as_ref(), &d.status, None);
+    let allowed = crate::sampler::client_load::allowed_cpus().len();
+    let all = std::thread::available_parallelism().map_or(allowed, |n| n.get());
+    let host = d.host.as_ref().filter(|_| allowed >= all);
+    e.client_load = d.client.as_ref().and_then(|c| ClientLoad::measure(threads, allowed, c, host));
+    e
 }
 
 #[cfg(test)]

@@ -433,7 +433,9 @@ fn finish(
     };
     r.efficiency = measure::efficiency(per, r.operations, r.inserted_rows, &deltas, p.run.rss_max);
     r.notes.extend(measure::coarse_cpu_note(&deltas));
-    r.store_efficiency = measure::store_efficiency(r.operations, &deltas);
+    // A query step's client runs a query thread and two paced writers per client.
+    let threads = o.clients * if step.is_query() { 3 } else { 1 };
+    r.store_efficiency = measure::store_efficiency(r.operations, &deltas, threads);
     r.host_totals = deltas.host.as_ref().map(|h| (measure::host_busy_us(h), h.ctxt_switches));
     r.status_deltas = deltas.status;
     r.status_ends = deltas.ends;
