@@ -4,8 +4,8 @@
 # binaries at once take far less wall time than one after another. The binaries in ALONE measure
 # something whose outcome the tests check against noise (an A/A calibration refuses a noisy host, an
 # adaptive A/A experiment must not call a difference, a Slurm job is cancelled mid-block, a client pinned
-# to one CPU must own most of its time): they run
-# afterwards, one at a time with nothing beside them. Each binary's output is kept and printed whole at
+# to one CPU must own most of its time, an A/A pair must show no off-CPU wait beyond the noise): they
+# run afterwards, one at a time with nothing beside them. Each binary's output is kept and printed whole at
 # the end, in a fixed order; the exit status is 1 when any binary failed, and the summary names them.
 # Ctrl-C stops the running binaries (their servers are stopped by the tests' guards).
 set -euo pipefail
@@ -26,7 +26,7 @@ mapfile -t built < <(grep '"profile":{[^}]*"test":true' "$logs/build.json" | gre
 
 # The longest first, so that the last two to finish end close together; ALONE last.
 heavy=(store readme advise ibench versus efficiency sysbench explain experiment)
-alone=(fleet adaptive calibrate client_bound)
+alone=(fleet adaptive calibrate client_bound profile_waits)
 order=()
 declare -A placed=()
 for h in "${heavy[@]}"; do
