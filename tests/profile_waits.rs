@@ -9,8 +9,8 @@ use common::home::{Home, ok};
 /// `profile_waits = true`: every run keeps its server threads' off-CPU time per stack beside its CPU
 /// profile. Durable commits (innodb_flush_log_at_trx_commit = 1) against relaxed ones (= 0) on an
 /// update workload: the comparison of waits finds the commit's fdatasync, with an interval that
-/// excludes no change; the same durable settings twice (an A/A pair) show no wait beyond the noise;
-/// and every format shows the section.
+/// excludes no change; the same durable settings twice (an A/A pair) show no wait of the server's own
+/// beyond the noise; and every format shows the section.
 #[test]
 fn waits_show_the_fsync_of_durable_commits() {
     let home = Home::on_disk("versus-waits-");
@@ -65,10 +65,20 @@ options = { tables = 1, table-size = 2000 }
         let i = sides.iter().position(|s| *s == label).unwrap();
         sections[1]["comparisons"].as_array().unwrap().iter().find(|c| c[0] == i).map(|c| c[1].clone()).unwrap()
     };
-    // An A/A pair: the same settings twice; no call's own off-CPU time differs beyond the noise.
+    // An A/A pair: the same settings twice. No wait of the server's own differs beyond the noise. The
+    // time a connection's thread sleeps in poll for its client's next statement is the client's pace,
+    // not the server's cost, and it did differ between identical runs (60 against 330 µs per
+    // transaction, once, with nothing else running): those rows are allowed here.
     let aa = waits("system/again");
     assert!(aa["tested"].as_u64().unwrap() > 100, "{aa}");
-    assert_eq!(aa["self_rows"].as_array().unwrap().len(), 0, "the A/A pair has waits beyond the noise: {aa}");
+    let own: Vec<&str> = aa["self_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["function"].as_str().unwrap())
+        .filter(|f| !f.contains("poll"))
+        .collect();
+    assert!(own.is_empty(), "the A/A pair has the server's own waits beyond the noise: {own:?} in {aa}");
     let d = &waits("system/nosync");
     let rows = d["inclusive_rows"].as_array().unwrap();
     let fsync = rows.iter().find(|r| r["function"].as_str().unwrap().contains("fdatasync"));
