@@ -145,7 +145,10 @@ pub fn efficiency(per: &str, ops: u64, inserted: u64, d: &Deltas, rss_max: Optio
 pub fn store_efficiency(ops: u64, d: &Deltas, threads: u32) -> Efficiency {
     let mut e = Efficiency::compute(ops, d.server.as_ref(), d.client.as_ref(), &d.status, None);
     let allowed = crate::sampler::client_load::allowed_cpus().len();
-    let all = std::thread::available_parallelism().map_or(allowed, |n| n.get());
+    // Online CPUs, not available_parallelism(): that one counts the affinity mask, so it always equals
+    // `allowed` and a pinned client would be judged on the whole host's busy time.
+    let online = nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN).ok().flatten();
+    let all = online.map_or(allowed, |n| n.max(1) as usize);
     let host = d.host.as_ref().filter(|_| allowed >= all);
     e.client_load = d.client.as_ref().and_then(|c| ClientLoad::measure(threads, allowed, c, host));
     e
