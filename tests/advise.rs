@@ -79,7 +79,7 @@ fn a_tiny_advice_runs_end_to_end() {
     let o = versus_cmd(h)
         .args(["advise", "system"])
         .args(TINY)
-        .args(["--budget", "5m", "--memory", "4", "--format", "json", "--cnf"])
+        .args(["--budget", "4m", "--memory", "4", "--format", "json", "--cnf"])
         .arg(&cnf)
         .output()
         .unwrap();
