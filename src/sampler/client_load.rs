@@ -114,6 +114,22 @@ impl ClientLoad {
     }
 }
 
+/// Several client processes on one host as one client: their CPU time and their shares of the
+/// host's busy time add up, their CPUs' load is the mean of what each saw; `None` for no loads.
+pub fn combine_loads(loads: &[ClientLoad]) -> Option<ClientLoad> {
+    let n = loads.len();
+    if n == 0 {
+        return None;
+    }
+    let all = |f: fn(&ClientLoad) -> Option<f64>| -> Option<Vec<f64>> { loads.iter().map(f).collect() };
+    Some(ClientLoad {
+        client_cpus: loads.iter().map(|l| l.client_cpus).sum(),
+        usable_cpus: loads.iter().map(|l| l.usable_cpus).sum(),
+        cpus_busy: all(|l| l.cpus_busy).map(|v| v.iter().sum::<f64>() / n as f64),
+        client_share: all(|l| l.client_share).map(|v| v.iter().sum::<f64>().min(1.0)),
+    })
+}
+
 /// Samples versus and the CPUs it may run on from [`Watch::start`] to [`Watch::finish`].
 pub struct Watch {
     cpus: Vec<usize>,

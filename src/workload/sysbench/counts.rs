@@ -1,11 +1,11 @@
 //! What a run counts: events, statements by kind, ignored errors and reconnects.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::driver::Outcome;
 
 /// Statement and event counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Completed events (transactions).
     pub events: u64,

@@ -5,6 +5,7 @@
 //! `Options::default()`), then call [`runner::run`] with a [`crate::driver::Driver`] and get a
 //! [`RunResult`] with counts, exact latency figures, the HDR histogram and the per-interval series.
 
+mod clients;
 pub mod counts;
 pub mod experiment;
 pub mod json;
@@ -21,6 +22,7 @@ pub mod runner;
 pub mod session;
 mod shared;
 pub mod spec;
+pub mod split;
 pub mod stats;
 mod values;
 
@@ -253,9 +255,15 @@ pub fn run_command_with(
     driver: Arc<dyn Driver>,
     hooks: ReportHooks<'_>,
 ) -> Result<i32> {
+    if let Some(part) = split::part_from_env()? {
+        return split::part::run(source, o, part, driver);
+    }
     let text = o.format == Format::Text;
     if o.time == 0 && o.events == 0 {
         warn(o, "WARNING: Both event and time limits are disabled, running an endless test");
+    }
+    if o.clients > 1 {
+        runner::check_server_connections(driver.as_ref(), o.threads as usize)?;
     }
     let mut profiler = profiled::prepare(o, driver.as_ref())?;
     if text {
@@ -268,11 +276,35 @@ pub fn run_command_with(
     let mut text_obs = TextObserver { pct: o.percentile, warmup: o.warmup_time, hook: interval };
     let obs: &mut dyn IntervalObserver = if text { &mut text_obs } else { &mut json_obs };
     let watch = crate::sampler::client_load::Watch::start();
-    let result = match profiler.as_mut() {
-        Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(obs))?,
-        None => runner::run_source(source, o, driver, stop, obs)?,
+    let (result, split) = if o.clients > 1 {
+        let launcher = split::launcher("local").expect("registered");
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let test = source.test();
+        let mut s = match profiler.as_mut() {
+            Some(p) => split::coordinate(test, o, launcher.as_ref(), &args, stop, &mut p.observing(obs))?,
+            None => split::coordinate(test, o, launcher.as_ref(), &args, stop, obs)?,
+        };
+        (std::mem::replace(&mut s.result, RunResult::empty_for(test, 0)), Some(s))
+    } else {
+        let r = match profiler.as_mut() {
+            Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(obs))?,
+            None => runner::run_source(source, o, driver, stop, obs)?,
+        };
+        (r, None)
     };
-    let client = watch.finish(o.os_threads());
+    let client = match &split {
+        Some(s) => s.load,
+        None => watch.finish(o.os_threads()),
+    };
+    if let Some(s) = split.as_ref().filter(|s| !s.failed().is_empty())
+        && text
+    {
+        let done = s.clients.len() - s.failed().len();
+        warn(
+            o,
+            &format!("WARNING: the figures below are of {done} of {} clients, not the whole load", s.clients.len()),
+        );
+    }
     let profile = profiler.map(|p| p.finish(&result));
     if result.forced_unfinished.is_some() {
         warn(o, "FATAL: The --max-time limit has expired, forcing shutdown...");
@@ -286,6 +318,9 @@ pub fn run_command_with(
             out(&format!("{}\n", crate::profile::summary::text(p)));
         }
         warn_client_bound(client);
+        if let Some(s) = &split {
+            eprintln!("{}", s.describe());
+        }
     } else {
         let mut doc = json::report(name, o, &result);
         if !json_obs.checkpoints.is_empty() {
@@ -297,11 +332,27 @@ pub fn run_command_with(
         if let Some(l) = client {
             doc["client"] = serde_json::json!({ "client_bound": l.limit().is_some(), "load": l });
         }
+        if let Some(s) = &split {
+            doc["clients"] = s.json();
+        }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }
     // The run's figures are out; a profile that was asked for and is missing fails the command.
     if let Some(Err(e)) = profile {
         return Err(e);
+    }
+    if let Some(s) = &split
+        && let Some(first) = s.failed().first()
+    {
+        let n = s.clients.len();
+        return Err(Error::Other(format!(
+            "client {} of {n} on {} (pid {}) did not finish: {}; the figures are of {} of {n} clients, not the whole load",
+            first.client,
+            first.host,
+            first.pid,
+            first.status,
+            n - s.failed().len()
+        )));
     }
     Ok(if result.forced_unfinished.is_some() {
         2

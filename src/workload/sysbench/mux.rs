@@ -271,7 +271,8 @@ pub(super) fn worker(
             init = Err(Error::option("--client-threads", "applies to sysbench's tests only; leave it at 0"));
             break;
         };
-        let mut wl = Workload::new(test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), *tid as u32, o.threads);
+        let (thread, threads) = o.global_thread(*tid);
+        let mut wl = Workload::new(test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), thread, threads);
         let r = driver.connect().map_err(|e| super::prepare::sql_error("connect", e)).and_then(|mut c| {
             wl.prepare(c.as_mut()).map_err(|e| fatal("prepare statements", e))?;
             if c.multiplexed().is_none() {

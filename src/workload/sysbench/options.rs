@@ -216,6 +216,15 @@ pub struct Options {
     pub client: Client,
     /// OS threads multiplexing the connections (0 = one per connection).
     pub client_threads: u32,
+    /// Client processes sharing the load (`--clients`); 1 runs it in this process.
+    pub clients: u32,
+    /// The id of this process's first worker thread among every client's threads (0 unless this
+    /// process is one client of several).
+    #[serde(skip)]
+    pub first_thread: u32,
+    /// Every client's threads together when this process is one client of several; 0 otherwise.
+    #[serde(skip)]
+    pub all_threads: u32,
     /// Scheduling of the event-loop threads.
     pub client_priority: ClientPriority,
     /// Where the worker threads run.
@@ -498,6 +507,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         Vec::new()
     };
     let client_threads = int(values, "client_threads")?.min(threads);
+    let clients = super::clients::option(values, threads, rate, events, !checkpoints.is_empty())?;
     let os_threads = if client_threads == 0 { threads } else { client_threads };
     if let Some(limit) = machine_thread_limit()
         && os_threads as u64 > limit
@@ -545,6 +555,9 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         prepare_method,
         client,
         client_threads: client_threads as u32,
+        clients,
+        first_thread: 0,
+        all_threads: 0,
         client_priority,
         client_affinity,
         profile_hz,
@@ -557,6 +570,13 @@ impl Options {
     /// connection.
     pub fn os_threads(&self) -> u32 {
         if self.client_threads == 0 { self.threads } else { self.client_threads }
+    }
+
+    /// Worker `tid`'s id among every client's threads, and their number: what a workload partitions
+    /// its keys by.
+    pub fn global_thread(&self, tid: usize) -> (u32, u32) {
+        let all = if self.all_threads == 0 { self.threads } else { self.all_threads };
+        (self.first_thread + tid as u32, all)
     }
 }
 

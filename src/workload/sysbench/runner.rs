@@ -29,8 +29,18 @@ pub trait IntervalObserver {
     fn started(&mut self) {}
     /// The warmup ended; statistics were reset.
     fn warmup_done(&mut self) {}
+    /// Every worker is connected and ready, the clock not started yet: false calls the run off (a
+    /// coordinator's barrier, where the clients of one load wait for each other).
+    fn barrier(&mut self) -> bool {
+        true
+    }
     /// One `--report-interval` line's figures.
     fn interval(&mut self, _i: &Interval) {}
+    /// One `--report-interval` line's figures with the period's latency histogram (µs); by default
+    /// the line alone goes to [`IntervalObserver::interval`].
+    fn interval_histogram(&mut self, i: &Interval, _h: &Histogram<u64>) {
+        self.interval(i)
+    }
     /// A `--report-checkpoints` report (cumulative since the previous checkpoint).
     fn checkpoint(&mut self, _r: &RunResult) {}
 }
@@ -46,7 +56,7 @@ fn clock_seed() -> u64 {
 /// Refuses more connections than the server's `max_connections` before any worker starts (a driver
 /// that cannot tell, such as `--mysql-dry-run`'s, is not checked; a server that cannot be reached is
 /// left to the workers to report).
-fn check_server_connections(driver: &dyn Driver, threads: usize) -> Result<()> {
+pub(super) fn check_server_connections(driver: &dyn Driver, threads: usize) -> Result<()> {
     match driver.max_connections() {
         Some(max) if threads > max => Err(Error::option(
             "--threads",
@@ -152,6 +162,9 @@ pub fn run_source(
     }
     drop(done_tx);
     ready.wait();
+    if !shared.failed.load(Ordering::SeqCst) && !obs.barrier() {
+        shared.fail(Error::Other("the run was called off before it started".into()));
+    }
     let start = Instant::now();
     *start_cell.lock().unwrap_or_else(|p| p.into_inner()) = Some(start);
     if let Some(s) = &shared.schedule {
@@ -194,9 +207,10 @@ fn worker(
     let mut wl: Box<dyn Events> = match &sh.source {
         Source::Test(test) => {
             let rnd = Random::new(&o.rand, seed);
-            Box::new(Workload::new(*test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), tid as u32, o.threads))
+            let (thread, threads) = o.global_thread(tid);
+            Box::new(Workload::new(*test, Arc::new(o.oltp.clone()), rnd, sh.unique.clone(), thread, threads))
         }
-        Source::Custom(make) => make(tid, seed),
+        Source::Custom(make) => make(o.global_thread(tid).0 as usize, seed),
     };
     let init = driver.connect().map_err(|e| super::prepare::sql_error("connect", e)).and_then(|mut c| {
         wl.prepare(c.as_mut()).map_err(|e| super::session::fatal("prepare statements", e))?;
@@ -441,7 +455,7 @@ fn report_loop(
                 o.percentile,
                 queue.map(|q| (q as u64, sh.events_in_service())),
             );
-            obs.interval(&iv);
+            obs.interval_histogram(&iv, &scratch);
             total.intervals.push(iv);
             last_report = now;
             interval_threads = running;

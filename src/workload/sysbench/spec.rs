@@ -276,6 +276,14 @@ pub const SPECS: &[Spec] = &[
         All,
     ),
     o(
+        "clients",
+        Int,
+        Some("1"),
+        "client processes that share the load: --threads, --rate and --events are split among them, they start measuring together, and their latency histograms are merged exactly",
+        Versus,
+        All,
+    ),
+    o(
         "client_priority",
         Str,
         Some("normal"),

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::options::Test;
 use super::session::Counts;
@@ -34,7 +34,7 @@ pub fn percentile(h: &Histogram<u64>, p: f64) -> u64 {
 }
 
 /// Exact event latency figures in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Latency {
     /// Smallest event latency (0 when no events).
     pub min_ns: u64,
@@ -82,7 +82,7 @@ impl Latency {
 }
 
 /// Per-thread figures for "Threads fairness".
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadFigures {
     /// Events completed by the thread.
     pub events: u64,

@@ -1,0 +1,38 @@
+//! `--clients`: how many client processes share one load (src/workload/sysbench/split), checked
+//! against what they share before anything runs.
+
+use std::collections::BTreeMap;
+
+use super::values::{bad, int, raw};
+use crate::error::Result;
+
+/// `--clients`, checked against what is split among them.
+pub(super) fn option(
+    values: &BTreeMap<String, String>,
+    threads: u64,
+    rate: u64,
+    events: u64,
+    checkpoints: bool,
+) -> Result<u32> {
+    let n = int(values, "clients")?;
+    let v = raw(values, "clients");
+    let refuse = |what: String| Err(bad("clients", v, &what));
+    if n == 0 || n > 1024 {
+        return refuse("expected 1 to 1024 client processes".into());
+    }
+    if n > 1 {
+        if threads < n {
+            return refuse(format!("{n} clients need at least {n} threads to share; give --threads={n} or more"));
+        }
+        if rate > 0 && rate < n {
+            return refuse(format!("--rate={rate} cannot be shared by {n} clients; give --rate={n} or more"));
+        }
+        if events > 0 && events < n {
+            return refuse(format!("--events={events} cannot be shared by {n} clients; give --events={n} or more"));
+        }
+        if checkpoints {
+            return refuse("--report-checkpoints are not taken with several clients; leave one of the two out".into());
+        }
+    }
+    Ok(n as u32)
+}

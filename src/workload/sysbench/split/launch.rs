@@ -1,0 +1,36 @@
+//! Where the clients of a split load run. Each place is one [`Launcher`] in its own file; the
+//! coordinator talks to every one of them the same way: lines in, one line out to all, and the news of
+//! a client that ended.
+
+use std::ffi::OsString;
+use std::sync::mpsc::Receiver;
+
+use crate::error::Result;
+
+/// What the coordinator hears from its clients.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Client `.0` wrote line `.1` on its stdout.
+    Line(usize, String),
+    /// Client `.0` ended; `.1` says how (exit status, and its last line on stderr).
+    Ended(usize, String),
+}
+
+/// Clients that were started.
+pub trait Clients {
+    /// What they say, in the order it arrived.
+    fn events(&self) -> &Receiver<Event>;
+    /// Sends `line` to every client still running.
+    fn send_all(&mut self, line: &str);
+    /// Asks every client still running to stop and report what it measured (SIGINT).
+    fn interrupt(&mut self);
+    /// The host client `part` runs on.
+    fn host(&self, part: usize) -> String;
+}
+
+/// A place to run the clients of one load.
+pub trait Launcher {
+    /// Starts `n` clients, each running this program with `args` and knowing its part through
+    /// [`super::PART_ENV`]. Dropping the returned clients kills those still running.
+    fn launch(&self, n: usize, args: &[OsString]) -> Result<Box<dyn Clients>>;
+}

@@ -1,0 +1,195 @@
+//! One load from several client processes (`versus sysbench … --clients N`) against the distribution's
+//! MariaDB in a temporary sandbox: one report with the clients' figures merged exactly, the threads and
+//! the rate shared, a start skew that is measured and small, a client that cannot reach the server
+//! refused before the barrier, and a client killed with -9 failing the run with the others' figures
+//! marked as a part.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{TestServer, output_text, start_server, sysbench_fails_with as fails_with, versus_sysbench as versus};
+
+/// A server of its own for each test, with the tables prepared.
+fn with_server<T>(f: impl FnOnce(&TestServer) -> T) -> T {
+    let s = start_server();
+    let prepared = versus(&strs(&args(&s, &["prepare"])));
+    assert!(prepared.status.success(), "{}", output_text(&prepared));
+    f(&s)
+}
+
+fn args(s: &TestServer, more: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> =
+        ["oltp_point_select", "--tables=1", "--table-size=1000", "--mysql-host=127.0.0.1"].map(String::from).into();
+    a.push(format!("--mysql-port={}", s.port));
+    a.push(format!("--mysql-user={}", s.user));
+    a.push(format!("--mysql-password={}", s.password));
+    a.push(format!("--mysql-db={}", s.db));
+    a.extend(more.iter().map(|m| m.to_string()));
+    a
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", output_text(o));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", output_text(o)));
+    let errors = common::sysbench_schema_errors(&doc);
+    assert!(errors.is_empty(), "{errors:?}");
+    doc
+}
+
+#[test]
+fn a_split_load_is_one_run_with_the_clients_figures_merged() {
+    with_server(|s| {
+        let o = versus(&strs(&args(
+            s,
+            &["--clients=2", "--threads=5", "--time=3", "--report-interval=1", "--format=json", "run"],
+        )));
+        let doc = json_of(&o);
+        let c = &doc["clients"];
+        assert_eq!((c["count"].as_u64(), c["complete"].as_bool()), (Some(2), Some(true)), "{c}");
+        let parts = c["parts"].as_array().unwrap();
+        // 5 threads shared as 3 + 2; every client finished and says where it ran.
+        let threads: Vec<u64> = parts.iter().map(|p| p["threads"].as_u64().unwrap()).collect();
+        assert_eq!(threads, [3, 2], "{c}");
+        assert!(parts.iter().all(|p| p["status"] == "done" && p["pid"].as_u64().unwrap() > 0), "{c}");
+        // The barrier: both started measuring within a few ms of each other.
+        let skew = c["skew_ms"].as_f64().unwrap();
+        assert!(skew < 100.0, "clients started {skew} ms apart");
+        // One run: its events are the clients', its histogram holds every one of them, 5 threads' fairness.
+        let events = doc["totals"]["events"].as_u64().unwrap();
+        let by_client: u64 = parts.iter().map(|p| p["events"].as_u64().unwrap()).sum();
+        assert!(events > 0 && events == by_client, "{events} against {by_client}");
+        let in_histogram: u64 =
+            doc["histogram"]["buckets"].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
+        assert_eq!(in_histogram, events);
+        assert_eq!(doc["threads"], 5);
+        assert_eq!(doc["threads_fairness"]["per_thread"].as_array().unwrap().len(), 5);
+        // Per-second periods summed over the clients: each holds both clients' threads, and they add up.
+        let ivs = doc["intervals"].as_array().unwrap();
+        assert!((2..=4).contains(&ivs.len()), "{} periods in 3 s", ivs.len());
+        assert!(ivs.iter().all(|i| i["threads"] == 5), "{ivs:?}");
+        let summed: u64 = ivs.iter().map(|i| i["events"].as_u64().unwrap()).sum();
+        // The periods cover the run, but for an event per thread that ended after its client's last
+        // period, as in one process.
+        assert!(summed <= events && summed + 5 >= events, "{summed} events in the periods of {events}");
+
+        // The text report is sysbench's, once; the clients are one line on stderr.
+        let o = versus(&strs(&args(s, &["--clients=2", "--threads=2", "--time=2", "--report-interval=1", "run"])));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{out}{err}");
+        assert_eq!(out.matches("SQL statistics:").count(), 1, "{out}");
+        assert_eq!(out.matches("Threads started!").count(), 1, "{out}");
+        assert!(out.contains("Number of threads: 2") && out.contains("[ 1s ] thds: 2 tps: "), "{out}");
+        assert!(err.contains("versus: 2 clients on 1 host(s)") && err.contains("their starts spread over"), "{err}");
+    });
+}
+
+#[test]
+fn the_rate_is_shared_so_that_the_whole_schedule_is_the_one_asked() {
+    with_server(|s| {
+        let o =
+            versus(&strs(&args(s, &["--clients=2", "--threads=4", "--rate=101", "--time=4", "--format=json", "run"])));
+        let doc = json_of(&o);
+        let rates: Vec<u64> =
+            doc["clients"]["parts"].as_array().unwrap().iter().map(|p| p["rate"].as_u64().unwrap()).collect();
+        assert_eq!(rates, [51, 50]);
+        // Poisson arrivals at 101/s for 4 s: about 404 events (±20 % is about 4 standard deviations).
+        let tps = doc["totals"]["tps"].as_f64().unwrap();
+        assert!((81.0..=121.0).contains(&tps), "{tps} tps at --rate=101");
+    });
+}
+
+#[test]
+fn bad_client_counts_are_refused_before_anything_runs() {
+    with_server(|s| {
+        let run = |more: &[&str], needle: &str| {
+            let mut a = args(s, more);
+            a.push("run".into());
+            fails_with(&strs(&a), needle);
+        };
+        run(&["--clients=3", "--threads=2"], "--clients: invalid value '3': 3 clients need at least 3 threads");
+        run(&["--clients=0"], "--clients: invalid value '0': expected 1 to 1024");
+        run(&["--clients=2", "--threads=2", "--rate=1"], "--rate=1 cannot be shared by 2 clients");
+        run(&["--clients=2", "--threads=2", "--report-checkpoints=1"], "--report-checkpoints are not taken");
+    });
+}
+
+#[test]
+fn a_client_that_cannot_reach_the_server_fails_the_run_before_the_barrier() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let o = versus(&[
+        "oltp_point_select",
+        "--mysql-host=127.0.0.1",
+        &format!("--mysql-port={port}"),
+        "--clients=2",
+        "--threads=2",
+        "--time=2",
+        "run",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{}", output_text(&o));
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(last.contains(&format!("of 2 on {host} could not start the load: it exited with status")), "{err}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("Threads started!"), "{}", output_text(&o));
+}
+
+/// The client processes of coordinator `pid`.
+fn clients_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_client_killed_mid_run_fails_it_and_the_rest_is_marked_as_a_part() {
+    with_server(|s| {
+        let child = Command::new(env!("CARGO_BIN_EXE_versus"))
+            .arg("sysbench")
+            .args(args(s, &["--clients=2", "--threads=2", "--time=6", "--report-interval=1", "run"]))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let clients = loop {
+            let c = clients_of(child.id());
+            if c.len() == 2 {
+                break c;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "no 2 clients after 20 s: {c:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        std::thread::sleep(Duration::from_secs(2));
+        let victim = clients[1];
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{out}{err}");
+        let last = err.trim().lines().last().unwrap_or_default();
+        assert!(last.starts_with("versus: error: client "), "{err}");
+        assert!(last.contains(&format!("(pid {victim}) did not finish: it was killed by signal 9")), "{err}");
+        assert!(last.contains("the figures are of 1 of 2 clients, not the whole load"), "{err}");
+        // The figures that were measured are shown, and said to be a part.
+        assert!(out.contains("WARNING: the figures below are of 1 of 2 clients, not the whole load"), "{out}");
+        assert!(out.contains("SQL statistics:"), "{out}");
+        assert!(!std::path::Path::new(&format!("/proc/{}", clients[0])).exists(), "the other client is left running");
+    });
+}
