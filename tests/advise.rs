@@ -221,6 +221,10 @@ fn the_insert_benchmark_can_be_advised_on() {
         .args(["advise", "system"])
         .args(IBENCH)
         .args(["--budget", "4m", "--memory", "4", "--name", "ib", "--format", "json"])
+        // Steps of a few thousand rows vary by tens of percent from run to run: at the default 2 % band
+        // the screening stays unclear and is screened again until the budget is gone (142-240 s). The
+        // chain is what this test is about; a wide band lets the screening decide.
+        .args(["--noise-band", "0.5"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -249,7 +253,9 @@ fn the_insert_benchmark_can_be_advised_on() {
         assert!(runs.iter().all(|r| r.status == versus::store::Status::Done), "{name}: {runs:?}");
     }
     let res = &r["result"];
-    for s in res["screening"].as_array().unwrap() {
+    let screened = res["screening"].as_array().unwrap();
+    assert!(!screened.is_empty(), "nothing was screened: {res}");
+    for s in screened {
         assert!(s["comparison"].is_object(), "a group without its comparison: {s}");
     }
     for (c, fate) in r["candidates"].as_array().unwrap().iter().zip(res["fates"].as_array().unwrap()) {
