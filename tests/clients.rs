@@ -5,6 +5,8 @@
 //! marked as a part.
 
 mod common;
+#[path = "common/slurm.rs"]
+mod slurm_cluster;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -139,7 +141,7 @@ fn a_client_that_cannot_reach_the_server_fails_the_run_before_the_barrier() {
     assert!(!o.status.success(), "{}", output_text(&o));
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
     let last = err.trim().lines().last().unwrap_or_default();
-    assert!(last.contains(&format!("of 2 on {host} could not start the load: it exited with status")), "{err}");
+    assert!(last.contains(&format!("of 2 on {host} could not start the load: connect: unable to connect")), "{err}");
     assert!(!String::from_utf8_lossy(&o.stdout).contains("Threads started!"), "{}", output_text(&o));
 }
 
@@ -191,5 +193,75 @@ fn a_client_killed_mid_run_fails_it_and_the_rest_is_marked_as_a_part() {
         assert!(out.contains("WARNING: the figures below are of 1 of 2 clients, not the whole load"), "{out}");
         assert!(out.contains("SQL statistics:"), "{out}");
         assert!(!std::path::Path::new(&format!("/proc/{}", clients[0])).exists(), "the other client is left running");
+    });
+}
+
+/// The processes of Slurm task `task` of a split load.
+fn slurm_task(task: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let env = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
+        let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
+        if vars.contains(&&b"VERSUS_CLIENT_PART=procid/2"[..])
+            && vars.contains(&format!("SLURM_PROCID={task}").as_bytes())
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_split_load_runs_as_the_tasks_of_one_slurm_job_step() {
+    let Some(slurm) = slurm_cluster::TempSlurm::start_if_installed() else { return };
+    with_server(|s| {
+        let run = |more: &[&str]| {
+            let mut a = args(s, &["--clients-on=slurm", "--report-interval=1"]);
+            a.extend(more.iter().map(|m| m.to_string()));
+            Command::new(env!("CARGO_BIN_EXE_versus"))
+                .arg("sysbench")
+                .args(a)
+                .env("SLURM_CONF", slurm.conf())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        // Four tasks on the test node: one report, every client on the node, started together.
+        let o = run(&["--clients=4", "--threads=4", "--time=3", "--format=json", "run"]).wait_with_output().unwrap();
+        let doc = json_of(&o);
+        let c = &doc["clients"];
+        assert_eq!((c["count"].as_u64(), c["complete"].as_bool()), (Some(4), Some(true)), "{c}\n{}", slurm.logs());
+        let parts = c["parts"].as_array().unwrap();
+        assert!(parts.iter().all(|p| p["host"] == slurm.node.as_str() && p["threads"] == 1), "{c}");
+        assert!(c["skew_ms"].as_f64().unwrap() < 100.0, "{c}");
+        let by_client: u64 = parts.iter().map(|p| p["events"].as_u64().unwrap()).sum();
+        assert_eq!(doc["totals"]["events"].as_u64(), Some(by_client));
+
+        // A task killed with -9: srun says so, the other task goes on, the run fails and says whose
+        // figures it shows.
+        let child = run(&["--clients=2", "--threads=2", "--time=6", "run"]);
+        let t0 = Instant::now();
+        let victim = loop {
+            if let Some(p) = slurm_task(1).first() {
+                break *p;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "task 1 did not start in 30 s\n{}", slurm.logs());
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        std::thread::sleep(Duration::from_secs(2));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{out}{err}");
+        let last = err.trim().lines().last().unwrap_or_default();
+        assert!(
+            last.contains(&format!("client 2 of 2 on {} (pid {victim}) did not finish: it was killed", slurm.node)),
+            "{err}"
+        );
+        assert!(out.contains("WARNING: the figures below are of 1 of 2 clients, not the whole load"), "{out}");
     });
 }

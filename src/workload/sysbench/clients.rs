@@ -6,6 +6,18 @@ use std::collections::BTreeMap;
 use super::values::{bad, int, raw};
 use crate::error::Result;
 
+/// Where `--clients-on` may place the clients (each a launcher of src/workload/sysbench/split).
+pub const PLACES: [&str; 2] = ["local", "slurm"];
+
+/// `--clients-on`.
+pub(super) fn place(values: &BTreeMap<String, String>) -> Result<String> {
+    let v = raw(values, "clients_on");
+    if !PLACES.contains(&v) {
+        return Err(bad("clients_on", v, &format!("expected {}", PLACES.join(" or "))));
+    }
+    Ok(v.to_string())
+}
+
 /// `--clients`, checked against what is split among them.
 pub(super) fn option(
     values: &BTreeMap<String, String>,

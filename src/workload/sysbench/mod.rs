@@ -5,7 +5,7 @@
 //! `Options::default()`), then call [`runner::run`] with a [`crate::driver::Driver`] and get a
 //! [`RunResult`] with counts, exact latency figures, the HDR histogram and the per-interval series.
 
-mod clients;
+pub mod clients;
 pub mod counts;
 pub mod experiment;
 pub mod json;
@@ -277,7 +277,7 @@ pub fn run_command_with(
     let obs: &mut dyn IntervalObserver = if text { &mut text_obs } else { &mut json_obs };
     let watch = crate::sampler::client_load::Watch::start();
     let (result, split) = if o.clients > 1 {
-        let launcher = split::launcher("local").expect("registered");
+        let launcher = split::launcher(&o.clients_on).expect("--clients-on names a launcher");
         let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
         let test = source.test();
         let mut s = match profiler.as_mut() {

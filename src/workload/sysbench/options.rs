@@ -218,6 +218,8 @@ pub struct Options {
     pub client_threads: u32,
     /// Client processes sharing the load (`--clients`); 1 runs it in this process.
     pub clients: u32,
+    /// Where they run (`--clients-on`: local, slurm).
+    pub clients_on: String,
     /// The id of this process's first worker thread among every client's threads (0 unless this
     /// process is one client of several).
     #[serde(skip)]
@@ -556,6 +558,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         client,
         client_threads: client_threads as u32,
         clients,
+        clients_on: super::clients::place(values)?,
         first_thread: 0,
         all_threads: 0,
         client_priority,

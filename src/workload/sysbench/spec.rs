@@ -284,6 +284,14 @@ pub const SPECS: &[Spec] = &[
         All,
     ),
     o(
+        "clients_on",
+        Str,
+        Some("local"),
+        "where the --clients run {local: processes on this host; slurm: the tasks of one srun job step, versus at the same path on every node}",
+        Versus,
+        All,
+    ),
+    o(
         "client_priority",
         Str,
         Some("normal"),

@@ -9,6 +9,7 @@ pub mod launch;
 mod local;
 pub mod merge;
 pub mod part;
+mod slurm;
 pub mod wire;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,14 +29,27 @@ use crate::sampler::client_load::{ClientLoad, combine_loads};
 use launch::{Clients, Event};
 use wire::{Message, PartResult};
 
-/// The environment variable that makes a process one client of a split load: `INDEX/COUNT`.
+/// The environment variable that makes a process one client of a split load: `INDEX/COUNT`, where
+/// INDEX may be [`SLURM_INDEX`].
 pub const PART_ENV: &str = "VERSUS_CLIENT_PART";
+
+/// The INDEX of [`PART_ENV`] that stands for the Slurm task id (`SLURM_PROCID`).
+pub const SLURM_INDEX: &str = "procid";
 
 /// The launcher for `name`, one line per place clients run.
 pub fn launcher(name: &str) -> Option<Box<dyn launch::Launcher>> {
     match name {
         "local" => Some(Box::new(local::Local)),
+        "slurm" => Some(Box::new(slurm::Slurm)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn every_place_has_a_launcher() {
+    for p in super::clients::PLACES {
+        assert!(launcher(p).is_some(), "--clients-on={p}");
     }
 }
 
@@ -55,7 +69,11 @@ pub struct Part {
 pub fn part_from_env() -> Result<Option<Part>> {
     let Some(v) = std::env::var_os(PART_ENV) else { return Ok(None) };
     let v = v.to_string_lossy();
-    let parsed = v.split_once('/').and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+    let index = |i: &str| match i {
+        SLURM_INDEX => std::env::var("SLURM_PROCID").ok()?.parse::<usize>().ok(),
+        _ => i.parse::<usize>().ok(),
+    };
+    let parsed = v.split_once('/').and_then(|(i, n)| Some((index(i)?, n.parse::<usize>().ok()?)));
     match parsed {
         Some((index, of)) if index < of => Ok(Some(Part { index, of })),
         _ => Err(Error::Other(format!("{PART_ENV}={v} is not INDEX/COUNT with INDEX below COUNT; unset it"))),
@@ -64,6 +82,9 @@ pub fn part_from_env() -> Result<Option<Part>> {
 
 /// This host's name, as clients name where they run.
 pub fn this_host() -> String {
+    if let Some(node) = std::env::var("SLURMD_NODENAME").ok().filter(|n| !n.is_empty()) {
+        return node;
+    }
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|s| s.trim().to_string())
@@ -191,12 +212,19 @@ pub fn coordinate(
         }
         let wait = limit.saturating_duration_since(Instant::now());
         match clients.events().recv_timeout(wait.min(Duration::from_millis(100))) {
-            Ok(Event::Line(i, l)) => {
-                if let Some(Message::Ready { host, pid }) = wire::message(&l)? {
+            Ok(Event::Line(i, l)) => match wire::message(&l)? {
+                Some(Message::Ready { host, pid }) => {
                     (reports[i].host, reports[i].pid) = (host, pid);
                     ready.insert(i);
                 }
-            }
+                Some(Message::Failed { host, error }) => {
+                    return Err(Error::Other(format!(
+                        "client {} of {n} on {host} could not start the load: {error}",
+                        i + 1
+                    )));
+                }
+                _ => {}
+            },
             Ok(Event::Ended(i, how)) => {
                 return Err(Error::Other(format!(
                     "client {} of {n} on {} could not start the load: it {how}",
@@ -236,6 +264,7 @@ fn follow(
     let mut periods = merge::Periods::new(o.report_interval.max(1));
     let mut results: Vec<Option<PartResult>> = vec![None; n];
     let mut starts: Vec<Option<u64>> = vec![None; n];
+    let mut failures: Vec<Option<String>> = vec![None; n];
     let mut warm = BTreeSet::new();
     let mut intervals = Vec::new();
     let mut interrupted = false;
@@ -278,12 +307,17 @@ fn follow(
                         emit(periods.ready(&live, false, o.percentile), obs, &mut intervals);
                     }
                     Message::Done(r) => results[i] = Some(r),
+                    Message::Failed { host, error } => failures[i] = Some(format!("it failed on {host}: {error}")),
                     Message::Ready { .. } => {}
                 }
             }
             Event::Ended(i, how) => {
                 live.remove(&i);
-                reports[i].status = if results[i].is_some() { "done".into() } else { format!("it {how}") };
+                reports[i].status = match (&results[i], failures[i].take()) {
+                    (Some(_), _) => "done".into(),
+                    (None, Some(why)) => why,
+                    (None, None) => format!("it {how}"),
+                };
                 emit(periods.ready(&live, false, o.percentile), obs, &mut intervals);
             }
         }

@@ -115,7 +115,13 @@ pub fn run(source: Source, o: &Options, part: Part, driver: Arc<dyn Driver>) -> 
     let p = options_of(o, part);
     let mut streamer = Streamer { failed: false };
     let watch = crate::sampler::client_load::Watch::start();
-    let result = runner::run_source(source, &p, driver, super::super::stop_flag(), &mut streamer)?;
+    let result = match runner::run_source(source, &p, driver, super::super::stop_flag(), &mut streamer) {
+        Ok(r) => r,
+        Err(e) => {
+            streamer.send(&Message::Failed { host: this_host(), error: e.to_string() });
+            return Err(e);
+        }
+    };
     let client = watch.finish(p.os_threads());
     streamer.send(&Message::Done(result_of(&result, client)?));
     if streamer.failed {

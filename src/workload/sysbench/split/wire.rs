@@ -35,6 +35,13 @@ pub enum Message {
     Interval(PartInterval),
     /// The client finished; its whole run.
     Done(PartResult),
+    /// The client could not run the load (before the barrier: it could not connect or prepare).
+    Failed {
+        /// Where it ran.
+        host: String,
+        /// Why, in one line.
+        error: String,
+    },
 }
 
 /// A client's figures of one period, with its latency histogram.
