@@ -265,3 +265,48 @@ fn a_split_load_runs_as_the_tasks_of_one_slurm_job_step() {
         assert!(out.contains("WARNING: the figures below are of 1 of 2 clients, not the whole load"), "{out}");
     });
 }
+
+#[test]
+fn an_experiment_cell_with_clients_is_one_stored_run_with_each_clients_histogram() {
+    // The experiment prepares its own tables.
+    let server = start_server();
+    let s = &server;
+    {
+        let home = common::home::Home::new("versus-clients-");
+        let text = common::external_experiment("split", s.port)
+            .replace("threads = [1]", "threads = [4]\nrepetitions = 1")
+            .replace("duration = \"1s\"", "duration = \"2s\"")
+            .replace("table-size = 100 }", "table-size = 1000, clients = 2 }");
+        assert!(text.contains("clients = 2"), "{text}");
+        let pw = [("SAFETY_TEST_PW", s.password.as_str())];
+        // More clients than a cell's threads: refused before anything runs.
+        let wide = home
+            .file("wide", &text.replace("clients = 2", "clients = 8").replace("name = \"split\"", "name = \"wide\""));
+        let out = home.versus(&["run", wide.to_str().unwrap()]).envs(pw).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("clients = 8 need at least 8 threads to share, not 4"), "{err}");
+        assert!(home.store().latest_experiment_named("wide").unwrap().is_none(), "nothing was stored: {err}");
+        let file = home.file("split", &text);
+        let out = home.versus(&["run", file.to_str().unwrap()]).envs(pw).output().unwrap();
+        assert!(out.status.success(), "{}{}", output_text(&out), home.output(&["runs", "split"]).1);
+        let store = home.store();
+        let id = store.latest_experiment_named("split").unwrap().unwrap().id;
+        let runs = store.runs(id).unwrap();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        let detail = store.run(runs[0].id).unwrap().unwrap();
+        let kinds: Vec<&str> = detail.histograms.iter().filter(|h| h.t_s.is_none()).map(|h| h.kind.as_str()).collect();
+        assert_eq!(kinds, ["client-1", "client-2", "total"], "{kinds:?}");
+        let count = |kind: &str| {
+            let h = detail.histograms.iter().find(|h| h.kind == kind).unwrap();
+            versus::store::decode_histogram(&h.data).unwrap().len()
+        };
+        assert_eq!(count("client-1") + count("client-2"), count("total"));
+        let summary = detail.run.summary.as_ref().expect("a finished run");
+        assert_eq!(summary.events, count("total"), "{summary:?}");
+        // The stored command line has no password (the clients got it in their environment).
+        let command = detail.command.map(|c| c.to_string()).unwrap_or_default();
+        assert!(!command.contains(&s.password), "{command}");
+        let show = common::home::ok(home.output(&["show", &runs[0].id.to_string()]), "show");
+        assert_eq!(show.matches("SQL statistics:").count(), 1, "{show}");
+    }
+}

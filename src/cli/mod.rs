@@ -103,10 +103,11 @@ enum Command {
 pub fn run(args: Vec<String>) -> Result<i32> {
     // sysbench's own command line goes to its parser untouched, so every sysbench spelling works.
     if args.get(1).map(String::as_str) == Some("sysbench") {
-        if crate::workload::lua::wants(&args[2..]) {
-            return crate::workload::lua::main(args[2..].to_vec());
+        let rest = crate::workload::sysbench::split::with_password_from_env(args[2..].to_vec());
+        if crate::workload::lua::wants(&rest) {
+            return crate::workload::lua::main(rest);
         }
-        return crate::workload::sysbench::main(args[2..].to_vec());
+        return crate::workload::sysbench::main(rest);
     }
     if args.get(1).map(String::as_str) == Some("script") {
         return crate::workload::script::main(args[2..].to_vec());

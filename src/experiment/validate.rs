@@ -29,6 +29,14 @@ pub fn problems(home: &Home, file: &ExperimentFile, base_dir: &Path) -> Vec<Stri
     out.extend(super::setup::problems(file));
     if let Ok(plan) = &plan {
         out.extend(connection_problems(plan));
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &plan.cells {
+            if seen.insert((c.workload, c.threads))
+                && let Some(p) = plan.workloads[c.workload].threads_problem(c.threads)
+            {
+                out.push(p);
+            }
+        }
     }
     if let (Ok(plan), true) = (&plan, out.is_empty()) {
         out.extend(space_problem(home, plan));

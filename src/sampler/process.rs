@@ -199,6 +199,18 @@ impl ProcessSample {
         Ok(sample)
     }
 
+    /// [`ProcessSample::read_self`] with the CPU time of its children that ended and were waited for
+    /// (`RUSAGE_CHILDREN`): versus and the client processes of a split load.
+    pub fn read_self_and_children() -> Result<Self> {
+        use nix::sys::resource::{UsageWho, getrusage};
+        use nix::sys::time::TimeValLike;
+        let mut sample = ProcessSample::read_self()?;
+        let usage = getrusage(UsageWho::RUSAGE_CHILDREN).map_err(|e| Error::Other(format!("getrusage failed: {e}")))?;
+        sample.user_us += usage.user_time().num_microseconds().max(0) as u64;
+        sample.system_us += usage.system_time().num_microseconds().max(0) as u64;
+        Ok(sample)
+    }
+
     /// What changed from `self` to the `later` sample of the same process. Counters that went
     /// backwards (threads exited) count as 0.
     pub fn delta_to(&self, later: &ProcessSample) -> ProcessDelta {

@@ -295,6 +295,12 @@ pub trait Workload: Send + Sync + fmt::Debug {
     /// Threads the workload is run at when it does not follow the experiment's list.
     fn threads(&self) -> Option<&[u32]>;
 
+    /// Why the workload cannot run at `threads` (a cell's thread count), in one line; `None` (the
+    /// default) when it can.
+    fn threads_problem(&self, _threads: u32) -> Option<String> {
+        None
+    }
+
     /// The tables `prepare` creates, the target's `database` given; `None` (the default) for a
     /// workload that runs the user's own statements.
     fn own_tables(&self, _database: &str) -> Option<OwnTables> {

@@ -305,6 +305,9 @@ pub fn main(args: Vec<String>) -> Result<i32> {
 }
 
 fn run_command(script: &Arc<Script>, o: &Options) -> Result<i32> {
+    if o.clients > 1 {
+        return Err(Error::option("--clients", "versus script runs from one client process; leave --clients out"));
+    }
     out(&report::preamble(o));
     out("Initializing worker threads...\n\n");
     crate::interrupt::install();

@@ -83,7 +83,9 @@ impl SysbenchWorkload {
             profile_hz: None,
             profile_waits: false,
         };
-        w.options(&w.pairs(1, &placeholder, Command::Run, Some(&settings)), Command::Run, &[])
+        // Checked at one thread, or as many as the clients share (each cell's threads: threads_problem).
+        let threads = w.int("clients", 1).clamp(1, 1024) as u32;
+        w.options(&w.pairs(threads, &placeholder, Command::Run, Some(&settings)), Command::Run, &[])
             .map_err(|e| format!("workload {label}: {e}"))?;
         Ok(w)
     }
@@ -97,8 +99,15 @@ impl SysbenchWorkload {
         command: Command,
         run: Option<&RunSettings<'_>>,
     ) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> =
-            self.def.options.iter().map(|(k, v)| (k.clone(), option_text(v))).collect();
+        // Preparing, prewarming and cleaning up run in this process: the clients are the run's.
+        let split = |k: &str| matches!(k.replace('-', "_").as_str(), "clients" | "clients_on");
+        let mut out: Vec<(String, String)> = self
+            .def
+            .options
+            .iter()
+            .filter(|(k, _)| command == Command::Run || !split(k))
+            .map(|(k, v)| (k.clone(), option_text(v)))
+            .collect();
         out.push(("threads".into(), threads.to_string()));
         if let (Command::Run, Some(r)) = (command, run) {
             out.push(("time".into(), r.duration.as_secs().to_string()));
@@ -189,6 +198,16 @@ impl Workload for SysbenchWorkload {
         self.def.threads.as_deref()
     }
 
+    fn threads_problem(&self, threads: u32) -> Option<String> {
+        let clients = self.int("clients", 1);
+        (clients > i64::from(threads)).then(|| {
+            format!(
+                "workload {}: clients = {clients} need at least {clients} threads to share, not {threads}; give its cells {clients} threads or more",
+                self.label()
+            )
+        })
+    }
+
     fn own_tables(&self, database: &str) -> Option<crate::workload::OwnTables> {
         let n = self.int("tables", 1).max(1);
         Some(crate::workload::OwnTables {
@@ -238,7 +257,10 @@ impl Workload for SysbenchWorkload {
         } else {
             serde_json::json!({ "sysbench": scrubbed, "connection_init": ctx.server.init })
         };
-        outcome(measure(Source::Test(self.test), &o, command, ctx))
+        let args: Vec<std::ffi::OsString> = std::iter::once("sysbench".into())
+            .chain(self.command_line(&pairs, Command::Run).into_iter().map(Into::into))
+            .collect();
+        outcome(measure_split(Source::Test(self.test), &o, command, ctx, Some(&args)))
     }
 }
 
@@ -292,9 +314,28 @@ pub type Measured = std::result::Result<(super::RunResult, RunResult), (Error, V
 /// ends, and makes the stored run (summary, intervals, the latency histogram, status deltas, cost per
 /// transaction).
 pub fn measure(source: Source, o: &Options, command: serde_json::Value, ctx: RunContext<'_>) -> Measured {
+    measure_split(source, o, command, ctx, None)
+}
+
+/// [`measure`], from `o.clients` client processes when there are several: each runs `versus` with
+/// `args` (the run's `sysbench …` command line), and the stored run is their merged one with each
+/// client's latency histogram kept (`client-N`). A workload without a command line refuses them.
+pub fn measure_split(
+    source: Source,
+    o: &Options,
+    command: serde_json::Value,
+    ctx: RunContext<'_>,
+    args: Option<&[std::ffi::OsString]>,
+) -> Measured {
     let RunContext { variables, settings, probe, observer, .. } = ctx;
     let mut collector = Collector::new(probe);
-    match measure_with(source, o, command, variables, &settings, observer, &mut collector) {
+    collector.children = o.clients > 1;
+    if o.clients > 1 && args.is_none() {
+        let e = Error::option("clients", "this workload runs from one client process in an experiment; leave it at 1");
+        return Err((e, Vec::new()));
+    }
+    let split = args.filter(|_| o.clients > 1);
+    match measure_with(source, o, command, variables, &settings, observer, &mut collector, split) {
         Ok(r) => Ok(r),
         Err(e) => Err((e, collector.intervals)),
     }
@@ -309,6 +350,7 @@ pub fn outcome(m: Measured) -> RunOutcome {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn measure_with(
     source: Source,
     o: &Options,
@@ -317,6 +359,7 @@ fn measure_with(
     settings: &RunSettings<'_>,
     observer: &mut dyn crate::workload::RunObserver,
     collector: &mut Collector<'_>,
+    split_args: Option<&[std::ffi::OsString]>,
 ) -> Result<(super::RunResult, RunResult)> {
     let version = collector.probe.server_version().unwrap_or_default();
     observer.started(StartRun { server_version: version.clone(), command })?;
@@ -327,10 +370,24 @@ fn measure_with(
         settings.profile_hz.map(|hz| crate::profile::Sampling::new(hz).with_waits(settings.profile_waits));
     // The same client as `versus sysbench` (the lean one unless the workload's options say otherwise).
     let driver = super::driver_for(o);
-    let outcome = super::runner::run_source(source, o, driver, interrupt::flag(), collector);
+    let mut split = None;
+    let outcome = match split_args {
+        Some(args) => {
+            let launcher = super::split::launcher(&o.clients_on).expect("--clients-on names a launcher");
+            super::runner::check_server_connections(driver.as_ref(), o.threads as usize).and_then(|_| {
+                let mut s =
+                    super::split::coordinate(source.test(), o, launcher.as_ref(), args, interrupt::flag(), collector)?;
+                let r = std::mem::replace(&mut s.result, super::RunResult::empty_for(source.test(), 0));
+                split = Some(s);
+                Ok(r)
+            })
+        }
+        None => super::runner::run_source(source, o, driver, interrupt::flag(), collector),
+    };
     let after_status = collector.probe.global_status();
     let server_after = collector.server_pid.map(ProcessSample::read).transpose();
-    let client_after = ProcessSample::read_self();
+    let client_after =
+        if collector.children { ProcessSample::read_self_and_children() } else { ProcessSample::read_self() };
     let host_after = HostCpu::read_of(&collector.cpus).ok();
     collector.probe.check_alive().map_err(Error::Other)?;
     // After Ctrl-C the run is dropped: stop perf at once rather than fold what it wrote.
@@ -341,6 +398,9 @@ fn measure_with(
     let r = outcome?;
     if r.interrupted {
         return Err(Error::Interrupted);
+    }
+    if let Some(e) = split.as_ref().and_then(super::split::Split::incomplete) {
+        return Err(e);
     }
     let ends = after_status.as_deref().map(status_ends).unwrap_or_default();
     let status = match (&collector.status_before, after_status) {
@@ -355,16 +415,19 @@ fn measure_with(
     let line = ServerLine::from_version_string(&version, variables);
     let mut efficiency = Efficiency::compute(r.counts.events, server.as_ref(), client.as_ref(), &status, line.as_ref());
     let host = collector.host_before.zip(host_after).map(|(b, a)| b.delta_to(&a));
-    efficiency.client_load =
-        client.and_then(|c| ClientLoad::measure(o.os_threads(), collector.cpus.len(), &c, host.as_ref()));
+    efficiency.client_load = match &split {
+        Some(s) => s.load,
+        None => client.and_then(|c| ClientLoad::measure(o.os_threads(), collector.cpus.len(), &c, host.as_ref())),
+    };
+    let mut histograms =
+        vec![StoredHistogram { kind: "total".into(), t_s: None, data: store::encode_histogram(&r.histogram)? }];
+    for (k, h) in split.iter().flat_map(|s| &s.histograms) {
+        histograms.push(StoredHistogram { kind: format!("client-{k}"), t_s: None, data: store::encode_histogram(h)? });
+    }
     let stored = RunResult {
         summary: summary(&r),
         intervals: std::mem::take(&mut collector.intervals),
-        histograms: vec![StoredHistogram {
-            kind: "total".into(),
-            t_s: None,
-            data: store::encode_histogram(&r.histogram)?,
-        }],
+        histograms,
         variables: Vec::new(),
         status_deltas: status,
         status_ends: ends,
@@ -389,6 +452,8 @@ struct Collector<'a> {
     cpus: Vec<usize>,
     host_before: Option<HostCpu>,
     profile: Option<crate::profile::Sampling>,
+    /// The load runs in client processes of versus: their CPU counts as the client's.
+    children: bool,
 }
 
 impl<'a> Collector<'a> {
@@ -405,6 +470,7 @@ impl<'a> Collector<'a> {
             cpus: allowed_cpus(),
             host_before: None,
             profile: None,
+            children: false,
         }
     }
 
@@ -417,7 +483,8 @@ impl<'a> Collector<'a> {
         }
         self.status_before = self.probe.global_status();
         self.server_before = self.server_pid.and_then(|p| ProcessSample::read(p).ok());
-        self.client_before = ProcessSample::read_self().ok();
+        self.client_before =
+            if self.children { ProcessSample::read_self_and_children() } else { ProcessSample::read_self() }.ok();
         self.host_before = HostCpu::read_of(&self.cpus).ok();
     }
 }

@@ -341,18 +341,8 @@ pub fn run_command_with(
     if let Some(Err(e)) = profile {
         return Err(e);
     }
-    if let Some(s) = &split
-        && let Some(first) = s.failed().first()
-    {
-        let n = s.clients.len();
-        return Err(Error::Other(format!(
-            "client {} of {n} on {} (pid {}) did not finish: {}; the figures are of {} of {n} clients, not the whole load",
-            first.client,
-            first.host,
-            first.pid,
-            first.status,
-            n - s.failed().len()
-        )));
+    if let Some(e) = split.as_ref().and_then(split::Split::incomplete) {
+        return Err(e);
     }
     Ok(if result.forced_unfinished.is_some() {
         2

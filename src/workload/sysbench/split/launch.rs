@@ -30,7 +30,8 @@ pub trait Clients {
 
 /// A place to run the clients of one load.
 pub trait Launcher {
-    /// Starts `n` clients, each running this program with `args` and knowing its part through
-    /// [`super::PART_ENV`]. Dropping the returned clients kills those still running.
-    fn launch(&self, n: usize, args: &[OsString]) -> Result<Box<dyn Clients>>;
+    /// Starts `n` clients, each running this program with `args` and `env` besides its own environment,
+    /// knowing its part through [`super::PART_ENV`]. Dropping the returned clients kills those still
+    /// running.
+    fn launch(&self, n: usize, args: &[OsString], env: &[(&str, String)]) -> Result<Box<dyn Clients>>;
 }

@@ -28,7 +28,7 @@ struct Children {
 }
 
 impl Launcher for Local {
-    fn launch(&self, n: usize, args: &[OsString]) -> Result<Box<dyn Clients>> {
+    fn launch(&self, n: usize, args: &[OsString], env: &[(&str, String)]) -> Result<Box<dyn Clients>> {
         let exe =
             std::env::current_exe().map_err(|e| Error::Other(format!("cannot find versus's own program: {e}")))?;
         let (tx, events) = mpsc::channel();
@@ -39,6 +39,7 @@ impl Launcher for Local {
             let mut child = Command::new(&exe)
                 .args(args)
                 .env(super::PART_ENV, format!("{part}/{n}"))
+                .envs(env.iter().map(|(k, v)| (*k, v)))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

@@ -33,6 +33,21 @@ use wire::{Message, PartResult};
 /// INDEX may be [`SLURM_INDEX`].
 pub const PART_ENV: &str = "VERSUS_CLIENT_PART";
 
+/// The password of the clients' connections, given to them in their environment rather than on their
+/// command line (where every user of the host could read it).
+pub const PASSWORD_ENV: &str = "VERSUS_CLIENT_PASSWORD";
+
+/// `args` of a client of this process with its own arguments `args`: the password moves from the
+/// command line to [`PASSWORD_ENV`] when this process is one client of several.
+pub fn with_password_from_env(mut args: Vec<String>) -> Vec<String> {
+    if std::env::var_os(PART_ENV).is_some()
+        && let Ok(pw) = std::env::var(PASSWORD_ENV)
+    {
+        args.push(format!("--mysql-password={pw}"));
+    }
+    args
+}
+
 /// The INDEX of [`PART_ENV`] that stands for the Slurm task id (`SLURM_PROCID`).
 pub const SLURM_INDEX: &str = "procid";
 
@@ -139,12 +154,29 @@ pub struct Split {
     pub skew: Option<Duration>,
     /// The clients' load, per host, combined.
     pub load: Option<ClientLoad>,
+    /// The latency histogram (µs) of each client that finished, by client number (from 1).
+    pub histograms: Vec<(usize, hdrhistogram::Histogram<u64>)>,
 }
 
 impl Split {
     /// The clients that did not finish.
     pub fn failed(&self) -> Vec<&ClientReport> {
         self.clients.iter().filter(|c| c.status != "done").collect()
+    }
+
+    /// The error of a run some of whose clients did not finish; `None` when all did.
+    pub fn incomplete(&self) -> Option<Error> {
+        let failed = self.failed();
+        let first = failed.first()?;
+        let n = self.clients.len();
+        Some(Error::Other(format!(
+            "client {} of {n} on {} (pid {}) did not finish: {}; the figures are of {} of {n} clients, not the whole load",
+            first.client,
+            first.host,
+            first.pid,
+            first.status,
+            n - failed.len()
+        )))
     }
 
     /// The JSON object of `--format=json`'s `clients`.
@@ -185,7 +217,19 @@ pub fn coordinate(
     obs: &mut dyn IntervalObserver,
 ) -> Result<Split> {
     let n = o.clients as usize;
-    let mut clients = launcher.launch(n, args)?;
+    let mut env = Vec::new();
+    let args: Vec<std::ffi::OsString> = args
+        .iter()
+        .filter(|a| match a.to_str().and_then(|a| a.strip_prefix("--mysql-password=")) {
+            Some(pw) => {
+                env.push((PASSWORD_ENV, pw.to_string()));
+                false
+            }
+            None => true,
+        })
+        .cloned()
+        .collect();
+    let mut clients = launcher.launch(n, &args, &env)?;
     let mut reports: Vec<ClientReport> = (0..n)
         .map(|i| {
             let p = part::options_of(o, Part { index: i, of: n });
@@ -334,6 +378,12 @@ fn follow(
             r.load = p.client;
         }
     }
+    let mut histograms = Vec::new();
+    for (i, p) in results.iter().enumerate() {
+        if let Some(p) = p {
+            histograms.push((i + 1, wire::decode(&p.histogram)?));
+        }
+    }
     let finished: Vec<&PartResult> = results.iter().flatten().collect();
     let mut result = merge::runs(test, &finished, intervals)?;
     result.interrupted |= interrupted;
@@ -343,6 +393,7 @@ fn follow(
         clients: reports.to_vec(),
         skew: first.zip(last).map(|(f, l)| Duration::from_nanos(l - f)),
         load,
+        histograms,
     })
 }
 

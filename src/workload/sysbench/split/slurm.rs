@@ -74,7 +74,7 @@ fn read_stderr(stderr: impl std::io::Read, tx: Sender<Event>, n: usize, told: Ar
 }
 
 impl Launcher for Slurm {
-    fn launch(&self, n: usize, args: &[OsString]) -> Result<Box<dyn Clients>> {
+    fn launch(&self, n: usize, args: &[OsString], env: &[(&str, String)]) -> Result<Box<dyn Clients>> {
         let exe =
             std::env::current_exe().map_err(|e| Error::Other(format!("cannot find versus's own program: {e}")))?;
         let mut child = Command::new("srun")
@@ -83,6 +83,7 @@ impl Launcher for Slurm {
             .arg(&exe)
             .args(args)
             .env(super::PART_ENV, format!("{}/{n}", super::SLURM_INDEX))
+            .envs(env.iter().map(|(k, v)| (*k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
