@@ -4,7 +4,8 @@
 # binaries at once take far less wall time than one after another. The binaries in ALONE measure
 # something whose outcome the tests check against noise (an A/A calibration refuses a noisy host, an
 # adaptive A/A experiment must not call a difference, a Slurm job is cancelled mid-block, a client
-# pinned to one CPU must own most of its time, an A/A pair must show no off-CPU wait beyond the noise)
+# pinned to one CPU must own most of its time, an A/A pair must show no off-CPU wait beyond the noise,
+# two profiled runs a side must tell the general log's functions from the noise)
 # or take longer the noisier the host (an advice screens again while its intervals are unclear: 309 s
 # beside other tests, 73 s alone): they run afterwards, one at a time with nothing beside them. Each
 # binary's output is kept and printed whole at the end, in a fixed order; the exit status is 1 when any
@@ -28,7 +29,7 @@ mapfile -t built < <(grep '"profile":{[^}]*"test":true' "$logs/build.json" | gre
 
 # The longest first, so that the last two to finish end close together; ALONE last.
 heavy=(store readme ibench versus efficiency sysbench explain experiment)
-alone=(fleet advise adaptive calibrate client_bound profile_waits)
+alone=(fleet advise adaptive calibrate client_bound profile profile_waits)
 order=()
 declare -A placed=()
 for h in "${heavy[@]}"; do

@@ -76,10 +76,24 @@ fn a_tiny_advice_runs_end_to_end() {
     let dir = home();
     let h = dir.path();
     let cnf = h.join("advice.cnf");
+    // No calibration is stored: the default band, and the plan says so.
     let o = versus_cmd(h)
         .args(["advise", "system"])
         .args(TINY)
-        .args(["--budget", "4m", "--memory", "4", "--format", "json", "--cnf"])
+        .args(["--budget", "4m", "--memory", "4", "--format", "json", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["noise_band"], 0.02);
+    let source = plan["noise_band_source"].as_str().unwrap();
+    assert!(source.starts_with("the default (no tps calibration for host class hc-"), "{source}");
+    // Measured with a wide band: 2-s runs beside other work vary by more than 2 %, and at the default
+    // band the screening stayed unclear and was screened again for up to 130 s (27 s on a quiet host).
+    let o = versus_cmd(h)
+        .args(["advise", "system"])
+        .args(TINY)
+        .args(["--budget", "4m", "--memory", "4", "--noise-band", "0.5", "--format", "json", "--cnf"])
         .arg(&cnf)
         .output()
         .unwrap();
@@ -95,10 +109,7 @@ fn a_tiny_advice_runs_end_to_end() {
     assert!(f["data_bytes"].as_u64().unwrap() > 0, "the prepared tables were measured: {f}");
     assert_eq!(f["tables"], 2);
     assert!(r["probe"]["tps"].as_f64().unwrap() > 0.0, "{}", r["probe"]);
-    // No calibration is stored: the default band, and the report says so.
-    assert_eq!(r["noise_band"], 0.02);
-    let source = r["noise_band_source"].as_str().unwrap();
-    assert!(source.starts_with("the default (no tps calibration for host class hc-"), "{source}");
+    assert_eq!(r["noise_band"], 0.5, "{}", r["noise_band_source"]);
     // The budget is a hard limit.
     let (elapsed, budget) = (r["elapsed_s"].as_u64().unwrap(), r["budget_s"].as_u64().unwrap());
     assert!(elapsed <= budget, "{elapsed} s of a {budget} s budget");

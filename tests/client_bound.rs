@@ -61,6 +61,14 @@ fn a_client_pinned_to_one_cpu_is_flagged_and_an_unpinned_one_is_not() {
         assert_eq!(c["client_bound"], false, "the same load on every CPU: {c}");
         assert!(c["load"]["client_share"].as_f64().unwrap() < 0.5, "{c}");
     }
+
+    // Split over two client processes pinned to the same CPU (they inherit the mask): their CPU adds up
+    // on their host, and the load is flagged as one client's would be.
+    let split = ["--threads=16", "--clients=2", "--time=3", "--format=json", "run"];
+    let out = ok(home.pinned("0", &strs(&sysbench_args(&srv, &split)), &[]), "the pinned split run");
+    let c = client_of(&out);
+    assert_eq!(c["client_bound"], true, "two clients on one CPU beside the server: {c}");
+    assert_eq!(c["load"]["usable_cpus"], 1.0, "one CPU between them: {c}");
 }
 
 #[test]

@@ -81,6 +81,32 @@ fn a_split_load_is_one_run_with_the_clients_figures_merged() {
         // period, as in one process.
         assert!(summed <= events && summed + 5 >= events, "{summed} events in the periods of {events}");
 
+        // Each client's raw latencies (--latency-log): one histogram of all of them has the percentiles
+        // of the merged report, exactly.
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("lat");
+        let logged = format!("--latency-log={}", log.display());
+        let o = versus(&strs(&args(s, &["--clients=2", "--threads=4", "--time=2", "--format=json", &logged, "run"])));
+        let doc = json_of(&o);
+        let mut all = versus::workload::sysbench::stats::new_histogram();
+        for k in 1..=2 {
+            let text = std::fs::read_to_string(dir.path().join(format!("lat.{k}"))).unwrap();
+            for l in text.lines() {
+                all.record(l.parse().unwrap()).unwrap();
+            }
+        }
+        assert_eq!(Some(all.len()), doc["totals"]["events"].as_u64());
+        let max_ms = doc["latency_ms"]["max"].as_f64().unwrap();
+        for p in ["50", "95", "99", "99.9"] {
+            let want =
+                (versus::workload::sysbench::stats::percentile(&all, p.parse().unwrap()) as f64 / 1000.0).min(max_ms);
+            assert_eq!(doc["latency_ms"]["percentiles"][p].as_f64(), Some(want), "p{p}");
+        }
+        // A log file that exists is never overwritten: refused before anything runs.
+        let o = versus(&strs(&args(s, &["--clients=2", "--threads=2", "--time=1", &logged, "run"])));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("lat.1 exists; versus does not overwrite files"), "{err}");
+
         // The text report is sysbench's, once; the clients are one line on stderr.
         let o = versus(&strs(&args(s, &["--clients=2", "--threads=2", "--time=2", "--report-interval=1", "run"])));
         let out = String::from_utf8_lossy(&o.stdout);

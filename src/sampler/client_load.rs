@@ -115,8 +115,10 @@ impl ClientLoad {
 }
 
 /// Several client processes on one host as one client: their CPU time and their shares of the
-/// host's busy time add up, their CPUs' load is the mean of what each saw; `None` for no loads.
-pub fn combine_loads(loads: &[ClientLoad]) -> Option<ClientLoad> {
+/// host's busy time add up, their CPUs' load is the mean of what each saw, and the CPUs they could
+/// keep busy add up to at most `host_cpus` (the CPUs they may run on there, when known); `None` for no
+/// loads.
+pub fn combine_loads(loads: &[ClientLoad], host_cpus: Option<usize>) -> Option<ClientLoad> {
     let n = loads.len();
     if n == 0 {
         return None;
@@ -124,7 +126,11 @@ pub fn combine_loads(loads: &[ClientLoad]) -> Option<ClientLoad> {
     let all = |f: fn(&ClientLoad) -> Option<f64>| -> Option<Vec<f64>> { loads.iter().map(f).collect() };
     Some(ClientLoad {
         client_cpus: loads.iter().map(|l| l.client_cpus).sum(),
-        usable_cpus: loads.iter().map(|l| l.usable_cpus).sum(),
+        usable_cpus: loads
+            .iter()
+            .map(|l| l.usable_cpus)
+            .sum::<f64>()
+            .min(host_cpus.map_or(f64::MAX, |c| c.max(1) as f64)),
         cpus_busy: all(|l| l.cpus_busy).map(|v| v.iter().sum::<f64>() / n as f64),
         client_share: all(|l| l.client_share).map(|v| v.iter().sum::<f64>().min(1.0)),
     })
@@ -202,6 +208,17 @@ mod tests {
         // Unpinned on a host the server fills: a third of the busy time is the client's.
         let l = ClientLoad::measure(16, 2, &delta(620_000, 1000), Some(&cpus(197, 200))).unwrap();
         assert_eq!(l.limit(), None);
+    }
+
+    #[test]
+    fn clients_on_one_host_add_up() {
+        let one = ClientLoad { client_cpus: 0.3, usable_cpus: 1.0, cpus_busy: Some(0.95), client_share: Some(0.3) };
+        assert_eq!(one.limit(), None, "each alone owns too little of the CPU");
+        let both = combine_loads(&[one, one], Some(1)).unwrap();
+        assert!((both.client_cpus - 0.6).abs() < 1e-9 && (both.client_share.unwrap() - 0.6).abs() < 1e-9);
+        assert_eq!((both.usable_cpus, both.limit()), (1.0, Some(Limit::CpusFull)));
+        assert_eq!(combine_loads(&[one, one], None).unwrap().usable_cpus, 2.0);
+        assert_eq!(combine_loads(&[], None), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! against what they share before anything runs.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use super::values::{bad, int, raw};
 use crate::error::Result;
@@ -47,4 +48,35 @@ pub(super) fn option(
         }
     }
     Ok(n as u32)
+}
+
+/// The file of client `index` (from 0) of `n` for `--latency-log=path`: `path` itself for one client,
+/// else `path.N` (N from 1).
+pub fn latency_file(path: &Path, index: usize, n: u32) -> PathBuf {
+    if n <= 1 {
+        return path.to_path_buf();
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{}", index + 1));
+    PathBuf::from(name)
+}
+
+/// `--latency-log`: refused when a file it would write exists already.
+pub(super) fn latency_log(values: &BTreeMap<String, String>, clients: u32) -> Result<Option<PathBuf>> {
+    let v = raw(values, "latency_log");
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let path = PathBuf::from(v);
+    for i in 0..clients.max(1) as usize {
+        let f = latency_file(&path, i, clients);
+        if f.symlink_metadata().is_ok() {
+            return Err(bad(
+                "latency_log",
+                v,
+                &format!("{} exists; versus does not overwrite files: give a new name", f.display()),
+            ));
+        }
+    }
+    Ok(Some(path))
 }

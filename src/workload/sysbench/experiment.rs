@@ -65,6 +65,11 @@ impl SysbenchWorkload {
         let label = def.label();
         let test = Test::parse(&def.test).map_err(|e| format!("workload {label}: {e}"))?;
         let w = SysbenchWorkload { def: def.clone(), test };
+        if def.option("latency_log").or_else(|| def.option("latency-log")).is_some() {
+            return Err(format!(
+                "workload {label}: latency-log is for `versus sysbench` runs; an experiment stores each run's latency histogram"
+            ));
+        }
         let placeholder = Endpoint {
             host: "127.0.0.1".into(),
             port: 3306,

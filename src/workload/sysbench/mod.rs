@@ -337,7 +337,11 @@ pub fn run_command_with(
         }
         out(&format!("{}\n", serde_json::to_string_pretty(&doc).map_err(|e| Error::Other(e.to_string()))?));
     }
-    // The run's figures are out; a profile that was asked for and is missing fails the command.
+    // The run's figures are out; a latency log or a profile that was asked for and is missing fails
+    // the command.
+    if let (Some(f), None) = (&o.latency_log, &split) {
+        stats::write_latency_log(f, &result.latencies_us)?;
+    }
     if let Some(Err(e)) = profile {
         return Err(e);
     }

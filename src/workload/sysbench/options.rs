@@ -220,6 +220,8 @@ pub struct Options {
     pub clients: u32,
     /// Where they run (`--clients-on`: local, slurm).
     pub clients_on: String,
+    /// `--latency-log`: the file every measured event's latency goes to.
+    pub latency_log: Option<std::path::PathBuf>,
     /// The id of this process's first worker thread among every client's threads (0 unless this
     /// process is one client of several).
     #[serde(skip)]
@@ -559,6 +561,7 @@ fn build(values: &BTreeMap<String, String>, test: Option<Test>, w: &mut Vec<Stri
         client_threads: client_threads as u32,
         clients,
         clients_on: super::clients::place(values)?,
+        latency_log: super::clients::latency_log(values, clients)?,
         first_thread: 0,
         all_threads: 0,
         client_priority,

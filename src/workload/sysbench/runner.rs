@@ -473,9 +473,9 @@ fn report_loop(
             total.total_time = now.duration_since(bench_start);
             total.time_interval = now.duration_since(measure_start);
             obs.checkpoint(&total);
-            let intervals = std::mem::take(&mut total.intervals);
+            let (intervals, raw) = (std::mem::take(&mut total.intervals), std::mem::take(&mut total.latencies_us));
             total = RunResult::empty_for(sh.source.test(), threads);
-            total.intervals = intervals;
+            (total.intervals, total.latencies_us) = (intervals, raw);
             measure_start = now;
         }
         if finished {
@@ -535,6 +535,7 @@ fn drain(sh: &Shared, total: &mut RunResult, scratch: &mut Histogram<u64>, ic: &
         t.time_ns += acc.lat.sum_ns;
         let _ = total.histogram.add(&acc.hist);
         let _ = scratch.add(&acc.hist);
+        total.latencies_us.append(&mut acc.raw);
         acc.counts = Counts::default();
         acc.lat = Latency::default();
         acc.hist.reset();

@@ -25,11 +25,13 @@ pub(super) struct Acc {
     pub(super) counts: Counts,
     pub(super) hist: Histogram<u64>,
     pub(super) lat: Latency,
+    /// Every event latency in µs, kept only under `--latency-log`.
+    pub(super) raw: Vec<u64>,
 }
 
 impl Acc {
     pub(super) fn new() -> Self {
-        Acc { counts: Counts::default(), hist: new_histogram(), lat: Latency::default() }
+        Acc { counts: Counts::default(), hist: new_histogram(), lat: Latency::default(), raw: Vec::new() }
     }
 }
 
@@ -170,6 +172,9 @@ impl Shared {
             acc.lat.record(ns);
             if self.opts.percentile > 0 {
                 let _ = acc.hist.record((ns / 1000).max(1));
+            }
+            if self.opts.latency_log.is_some() {
+                acc.raw.push((ns / 1000).max(1));
             }
         }
     }

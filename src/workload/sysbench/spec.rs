@@ -292,6 +292,14 @@ pub const SPECS: &[Spec] = &[
         All,
     ),
     o(
+        "latency_log",
+        Str,
+        Some(""),
+        "write every measured event's latency in microseconds, one per line, to this new file at the end of the run (with --clients, each client writes FILE.N)",
+        Versus,
+        All,
+    ),
+    o(
         "client_priority",
         Str,
         Some("normal"),

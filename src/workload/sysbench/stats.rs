@@ -176,6 +176,9 @@ pub struct RunResult {
     pub forced_unfinished: Option<u64>,
     /// Set when statements still ran when the grace after a Ctrl-C ran out: events left unfinished.
     pub interrupted_unfinished: Option<u64>,
+    /// Every measured event's latency in µs, in the order the reporter collected them; kept only under
+    /// `--latency-log`.
+    pub latencies_us: Vec<u64>,
 }
 
 impl RunResult {
@@ -199,6 +202,7 @@ impl RunResult {
             interrupted: false,
             forced_unfinished: None,
             interrupted_unfinished: None,
+            latencies_us: Vec::new(),
         }
     }
 
@@ -229,6 +233,19 @@ impl RunResult {
     pub fn percentile_ms(&self, p: f64) -> f64 {
         capped_ms(percentile(&self.histogram, p), &self.latency)
     }
+}
+
+/// Writes `latencies_us`, one per line, to `path`, a file that must not exist yet (versus never
+/// overwrites a file it did not make).
+pub fn write_latency_log(path: &std::path::Path, latencies_us: &[u64]) -> crate::error::Result<()> {
+    use std::io::Write;
+    let fail = |e: std::io::Error| crate::error::Error::file(path, format!("cannot write the latency log: {e}"));
+    let f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(fail)?;
+    let mut w = std::io::BufWriter::new(f);
+    for v in latencies_us {
+        writeln!(w, "{v}").map_err(fail)?;
+    }
+    w.flush().map_err(fail)
 }
 
 /// A histogram value in µs as ms, never above the exact maximum: the histogram reports the highest value

@@ -406,8 +406,11 @@ fn combine_per_host(reports: &[ClientReport]) -> Option<ClientLoad> {
             by_host.entry(&r.host).or_default().push(l);
         }
     }
+    // The clients on this host may run on the CPUs this process may (they inherit its mask).
+    let here = this_host();
+    let cpus = crate::sampler::client_load::allowed_cpus().len();
     by_host
-        .values()
-        .filter_map(|loads| combine_loads(loads))
+        .iter()
+        .filter_map(|(host, loads)| combine_loads(loads, (*host == here).then_some(cpus)))
         .max_by(|a, b| (a.limit().is_some(), a.client_cpus).partial_cmp(&(b.limit().is_some(), b.client_cpus)).unwrap())
 }

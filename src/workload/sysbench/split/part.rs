@@ -36,6 +36,7 @@ pub fn options_of(o: &Options, part: Part) -> Options {
     p.profile_hz = None;
     p.profile_waits = false;
     p.clients = 1;
+    p.latency_log = o.latency_log.as_deref().map(|f| super::super::clients::latency_file(f, i, o.clients));
     p
 }
 
@@ -123,6 +124,9 @@ pub fn run(source: Source, o: &Options, part: Part, driver: Arc<dyn Driver>) -> 
         }
     };
     let client = watch.finish(p.os_threads());
+    if let Some(f) = &p.latency_log {
+        super::super::stats::write_latency_log(f, &result.latencies_us)?;
+    }
     streamer.send(&Message::Done(result_of(&result, client)?));
     if streamer.failed {
         return Err(Error::Other("the coordinator stopped reading this client's figures".into()));
