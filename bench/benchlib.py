@@ -192,3 +192,37 @@ def replace_section(path, begin, end, section):
         new = old.rstrip("\n") + "\n\n" + section + "\n"
     with open(path, "w") as f:
         f.write(new)
+
+
+def tcp_login(srv):
+    """The `versus sysbench` options that reach `srv` over loopback TCP as sbtest."""
+    return ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest",
+            "--mysql-password=sbpass", "--mysql-db=sbtest"]
+
+
+def prepare(versus, conn, table_args, test="oltp_point_select"):
+    """`versus sysbench TEST ... prepare`; exits with its error when it fails."""
+    r = subprocess.run([versus, "sysbench", test, *conn, *table_args, "prepare"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"prepare: {r.stderr.strip()}")
+
+
+def span(values, fmt):
+    """`lo-hi` of `values` formatted with `fmt`, or one figure when both ends read the same."""
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}-{fmt.format(hi)}"
+
+
+def write_table_section(out, begin, end, heading, text, columns, rows):
+    """Prints a BENCHMARKS.md section (`heading`, the paragraph `text`, a table of `rows` under
+    `columns` given as (name, right_aligned) pairs) between the markers, and writes it into the file
+    `out` unless it is `-`."""
+    lines = [begin, heading, "", text, "",
+             "| " + " | ".join(c for c, _ in columns) + " |",
+             "|" + "|".join("---:" if right else "---" for _, right in columns) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["", end]
+    section = "\n".join(lines)
+    print(section)
+    if out != "-":
+        replace_section(out, begin, end, section)

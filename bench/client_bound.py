@@ -19,7 +19,7 @@ import json
 import os
 import subprocess
 
-from benchlib import Server, git_build, replace_section
+from benchlib import Server, git_build, prepare, span, tcp_login, write_table_section
 
 BEGIN = "<!-- client_bound: written by bench/client_bound.py -->"
 END = "<!-- /client_bound -->"
@@ -37,10 +37,6 @@ def run(versus, conn, threads, seconds, pinned):
     return doc["totals"]["tps"], doc["client"]
 
 
-def span(values, fmt):
-    lo, hi = min(values), max(values)
-    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}-{fmt.format(hi)}"
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -53,14 +49,10 @@ def main():
     a.versus = os.path.abspath(a.versus)
 
     srv = Server(a.versus, ["innodb_buffer_pool_size=256M", "innodb_flush_log_at_trx_commit=2"])
-    conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest",
-            "--mysql-password=sbpass", "--mysql-db=sbtest"]
+    conn = tcp_login(srv)
     rows = []
     try:
-        prep = subprocess.run([a.versus, "sysbench", "oltp_point_select", *conn, "--tables=1",
-                               "--table-size=10000", "prepare"], capture_output=True, text=True)
-        if prep.returncode != 0:
-            raise SystemExit(f"prepare: {prep.stderr.strip()}")
+        prepare(a.versus, conn, ["--tables=1", "--table-size=10000"])
         for t in [int(x) for x in a.threads.split(",")]:
             got = {False: [], True: []}
             for _ in range(a.rounds):
@@ -81,19 +73,12 @@ def main():
     finally:
         srv.stop()
 
-    lines = [BEGIN, "## The client-bound check", "",
-             f"`bench/client_bound.py` at {git_build()}: oltp_point_select (one table of 10,000 rows) against "
-             f"one sandboxed MariaDB on every CPU, versus unpinned and pinned to CPU 0, {a.rounds} A B rounds of "
-             f"{a.time} s per thread count; ranges over the rounds. docs/fleet.md explains the rule.", "",
-             "| client | threads | tps | client CPU | its CPUs busy | client's share | client-bound |",
-             "|---|---:|---:|---:|---:|---:|---|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    lines += ["", END]
-    section = "\n".join(lines)
-    print(section)
-    if a.out != "-":
-        replace_section(a.out, BEGIN, END, section)
-
+    text = (f"`bench/client_bound.py` at {git_build()}: oltp_point_select (one table of 10,000 rows) against "
+            f"one sandboxed MariaDB on every CPU, versus unpinned and pinned to CPU 0, {a.rounds} A B rounds of "
+            f"{a.time} s per thread count; ranges over the rounds. docs/fleet.md explains the rule.")
+    columns = [("client", False), ("threads", True), ("tps", True), ("client CPU", True), ("its CPUs busy", True),
+               ("client's share", True), ("client-bound", False)]
+    write_table_section(a.out, BEGIN, END, "## The client-bound check", text, columns, rows)
 
 if __name__ == "__main__":
     main()

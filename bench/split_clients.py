@@ -21,7 +21,7 @@ import json
 import os
 import subprocess
 
-from benchlib import Server, git_build, replace_section
+from benchlib import Server, git_build, prepare, span, tcp_login, write_table_section
 
 BEGIN = "<!-- split_clients: written by bench/split_clients.py -->"
 END = "<!-- /split_clients -->"
@@ -43,10 +43,6 @@ def run(versus, conn, threads, clients, seconds):
     }
 
 
-def span(values, fmt):
-    lo, hi = min(values), max(values)
-    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}-{fmt.format(hi)}"
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,14 +57,10 @@ def main():
     counts = [int(x) for x in a.clients.split(",")]
 
     srv = Server(a.versus, ["innodb_buffer_pool_size=256M", "innodb_flush_log_at_trx_commit=2"])
-    conn = ["--mysql-host=127.0.0.1", f"--mysql-port={srv.port}", "--mysql-user=sbtest",
-            "--mysql-password=sbpass", "--mysql-db=sbtest"]
+    conn = tcp_login(srv)
     rows = []
     try:
-        prep = subprocess.run([a.versus, "sysbench", "oltp_point_select", *conn, "--tables=1",
-                               "--table-size=10000", "prepare"], capture_output=True, text=True)
-        if prep.returncode != 0:
-            raise SystemExit(f"prepare: {prep.stderr.strip()}")
+        prepare(a.versus, conn, ["--tables=1", "--table-size=10000"])
         for t in [int(x) for x in a.threads.split(",")]:
             got = {c: [] for c in counts}
             for _ in range(a.rounds):
@@ -92,21 +84,14 @@ def main():
     finally:
         srv.stop()
 
-    lines = [BEGIN, "## One load from several client processes", "",
-             f"`bench/split_clients.py` at {git_build()}: oltp_point_select (one table of 10,000 rows) against "
-             f"one sandboxed MariaDB, the same total threads from {', '.join(map(str, counts))} client processes "
-             f"(`--clients`), interleaved, {a.rounds} rounds of {a.time} s; ratios to one client in the same "
-             "round, ranges over the rounds. All on one host: the ratios are what splitting costs, not "
-             "capacity a second host would add. docs/fleet.md explains the merge.", "",
-             "| threads | clients | tps | tps vs 1 client | p95 vs 1 client | start skew | client-bound |",
-             "|---:|---:|---:|---:|---:|---:|---|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    lines += ["", END]
-    section = "\n".join(lines)
-    print(section)
-    if a.out != "-":
-        replace_section(a.out, BEGIN, END, section)
-
+    text = (f"`bench/split_clients.py` at {git_build()}: oltp_point_select (one table of 10,000 rows) against "
+            f"one sandboxed MariaDB, the same total threads from {', '.join(map(str, counts))} client processes "
+            f"(`--clients`), interleaved, {a.rounds} rounds of {a.time} s; ratios to one client in the same "
+            "round, ranges over the rounds. All on one host: the ratios are what splitting costs, not "
+            "capacity a second host would add. docs/fleet.md explains the merge.")
+    columns = [("threads", True), ("clients", True), ("tps", True), ("tps vs 1 client", True),
+               ("p95 vs 1 client", True), ("start skew", True), ("client-bound", False)]
+    write_table_section(a.out, BEGIN, END, "## One load from several client processes", text, columns, rows)
 
 if __name__ == "__main__":
     main()

@@ -171,18 +171,23 @@ fn a_client_that_cannot_reach_the_server_fails_the_run_before_the_barrier() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("Threads started!"), "{}", output_text(&o));
 }
 
+/// The processes now running for which `keep` holds (given their pid).
+fn processes(keep: impl Fn(u32) -> bool) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|p| keep(*p))
+        .collect()
+}
+
 /// The client processes of coordinator `pid`.
 fn clients_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+    processes(|p| {
         let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
         let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(p);
-        }
-    }
-    out
+        ppid == Some(pid)
+    })
 }
 
 #[test]
@@ -224,18 +229,11 @@ fn a_client_killed_mid_run_fails_it_and_the_rest_is_marked_as_a_part() {
 
 /// The processes of Slurm task `task` of a split load.
 fn slurm_task(task: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+    processes(|p| {
         let env = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
         let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
-        if vars.contains(&&b"VERSUS_CLIENT_PART=procid/2"[..])
-            && vars.contains(&format!("SLURM_PROCID={task}").as_bytes())
-        {
-            out.push(p);
-        }
-    }
-    out
+        vars.contains(&&b"VERSUS_CLIENT_PART=procid/2"[..]) && vars.contains(&format!("SLURM_PROCID={task}").as_bytes())
+    })
 }
 
 #[test]

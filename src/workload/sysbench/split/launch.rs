@@ -3,6 +3,8 @@
 //! a client that ended.
 
 use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 
 use crate::error::Result;
@@ -34,4 +36,16 @@ pub trait Launcher {
     /// knowing its part through [`super::PART_ENV`]. Dropping the returned clients kills those still
     /// running.
     fn launch(&self, n: usize, args: &[OsString], env: &[(&str, String)]) -> Result<Box<dyn Clients>>;
+}
+
+/// `cmd` set up to run clients: `part` (INDEX/COUNT) in [`super::PART_ENV`], `env` added, its stdio
+/// piped to the coordinator, and a process group of its own (a Ctrl-C at the terminal reaches only the
+/// coordinator, which passes it on once).
+pub fn client_command<'a>(cmd: &'a mut Command, part: &str, env: &[(&str, String)]) -> &'a mut Command {
+    cmd.env(super::PART_ENV, part)
+        .envs(env.iter().map(|(k, v)| (*k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
 }

@@ -4,15 +4,14 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use super::launch::{Clients, Event, Launcher};
+use super::launch::{Clients, Event, Launcher, client_command};
 use crate::error::{Error, Result};
 
 /// Clients as child processes of this one.
@@ -36,14 +35,7 @@ impl Launcher for Local {
         let mut children =
             Children { events, stdins: Vec::new(), pids: Vec::new(), ended: ended.clone(), host: super::this_host() };
         for part in 0..n {
-            let mut child = Command::new(&exe)
-                .args(args)
-                .env(super::PART_ENV, format!("{part}/{n}"))
-                .envs(env.iter().map(|(k, v)| (*k, v)))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0)
+            let mut child = client_command(Command::new(&exe).args(args), &format!("{part}/{n}"), env)
                 .spawn()
                 .map_err(|e| Error::Other(format!("cannot start client {} of {n}: {e}", part + 1)))?;
             children.pids.push(Pid::from_raw(child.id() as i32));

@@ -6,15 +6,14 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use super::launch::{Clients, Event, Launcher};
+use super::launch::{Clients, Event, Launcher, client_command};
 use crate::error::{Error, Result};
 
 /// Clients as tasks of one `srun` job step.
@@ -77,19 +76,13 @@ impl Launcher for Slurm {
     fn launch(&self, n: usize, args: &[OsString], env: &[(&str, String)]) -> Result<Box<dyn Clients>> {
         let exe =
             std::env::current_exe().map_err(|e| Error::Other(format!("cannot find versus's own program: {e}")))?;
-        let mut child = Command::new("srun")
-            .arg(format!("--ntasks={n}"))
+        let mut srun = Command::new("srun");
+        srun.arg(format!("--ntasks={n}"))
             .args(["--overcommit", "--label", "--input=all", "--kill-on-bad-exit=0", "--job-name=versus-clients"])
             .arg(&exe)
-            .args(args)
-            .env(super::PART_ENV, format!("{}/{n}", super::SLURM_INDEX))
-            .envs(env.iter().map(|(k, v)| (*k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| {
+            .args(args);
+        let mut child =
+            client_command(&mut srun, &format!("{}/{n}", super::SLURM_INDEX), env).spawn().map_err(|e| {
                 Error::option("--clients-on", format!("cannot start srun ({e}); is Slurm's client installed here?"))
             })?;
         let (tx, events) = mpsc::channel();
