@@ -5,11 +5,10 @@
 # something whose outcome the tests check against noise (an A/A calibration refuses a noisy host, an
 # adaptive A/A experiment must not call a difference, a Slurm job is cancelled mid-block, a client
 # pinned to one CPU must own most of its time, an A/A pair must show no off-CPU wait beyond the noise,
-# two profiled runs a side must tell the general log's functions from the noise)
-# or take longer the noisier the host (an advice screens again while its intervals are unclear: 309 s
-# beside other tests, 73 s alone): they run afterwards, one at a time with nothing beside them. Each
-# binary's output is kept and printed whole at the end, in a fixed order; the exit status is 1 when any
-# binary failed, and the summary names them.
+# two profiled runs a side must tell the general log's functions from the noise): they run afterwards,
+# one at a time with nothing beside them. (tests/advise.rs measures at a wide noise band, so that its
+# screening decides beside other tests too.) Each binary's output is kept and printed whole at the end,
+# in a fixed order; the exit status is 1 when any binary failed, and the summary names them.
 # Ctrl-C stops the running binaries (their servers are stopped by the tests' guards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +27,8 @@ mapfile -t built < <(grep '"profile":{[^}]*"test":true' "$logs/build.json" | gre
 [ ${#built[@]} -gt 0 ] || { echo "run-tests: cargo built no test binary" >&2; exit 1; }
 
 # The longest first, so that the last two to finish end close together; ALONE last.
-heavy=(store readme ibench versus efficiency sysbench explain experiment)
-alone=(fleet advise adaptive calibrate client_bound profile profile_waits)
+heavy=(store readme ibench advise versus efficiency sysbench explain experiment)
+alone=(fleet adaptive calibrate client_bound profile profile_waits)
 order=()
 declare -A placed=()
 for h in "${heavy[@]}"; do
