@@ -190,6 +190,17 @@ fn clients_of(pid: u32) -> Vec<u32> {
     })
 }
 
+/// Kills process `victim` (a client of the run `child`) with -9 after 2 s, and waits for the run: its
+/// exit code, stdout and stderr, and stderr's last line.
+fn kill_mid_run(child: std::process::Child, victim: u32) -> (Option<i32>, String, String, String) {
+    std::thread::sleep(Duration::from_secs(2));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    let last = err.trim().lines().last().unwrap_or_default().to_string();
+    (o.status.code(), out, err, last)
+}
+
 #[test]
 fn a_client_killed_mid_run_fails_it_and_the_rest_is_marked_as_a_part() {
     with_server(|s| {
@@ -209,14 +220,9 @@ fn a_client_killed_mid_run_fails_it_and_the_rest_is_marked_as_a_part() {
             assert!(t0.elapsed() < Duration::from_secs(20), "no 2 clients after 20 s: {c:?}");
             std::thread::sleep(Duration::from_millis(100));
         };
-        std::thread::sleep(Duration::from_secs(2));
         let victim = clients[1];
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
-        let o = child.wait_with_output().unwrap();
-        let out = String::from_utf8_lossy(&o.stdout);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{out}{err}");
-        let last = err.trim().lines().last().unwrap_or_default();
+        let (code, out, err, last) = kill_mid_run(child, victim);
+        assert_eq!(code, Some(1), "{out}{err}");
         assert!(last.starts_with("versus: error: client "), "{err}");
         assert!(last.contains(&format!("(pid {victim}) did not finish: it was killed by signal 9")), "{err}");
         assert!(last.contains("the figures are of 1 of 2 clients, not the whole load"), "{err}");
@@ -275,13 +281,8 @@ fn a_split_load_runs_as_the_tasks_of_one_slurm_job_step() {
             assert!(t0.elapsed() < Duration::from_secs(30), "task 1 did not start in 30 s\n{}", slurm.logs());
             std::thread::sleep(Duration::from_millis(100));
         };
-        std::thread::sleep(Duration::from_secs(2));
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
-        let o = child.wait_with_output().unwrap();
-        let out = String::from_utf8_lossy(&o.stdout);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{out}{err}");
-        let last = err.trim().lines().last().unwrap_or_default();
+        let (code, out, err, last) = kill_mid_run(child, victim);
+        assert_eq!(code, Some(1), "{out}{err}");
         assert!(
             last.contains(&format!("client 2 of 2 on {} (pid {victim}) did not finish: it was killed", slurm.node)),
             "{err}"

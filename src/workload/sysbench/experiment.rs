@@ -380,9 +380,8 @@ fn measure_with(
         Some(args) => {
             let launcher = super::split::launcher(&o.clients_on).expect("--clients-on names a launcher");
             super::runner::check_server_connections(driver.as_ref(), o.threads as usize).and_then(|_| {
-                let mut s =
+                let (r, s) =
                     super::split::coordinate(source.test(), o, launcher.as_ref(), args, interrupt::flag(), collector)?;
-                let r = std::mem::replace(&mut s.result, super::RunResult::empty_for(source.test(), 0));
                 split = Some(s);
                 Ok(r)
             })

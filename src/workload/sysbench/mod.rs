@@ -280,11 +280,11 @@ pub fn run_command_with(
         let launcher = split::launcher(&o.clients_on).expect("--clients-on names a launcher");
         let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
         let test = source.test();
-        let mut s = match profiler.as_mut() {
+        let (r, s) = match profiler.as_mut() {
             Some(p) => split::coordinate(test, o, launcher.as_ref(), &args, stop, &mut p.observing(obs))?,
             None => split::coordinate(test, o, launcher.as_ref(), &args, stop, obs)?,
         };
-        (std::mem::replace(&mut s.result, RunResult::empty_for(test, 0)), Some(s))
+        (r, Some(s))
     } else {
         let r = match profiler.as_mut() {
             Some(p) => runner::run_source(source, o, driver, stop, &mut p.observing(obs))?,

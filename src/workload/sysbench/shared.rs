@@ -170,11 +170,12 @@ impl Shared {
         acc.counts.add(c);
         if let Some(ns) = latency_ns {
             acc.lat.record(ns);
+            let us = (ns / 1000).max(1);
             if self.opts.percentile > 0 {
-                let _ = acc.hist.record((ns / 1000).max(1));
+                let _ = acc.hist.record(us);
             }
             if self.opts.latency_log.is_some() {
-                acc.raw.push((ns / 1000).max(1));
+                acc.raw.push(us);
             }
         }
     }

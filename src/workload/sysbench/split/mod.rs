@@ -144,10 +144,8 @@ pub struct ClientReport {
     pub status: String,
 }
 
-/// A split load's outcome.
+/// A split load's clients, beside the run merged from them.
 pub struct Split {
-    /// One run of every client that finished.
-    pub result: RunResult,
     /// Per client.
     pub clients: Vec<ClientReport>,
     /// From the first client's start to the last one's.
@@ -207,7 +205,8 @@ fn epoch_ns() -> u64 {
 }
 
 /// Runs the load of `o` from `o.clients` client processes on `launcher`, with `args` (this program's
-/// arguments) for each; `obs` sees the merged run as it would see one client's.
+/// arguments) for each; `obs` sees the merged run as it would see one client's. Returns the run of
+/// every client that finished, and the clients.
 pub fn coordinate(
     test: Option<Test>,
     o: &Options,
@@ -215,7 +214,7 @@ pub fn coordinate(
     args: &[std::ffi::OsString],
     stop: Arc<AtomicBool>,
     obs: &mut dyn IntervalObserver,
-) -> Result<Split> {
+) -> Result<(RunResult, Split)> {
     let n = o.clients as usize;
     let mut env = Vec::new();
     let args: Vec<std::ffi::OsString> = args
@@ -302,7 +301,7 @@ fn follow(
     go: u64,
     stop: &AtomicBool,
     obs: &mut dyn IntervalObserver,
-) -> Result<Split> {
+) -> Result<(RunResult, Split)> {
     let n = reports.len();
     let mut live: BTreeSet<usize> = (0..n).collect();
     let mut periods = merge::Periods::new(o.report_interval.max(1));
@@ -388,13 +387,15 @@ fn follow(
     let mut result = merge::runs(test, &finished, intervals)?;
     result.interrupted |= interrupted;
     let load = combine_per_host(reports);
-    Ok(Split {
+    Ok((
         result,
-        clients: reports.to_vec(),
-        skew: first.zip(last).map(|(f, l)| Duration::from_nanos(l - f)),
-        load,
-        histograms,
-    })
+        Split {
+            clients: reports.to_vec(),
+            skew: first.zip(last).map(|(f, l)| Duration::from_nanos(l - f)),
+            load,
+            histograms,
+        },
+    ))
 }
 
 /// The clients' load on the host where it was the heaviest: clients on one host share its CPUs, so
