@@ -403,3 +403,113 @@ fn a_replica_killed_during_writes_restarts_catches_up_and_ends_equal() {
     let s = t.states().unwrap().remove(0);
     assert_eq!((s.io_running.as_str(), s.sql_running.as_str(), s.last_error.as_str()), ("Yes", "Yes", ""), "{s:?}");
 }
+
+/// An experiment whose targets have replicas: the lag of a replica delayed by 3 s reads as about that
+/// delay, a prompt semi-synchronous one reads as about one heartbeat interval, and both are compared
+/// with intervals like any metric.
+#[test]
+fn an_experiment_measures_and_compares_its_targets_replicas() {
+    let home = common::home::Home::new("versus-repl-exp-");
+    let file = home.file(
+        "repl",
+        r#"
+name = "repl"
+threads = [2]
+duration = "4s"
+warmup = "1s"
+order = "interleaved"
+
+[[targets]]
+name = "delayed"
+build = "system"
+replication = { replicas = 2, delay = [0, 3] }
+
+[[targets]]
+name = "semi"
+build = "system"
+replication = { replicas = 1, semi_sync = true, replica_set = { slave_parallel_threads = 2 } }
+
+[[workloads]]
+test = "oltp_write_only"
+options = { tables = 1, table-size = 1000 }
+"#,
+    );
+    let file = file.to_str().unwrap();
+    let (code, out, err) = home.output(&["run", file, "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("delayed                  build system; with 2 replicas, asynchronous, delays 0,3 s"),
+        "{out}"
+    );
+    assert!(out.contains("with 1 replica, semi-synchronous, replicas set slave_parallel_threads=2"), "{out}");
+    let (code, out, err) = home.output(&["run", file]);
+    assert_eq!(code, 0, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("starting the primary with 2 replicas") && all.contains("waiting for the replicas"), "{all}");
+    assert!(!all.contains("warning"), "{all}");
+    let r = home.report_json(&["report", "repl", "--metric", "replica-lag-p95", "--format", "json"]);
+    let names: Vec<&str> =
+        r["replication_metrics"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["replica-lag-p50", "replica-lag-p95", "replica-lag-max", "replica-applied", "catch-up", "commit-wait"]
+    );
+    let value = |side: u64, metric: &str| -> Option<f64> {
+        let row = r["replication"].as_array().unwrap().iter().find(|v| v["side"] == side).unwrap();
+        row["values"].as_array().unwrap().iter().find(|v| v["metric"] == metric).unwrap()["mean"].as_f64()
+    };
+    // A 3 s delay reads between 3 and 4 s (the server applies it against whole-second event times) plus
+    // up to one heartbeat interval; a prompt replica within a few heartbeat intervals.
+    let delayed = value(0, "replica-lag-p50").unwrap();
+    assert!((2900.0..4200.0).contains(&delayed), "delayed replica's lag {delayed} ms");
+    let prompt = value(1, "replica-lag-p95").unwrap();
+    assert!(prompt < 600.0, "semi-synchronous replica's lag {prompt} ms");
+    let catch_up = value(0, "catch-up").unwrap();
+    assert!((1.0..4.5).contains(&catch_up), "the delayed replica drains its last seconds: {catch_up} s");
+    assert!(value(1, "catch-up").unwrap() < 1.0);
+    assert!(value(1, "commit-wait").is_some_and(|w| w > 0.0), "semi-synchronous commits waited");
+    assert_eq!(value(0, "commit-wait"), None, "no semi-synchronous commits");
+    assert!(value(1, "replica-applied").is_some_and(|a| a > 10.0));
+    let ratio = &r["ratios"][0];
+    assert!(ratio["ratio"].as_f64().is_some_and(|x| x < 0.3), "{ratio}");
+    // One run a side: a ratio without an interval (tests/reports.rs has the intervals of repetitions).
+    assert!(ratio["note"].as_str().is_some_and(|n| n.contains("one run per side")), "{ratio}");
+    // The stored figures say the replicas ended equal to the primary, without faults.
+    let (code, out, _) = home.output(&["show", "1"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("replicas: 2, faults 0, their data equal the primary's"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("  catch-up after the load: ")), "{out}");
+    let (_, text, _) = home.output(&["compare"]);
+    assert!(text.contains("Replicas relative to delayed"), "{text}");
+    assert!(common::processes::processes_mentioning(&home.path().display().to_string()).is_empty());
+}
+
+/// A topology an experiment cannot run is refused before anything starts, naming the key at fault.
+#[test]
+fn an_experiments_impossible_topology_is_refused_in_one_line() {
+    let home = common::home::Home::new("versus-repl-bad-");
+    let body = |repl: &str| {
+        format!(
+            "name = \"bad\"\n[[targets]]\nname = \"t\"\nbuild = \"system\"\nreplication = {repl}\n[[workloads]]\ntest = \"oltp_read_only\"\n"
+        )
+    };
+    for (repl, wanted) in [
+        ("{ replicas = 12 }", "target t: replication.replicas: 12 is too many; give 1 to 9 replicas"),
+        ("{ replicas = 1, delay = [1, 2] }", "target t: replication.delay: more delays than replicas"),
+        ("{ replicas = 1, replica_set = { port = 1 } }", "target t: replication.replica_set:"),
+        ("{ replicas = 1, lag = 3 }", "unknown field `lag`"),
+    ] {
+        let file = home.file("bad", &body(repl));
+        let (code, out, err) = home.output(&["run", file.to_str().unwrap(), "--dry-run"]);
+        assert_ne!(code, 0, "{repl}: {out}");
+        assert!(err.contains(wanted), "{repl}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let file = home.file(
+        "ext",
+        "name = \"ext\"\n[[targets]]\nname = \"e\"\naddress = \"127.0.0.1:1\"\nreplication = { replicas = 1 }\n[[workloads]]\ntest = \"oltp_read_only\"\n",
+    );
+    let (code, _, err) = home.output(&["run", file.to_str().unwrap(), "--dry-run"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("target e: replication needs a server versus starts"), "{err}");
+}

@@ -150,6 +150,36 @@ fn a_client_bound_side_in_every_format() {
     snapshot_all("client_bound", &r);
 }
 
+/// A primary with a replica delayed by 3 s against a semi-synchronous one: the replicas' table in every
+/// format, with lag, applied rate, catch-up and commit wait.
+#[test]
+fn replicas_in_every_format() {
+    use versus::sampler::replication::ReplicationFigures;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("results.db")).unwrap();
+    let figures = |lag: f64, catch_up: f64, commit_wait: Option<f64>| ReplicationFigures {
+        replicas: 1.0,
+        lag_p50_ms: Some(lag),
+        lag_p95_ms: Some(lag * 1.1),
+        lag_max_ms: Some(lag * 1.3),
+        seconds_behind_max: Some((lag / 1000.0).floor()),
+        applied_per_s: Some(1200.0),
+        catch_up_s: Some(catch_up),
+        commit_wait_us: commit_wait,
+        data_equal: Some(1.0),
+        faults: 0.0,
+    };
+    let sims = [
+        Sim { replication: Some(figures(3400.0, 2.9, None)), ..Sim::new("delayed", "system", "async", 1300.0) },
+        Sim { replication: Some(figures(100.5, 0.004, Some(210.0))), ..Sim::new("semi", "system", "semi", 1250.0) },
+    ];
+    record(&mut store, &sims, &Plan::new("replicas", &[2], 3));
+    let r = build(&store, Selection { metric: versus::metric::Metric::ReplicaLagP95, ..Selection::default() });
+    assert_eq!(r.replication_metrics.len(), 6);
+    assert_eq!(r.ratios[0].verdict, versus::report::Verdict::Faster, "{:?}", r.ratios[0]);
+    snapshot_all("replicas", &r);
+}
+
 /// `page` rendered by headless Chromium at 1400 px (scripts/check-html.sh): every section of the table of
 /// contents on the page in order, under 8,000 px high, nothing wider than the page. Skipped, with a
 /// notice, where Debian's chromium is not installed.

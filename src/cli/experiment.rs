@@ -426,6 +426,9 @@ pub(super) fn show(home: &Home, a: ShowArgs) -> Result<i32> {
                 let verdict = if l.limit().is_some() { "client-bound" } else { "not client-bound" };
                 println!("\nclient: {verdict}: {}", l.describe());
             }
+            if let Some(r) = d.efficiency.replication {
+                print!("\n{}", r.describe());
+            }
         }
         None => println!("(no final figures: the run did not finish)"),
     }

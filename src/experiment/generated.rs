@@ -56,6 +56,7 @@ impl ConfigDef {
             set: toml::Table::new(),
             charset: None,
             collation: None,
+            replication: None,
         }
     }
 }
@@ -82,6 +83,7 @@ impl TargetDef {
             replace_tables: false,
             charset: charset.map(|c| c.charset.clone()),
             collation: charset.and_then(|c| c.collation.clone()),
+            replication: None,
         }
     }
 }

@@ -13,10 +13,12 @@ pub mod outcome;
 pub mod pace;
 pub mod plan;
 pub mod progress;
+mod replicas;
 pub mod run;
 pub mod sandbox_executor;
 pub mod setup;
 pub mod spec;
+pub mod topology;
 mod unstored;
 pub mod validate;
 

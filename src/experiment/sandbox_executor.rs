@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::sampler::counters::{BINLOG_SYNCS_SQL, PS_BINLOG_SYNCS};
 use crate::server::affinity::{self, CpuSplit};
+use crate::server::replication::{Topology, replica_name};
 use crate::server::{Home, Sandbox, SandboxSpec, admin, snapshot};
 use crate::store::StartRun;
 use crate::workload::{Endpoint, RunContext, RunObserver, RunOutcome, RunSettings, ServerProbe, Session, Workload};
@@ -56,15 +57,27 @@ struct Running {
     session: Session,
 }
 
-/// The server's process (a sandbox) and an admin connection.
+/// The server's process (a sandbox, or the primary of a topology) and an admin connection.
 struct SandboxProbe {
     sandbox: Option<Sandbox>,
+    topology: Option<Topology>,
     admin: mysql::Conn,
+}
+
+impl SandboxProbe {
+    /// The server the load runs against, when versus started it.
+    fn server_mut(&mut self) -> Option<&mut Sandbox> {
+        match (&mut self.sandbox, &mut self.topology) {
+            (Some(s), _) => Some(s),
+            (None, Some(t)) => Some(t.primary_mut()),
+            (None, None) => None,
+        }
+    }
 }
 
 impl ServerProbe for SandboxProbe {
     fn server_pid(&mut self) -> Option<u32> {
-        self.sandbox.as_ref().map(|s| s.pid())
+        self.server_mut().map(|s| s.pid())
     }
     fn global_status(&mut self) -> Option<Vec<(String, String)>> {
         server_counters(&mut self.admin).ok()
@@ -73,7 +86,7 @@ impl ServerProbe for SandboxProbe {
         admin::version(&mut self.admin).ok()
     }
     fn check_alive(&mut self) -> std::result::Result<(), String> {
-        match self.sandbox.as_mut() {
+        match self.server_mut() {
             Some(s) => s.check_alive().map_err(|e| e.to_string()),
             None => Ok(()),
         }
@@ -144,8 +157,15 @@ impl SandboxExecutor {
         progress: &mut Progress,
     ) -> Result<Sandbox> {
         let sb = Sandbox::start(spec)?;
+        self.check_adjusted(plan, target, &sb, progress)?;
+        Ok(sb)
+    }
+
+    /// A server that runs with other values than its config and options request: a warning (once per
+    /// target), or with `--strict` an error.
+    fn check_adjusted(&mut self, plan: &Plan, target: usize, sb: &Sandbox, progress: &mut Progress) -> Result<()> {
         if sb.adjusted().is_empty() {
-            return Ok(sb);
+            return Ok(());
         }
         let list: Vec<String> = sb.adjusted().iter().map(ToString::to_string).collect();
         let label = &plan.targets[target].label;
@@ -166,7 +186,7 @@ impl SandboxExecutor {
                 list.join(", ")
             ));
         }
-        Ok(sb)
+        Ok(())
     }
 
     /// The preparation keys this executor prepared (each once), in order.
@@ -208,7 +228,7 @@ impl SandboxExecutor {
             TargetKind::External { address, user, password_env, database, .. } => {
                 let endpoint = external_endpoint(address, user, password_env.as_deref(), database)?;
                 let admin = admin::connect_tcp(endpoint.port, user, Some(&endpoint.password), None)?;
-                (endpoint, SandboxProbe { sandbox: None, admin })
+                (endpoint, SandboxProbe { sandbox: None, topology: None, admin })
             }
             TargetKind::Sandbox { .. } => {
                 let dir = self.work.join("run");
@@ -234,14 +254,34 @@ impl SandboxExecutor {
                     super::setup::drop_caches()?;
                 }
                 snapshot::restore(&snap, &dir.join("data"))?;
+                let replication = plan.targets[cell.target].replication.clone();
+                // Every replica starts from the same data as its primary.
+                for i in 1..=replication.as_ref().map_or(0, |r| r.replicas) {
+                    let rdir = self.work.join(replica_name("run", i));
+                    crate::owned::check_dir(&rdir)?;
+                    crate::server::sandbox::stop_leftover(&rdir);
+                    crate::owned::remove(&rdir)?;
+                    snapshot::restore(&snap, &rdir.join("data"))?;
+                }
                 let cpus = split.map_or(&[][..], |s| &s.server);
                 let spec = self.sandbox_spec_on(plan, cell.target, &dir, cpus)?;
                 // Stopping: no server to start (a scheduler's grace period before SIGKILL is short).
                 crate::interrupt::check()?;
-                progress.step("starting the server");
-                let sb = self.start_checked(plan, cell.target, spec, progress)?;
-                let admin = sb.connect_root()?;
-                (sandbox_endpoint(&sb), SandboxProbe { sandbox: Some(sb), admin })
+                match replication {
+                    None => {
+                        progress.step("starting the server");
+                        let sb = self.start_checked(plan, cell.target, spec, progress)?;
+                        let admin = sb.connect_root()?;
+                        (sandbox_endpoint(&sb), SandboxProbe { sandbox: Some(sb), topology: None, admin })
+                    }
+                    Some(r) => {
+                        progress.step(&format!("starting the primary with {}", r.describe()));
+                        let t = Topology::start(r.spec(spec))?;
+                        self.check_adjusted(plan, cell.target, t.primary(), progress)?;
+                        let admin = t.primary().connect_root()?;
+                        (sandbox_endpoint(t.primary()), SandboxProbe { sandbox: None, topology: Some(t), admin })
+                    }
+                }
             }
         };
         let mut endpoint = endpoint;
@@ -254,12 +294,17 @@ impl SandboxExecutor {
 
     /// Stops the running server, if it is a sandbox.
     fn stop(&mut self, progress: &mut Progress) -> Result<()> {
-        match self.server.take().and_then(|r| r.probe.sandbox) {
-            Some(mut sb) => {
+        let Some(r) = self.server.take() else { return Ok(()) };
+        match (r.probe.sandbox, r.probe.topology) {
+            (Some(mut sb), _) => {
                 progress.step("stopping the server");
                 sb.stop().map(|_| ())
             }
-            None => Ok(()),
+            (None, Some(mut t)) => {
+                progress.step("stopping the primary and its replicas");
+                t.stop()
+            }
+            (None, None) => Ok(()),
         }
     }
 
@@ -316,6 +361,7 @@ impl SandboxExecutor {
             profile_hz: plan.file.profile.then(|| plan.file.profile_hz.unwrap_or(crate::profile::DEFAULT_HZ)),
             profile_waits: plan.file.profile && plan.file.profile_waits,
         };
+        let lag = s.probe.topology.as_ref().map(super::replicas::start).transpose()?;
         let mut watch = Watch { started, progress };
         let outcome = w.run(RunContext {
             server: &s.endpoint,
@@ -325,9 +371,14 @@ impl SandboxExecutor {
             session: &mut s.session,
             observer: &mut watch,
         });
+        let replication = match (lag, &s.probe.topology) {
+            (Some(lag), Some(t)) => Some(super::replicas::finish(lag, t, plan.file.warmup, watch.progress)),
+            _ => None,
+        };
         let outcome = match outcome {
             RunOutcome::Done(mut r) => {
                 r.variables = s.variables.clone();
+                r.efficiency.replication = replication;
                 RunOutcome::Done(r)
             }
             other => other,

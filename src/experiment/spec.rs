@@ -113,6 +113,9 @@ pub struct ConfigDef {
     /// Client side: the connection collation (`SET NAMES … COLLATE`); needs `charset`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collation: Option<String>,
+    /// Replicas beside the server (a replication topology; docs/replication.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<super::topology::ReplicationDef>,
 }
 
 /// One server to measure: a build with a config, or an external server.
@@ -154,6 +157,9 @@ pub struct TargetDef {
     /// Client side: the connection collation (`SET NAMES … COLLATE`); needs `charset`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collation: Option<String>,
+    /// Replicas beside the server (a replication topology; docs/replication.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<super::topology::ReplicationDef>,
 }
 
 pub(super) fn default_threads() -> Vec<u32> {

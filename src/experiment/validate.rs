@@ -103,6 +103,11 @@ fn target_problems(home: &Home, t: &Target) -> Vec<String> {
                     None
                 }
             };
+            if let (Some(b), Some(r)) = (&b, &t.replication)
+                && let Some(why) = r.problem(b)
+            {
+                out.push(at(why));
+            }
             if let Some(f) = base_file.as_ref().filter(|f| !f.is_file()) {
                 out.push(at(format!("config file {} does not exist", f.display())));
                 return out;

@@ -60,6 +60,18 @@ pub enum Metric {
     BinlogSyncsPerTxn,
     /// KB of InnoDB redo log written per transaction.
     RedoKbPerTxn,
+    /// Median per-second heartbeat lag of the most lagging replica (a topology target).
+    ReplicaLagP50,
+    /// 95th percentile per-second heartbeat lag of the most lagging replica.
+    ReplicaLagP95,
+    /// Largest per-second heartbeat lag of any replica.
+    ReplicaLagMax,
+    /// Transactions a second the slowest replica applied.
+    ReplicaApplied,
+    /// Seconds until the last replica applied all the primary committed, from the end of the load.
+    CatchUp,
+    /// Mean wait of a semi-synchronous commit for a replica's acknowledgement.
+    CommitWait,
 }
 
 /// The latency metrics, as one pattern: they share their unit, floor and kind.
@@ -82,7 +94,7 @@ pub struct RunValues<'a> {
 
 impl Metric {
     /// Every metric, in the order `--metric` lists them.
-    pub const ALL: [Metric; 17] = [
+    pub const ALL: [Metric; 23] = [
         Metric::Tps,
         Metric::Qps,
         Metric::AvgLatency,
@@ -100,6 +112,22 @@ impl Metric {
         Metric::FsyncsPerTxn,
         Metric::BinlogSyncsPerTxn,
         Metric::RedoKbPerTxn,
+        Metric::ReplicaLagP50,
+        Metric::ReplicaLagP95,
+        Metric::ReplicaLagMax,
+        Metric::ReplicaApplied,
+        Metric::CatchUp,
+        Metric::CommitWait,
+    ];
+
+    /// The metrics of a replication topology's table, in report order.
+    pub const REPLICATION: [Metric; 6] = [
+        Metric::ReplicaLagP50,
+        Metric::ReplicaLagP95,
+        Metric::ReplicaLagMax,
+        Metric::ReplicaApplied,
+        Metric::CatchUp,
+        Metric::CommitWait,
     ];
 
     /// The names of [`Metric::ALL`] as `--metric`'s help lists them ("tps, qps, … or redo-kb-per-txn").
@@ -146,6 +174,12 @@ impl Metric {
             Metric::FsyncsPerTxn => "fsyncs-per-txn",
             Metric::BinlogSyncsPerTxn => "binlog-syncs-per-txn",
             Metric::RedoKbPerTxn => "redo-kb-per-txn",
+            Metric::ReplicaLagP50 => "replica-lag-p50",
+            Metric::ReplicaLagP95 => "replica-lag-p95",
+            Metric::ReplicaLagMax => "replica-lag-max",
+            Metric::ReplicaApplied => "replica-applied",
+            Metric::CatchUp => "catch-up",
+            Metric::CommitWait => "commit-wait",
         }
     }
 
@@ -169,6 +203,12 @@ impl Metric {
             Metric::FsyncsPerTxn => "fsyncs/txn",
             Metric::BinlogSyncsPerTxn => "binlog syncs/txn",
             Metric::RedoKbPerTxn => "redo KB/txn",
+            Metric::ReplicaLagP50 => "lag p50 ms",
+            Metric::ReplicaLagP95 => "lag p95 ms",
+            Metric::ReplicaLagMax => "lag max ms",
+            Metric::ReplicaApplied => "applied/s",
+            Metric::CatchUp => "catch-up s",
+            Metric::CommitWait => "commit wait µs",
         }
     }
 
@@ -183,6 +223,10 @@ impl Metric {
             Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => "KB/transaction",
             Metric::FsyncsPerTxn => "fsyncs/transaction",
             Metric::BinlogSyncsPerTxn => "syncs/transaction",
+            Metric::ReplicaLagP50 | Metric::ReplicaLagP95 | Metric::ReplicaLagMax => "ms",
+            Metric::ReplicaApplied => "transactions/s",
+            Metric::CatchUp => "s",
+            Metric::CommitWait => "µs/commit",
         }
     }
 
@@ -212,6 +256,19 @@ impl Metric {
                  performance_schema file I/O of the binary log); 0 with the binary log off"
             }
             Metric::RedoKbPerTxn => "KB written to the InnoDB redo log per transaction (Innodb_os_log_written)",
+            Metric::ReplicaLagP50 | Metric::ReplicaLagP95 => {
+                "percentile of the per-second heartbeat lag over the measured time, of the replica where it is highest"
+            }
+            Metric::ReplicaLagMax => "largest per-second heartbeat lag of any replica over the measured time",
+            Metric::ReplicaApplied => {
+                "transactions a second the slowest replica applied over the measured time (from its GTID position)"
+            }
+            Metric::CatchUp => {
+                "seconds from the end of the load until every replica had applied all the primary committed"
+            }
+            Metric::CommitWait => {
+                "mean wait of a semi-synchronous commit for a replica's acknowledgement (Rpl_semi_sync_*_tx_wait_time)"
+            }
         }
     }
 
@@ -226,6 +283,10 @@ impl Metric {
             Metric::CswPerTxn => 0.01,
             Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => 0.01,
             Metric::FsyncsPerTxn | Metric::BinlogSyncsPerTxn => 0.005,
+            Metric::ReplicaLagP50 | Metric::ReplicaLagP95 | Metric::ReplicaLagMax => 0.1,
+            Metric::ReplicaApplied => 0.01,
+            Metric::CatchUp => 0.001,
+            Metric::CommitWait => 0.5,
         }
     }
 
@@ -245,8 +306,12 @@ impl Metric {
     /// Throughput, latency or cost.
     pub fn kind(self) -> MetricKind {
         match self {
-            Metric::Tps | Metric::Qps => MetricKind::Throughput,
+            Metric::Tps | Metric::Qps | Metric::ReplicaApplied => MetricKind::Throughput,
             latency!() => MetricKind::Latency,
+            Metric::ReplicaLagP50 | Metric::ReplicaLagP95 | Metric::ReplicaLagMax | Metric::CatchUp => {
+                MetricKind::Latency
+            }
+            Metric::CommitWait => MetricKind::Latency,
             _ => MetricKind::Cost,
         }
     }
@@ -288,6 +353,12 @@ impl Metric {
             Metric::FsyncsPerTxn => e.fsyncs(),
             Metric::BinlogSyncsPerTxn => e.binlog_syncs,
             Metric::RedoKbPerTxn => e.innodb_log_written_bytes.map(|b| b / 1024.0),
+            Metric::ReplicaLagP50 => e.replication.and_then(|r| r.lag_p50_ms),
+            Metric::ReplicaLagP95 => e.replication.and_then(|r| r.lag_p95_ms),
+            Metric::ReplicaLagMax => e.replication.and_then(|r| r.lag_max_ms),
+            Metric::ReplicaApplied => e.replication.and_then(|r| r.applied_per_s),
+            Metric::CatchUp => e.replication.and_then(|r| r.catch_up_s),
+            Metric::CommitWait => e.replication.and_then(|r| r.commit_wait_us),
         };
         v.filter(|x| x.is_finite())
     }
@@ -327,6 +398,7 @@ impl FromStr for Metric {
             "latency" | "avg" | "mean-latency" => "avg-latency",
             "max" => "max-latency",
             "cpu" | "cpu-us-per-txn" => "cpu-per-txn",
+            "lag" | "replica-lag" => "replica-lag-p95",
             other => other,
         };
         Metric::ALL.into_iter().find(|m| m.name() == alias).ok_or_else(|| {

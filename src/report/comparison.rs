@@ -148,6 +148,8 @@ fn from_selected(
     let latency_metrics = used_metrics(&s, &Metric::LATENCIES, false);
     let efficiency = values_rows(&s, &efficiency_metrics, &in_case);
     let latency = values_rows(&s, &latency_metrics, &in_case);
+    let replication_metrics = used_metrics(&s, &Metric::REPLICATION, false);
+    let replication = values_rows(&s, &replication_metrics, &in_case);
     let variables = variable_diff(&s, explicit, findings);
     let experiments = s
         .experiments
@@ -186,6 +188,8 @@ fn from_selected(
         efficiency,
         latency_metrics: latency_metrics.iter().map(|m| MetricInfo::of(*m)).collect(),
         latency,
+        replication_metrics: replication_metrics.iter().map(|m| MetricInfo::of(*m)).collect(),
+        replication,
         variables,
         experiments,
         notes,

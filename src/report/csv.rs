@@ -60,6 +60,7 @@ pub fn render(r: &CompareReport) -> String {
     .collect();
     header.extend(r.efficiency_metrics.iter().map(|m| format!("efficiency:{}", m.name)));
     header.extend(r.latency_metrics.iter().map(|m| format!("latency:{}", m.name)));
+    header.extend(r.replication_metrics.iter().map(|m| format!("replication:{}", m.name)));
     let mut out = header.join(",");
     out.push('\n');
     // Overrides (`--force`) qualify every number, so every row carries them in its note.
@@ -119,7 +120,12 @@ pub fn render(r: &CompareReport) -> String {
                     .join("; "),
             ),
         ];
-        for (rows, metrics) in [(&r.efficiency, &r.efficiency_metrics), (&r.latency, &r.latency_metrics)] {
+        let tables = [
+            (&r.efficiency, &r.efficiency_metrics),
+            (&r.latency, &r.latency_metrics),
+            (&r.replication, &r.replication_metrics),
+        ];
+        for (rows, metrics) in tables {
             let values = rows.iter().find(|v| v.case == c.case && v.side == c.side);
             for (i, _) in metrics.iter().enumerate() {
                 row.push(num(values.and_then(|v| v.values.get(i)).and_then(|v| v.mean)));
@@ -129,7 +135,8 @@ pub fn render(r: &CompareReport) -> String {
     }
     let band = [num(Some(r.noise_band)), String::new(), field(&r.noise_band_source)];
     for row in r.sections.csv_rows() {
-        section_row(&mut out, &row, &forced, &band, r.efficiency_metrics.len() + r.latency_metrics.len());
+        let values = r.efficiency_metrics.len() + r.latency_metrics.len() + r.replication_metrics.len();
+        section_row(&mut out, &row, &forced, &band, values);
     }
     out
 }

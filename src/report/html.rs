@@ -353,6 +353,10 @@ pub fn render(r: &CompareReport) -> String {
         write_table(&mut out, &eff, 2);
         write_table(&mut out, &eff_rel, 3);
     }
+    if let Some((repl, repl_rel)) = tables::replication_tables(r) {
+        write_table(&mut out, &repl, 2);
+        write_table(&mut out, &repl_rel, 3);
+    }
     write_stability(&mut out, r);
     write_variables(&mut out, r);
     r.sections.write(&mut SectionOut::Html(&mut out));

@@ -65,6 +65,10 @@ pub fn render(r: &CompareReport) -> String {
     let (eff, eff_rel) = tables::efficiency_tables(r);
     write_table(&mut out, &eff);
     write_table(&mut out, &eff_rel);
+    if let Some((repl, repl_rel)) = tables::replication_tables(r) {
+        write_table(&mut out, &repl);
+        write_table(&mut out, &repl_rel);
+    }
     write_table(&mut out, &tables::latency_table(r));
     write_variables(&mut out, r);
     r.sections.write(&mut SectionOut::Markdown(&mut out));

@@ -475,6 +475,12 @@ pub struct CompareReport {
     pub latency_metrics: Vec<MetricInfo>,
     /// Latency percentiles per case and side.
     pub latency: Vec<ValuesRow>,
+    /// Metrics of the replication table (targets with replicas), in column order; empty without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replication_metrics: Vec<MetricInfo>,
+    /// The replicas' lag, applied rate, catch-up time and commit wait per case and side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replication: Vec<ValuesRow>,
     /// Server variables that differ between the sides.
     pub variables: VariableDiff,
     /// The experiments, for reproducibility.

@@ -376,6 +376,36 @@ pub fn efficiency_tables(r: &CompareReport) -> (Table, Table) {
     (abs, rel)
 }
 
+/// The replicas of topology targets: absolute and relative to the baseline; `None` when no run had
+/// replicas.
+pub fn replication_tables(r: &CompareReport) -> Option<(Table, Table)> {
+    if r.replication_metrics.is_empty() {
+        return None;
+    }
+    let mut abs = values_table(r, "replication", "Replicas".into(), &r.replication_metrics, &r.replication, false);
+    abs.caption = Some(
+        "Means over the runs of each run's worst replica. Lag: heartbeat lag sampled each second of the measured \
+         time (written on the primary every 100 ms, so up to 100 ms over); applied/s: transactions the slowest \
+         replica applied a second; catch-up: seconds from the end of the load until the last replica had applied \
+         all the primary committed; commit wait: mean wait of a semi-synchronous commit for an acknowledgement."
+            .into(),
+    );
+    let mut rel = values_table(
+        r,
+        "replication-relative",
+        format!("Replicas relative to {}", r.baseline),
+        &r.replication_metrics,
+        &r.replication,
+        true,
+    );
+    rel.caption = Some(
+        "value / baseline value (for lag, catch-up and commit wait, lower is better); ▲ significantly better, ▼ \
+         significantly worse."
+            .into(),
+    );
+    Some((abs, rel))
+}
+
 /// Latency percentiles per case and side (means over the runs, ms).
 pub fn latency_table(r: &CompareReport) -> Table {
     let mut t = values_table(r, "latency", "Latency (ms)".into(), &r.latency_metrics, &r.latency, false);

@@ -96,6 +96,12 @@ pub fn render_with(r: &CompareReport, opts: &Options) -> String {
         if r.sides.len() > 1 {
             write_table(&mut out, &eff_rel, opts.color);
         }
+        if let Some((repl, repl_rel)) = tables::replication_tables(r) {
+            write_table(&mut out, &repl, opts.color);
+            if r.sides.len() > 1 {
+                write_table(&mut out, &repl_rel, opts.color);
+            }
+        }
         write_variables(&mut out, r, opts.color);
         r.sections.write(&mut SectionOut::Text { out: &mut out, color: opts.color });
     }

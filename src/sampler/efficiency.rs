@@ -170,6 +170,9 @@ pub struct Efficiency {
     /// was the run's limit (not a cost per transaction; stored beside them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_load: Option<super::client_load::ClientLoad>,
+    /// The replicas' figures, for a run against a replication topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<super::replication::ReplicationFigures>,
 }
 
 /// Metric names as stored in the `efficiency` table, in field order.
@@ -262,7 +265,10 @@ impl Efficiency {
     /// The known values as (metric name, value) rows, as stored.
     pub fn metrics(&self) -> Vec<(&'static str, f64)> {
         let costs = METRICS.iter().zip(self.fields()).filter_map(|(name, v)| v.map(|v| (*name, v)));
-        costs.chain(self.client_load.iter().flat_map(|l| l.metrics())).collect()
+        costs
+            .chain(self.client_load.iter().flat_map(|l| l.metrics()))
+            .chain(self.replication.iter().flat_map(|r| r.metrics()))
+            .collect()
     }
 
     /// Rebuilds from stored rows; unknown metric names are ignored.
@@ -270,6 +276,7 @@ impl Efficiency {
         let rows: Vec<(&str, f64)> = rows.into_iter().collect();
         let mut e = Efficiency {
             client_load: super::client_load::ClientLoad::from_metrics(rows.iter().copied()),
+            replication: super::replication::ReplicationFigures::from_metrics(rows.iter().copied()),
             ..Efficiency::default()
         };
         for (name, value) in rows {

@@ -9,6 +9,7 @@ mod efficiency;
 mod host;
 mod process;
 pub mod replica_lag;
+pub mod replication;
 
 pub use counters::ServerLine;
 pub use efficiency::{Efficiency, is_gauge, is_position, status_deltas, status_ends};

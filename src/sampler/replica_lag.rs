@@ -82,6 +82,31 @@ fn semi_sync_counters(conn: &mut mysql::Conn, prefix: &str) -> Result<SemiSyncCo
     Ok((on, n("tx_wait_time"), n("tx_waits"), n("no_tx"), n("no_times"), n("yes_tx")))
 }
 
+/// One replica now (its name left empty); `last` is its applied count at the previous sample.
+fn read_replica(
+    conn: &mut mysql::Conn,
+    dialect: &Dialect,
+    writer: u32,
+    last: &mut Option<(u64, Instant)>,
+) -> Result<ReplicaLag> {
+    let lag = heartbeat_lag(conn, writer)?;
+    let state = replica_state(conn, dialect)?;
+    let position = query_text(conn, dialect.replica_position())?;
+    let now = (dialect.transactions_in(&position), Instant::now());
+    let applied_per_s =
+        last.map(|(n, t)| now.0.saturating_sub(n) as f64 / now.1.duration_since(t).as_secs_f64().max(1e-6));
+    *last = Some(now);
+    Ok(ReplicaLag {
+        replica: String::new(),
+        heartbeat_ms: lag.map(|d| d.as_secs_f64() * 1000.0),
+        seconds_behind: state.seconds_behind,
+        applied_per_s,
+        io_running: state.io_running,
+        sql_running: state.sql_running,
+        last_error: state.last_error,
+    })
+}
+
 /// Samples a topology's replicas; writes the heartbeat on its primary while it lives.
 pub struct ReplicaLagSampler {
     heartbeat: Heartbeat,
@@ -131,22 +156,21 @@ impl ReplicaLagSampler {
         let at_s = self.started.elapsed().as_secs_f64();
         let mut replicas = Vec::new();
         for ((name, conn), last) in self.replicas.iter_mut().zip(self.applied.iter_mut()) {
-            let lag = heartbeat_lag(conn, self.writer)?;
-            let state = replica_state(conn, &self.dialect)?;
-            let position = query_text(conn, self.dialect.replica_position())?;
-            let now = (self.dialect.transactions_in(&position), Instant::now());
-            let applied_per_s =
-                last.map(|(n, t)| now.0.saturating_sub(n) as f64 / now.1.duration_since(t).as_secs_f64().max(1e-6));
-            *last = Some(now);
-            replicas.push(ReplicaLag {
-                replica: name.clone(),
-                heartbeat_ms: lag.map(|d| d.as_secs_f64() * 1000.0),
-                seconds_behind: state.seconds_behind,
-                applied_per_s,
-                io_running: state.io_running,
-                sql_running: state.sql_running,
-                last_error: state.last_error,
+            // A replica that cannot be read (killed, restarting) is a sample with its error; the others
+            // are still sampled.
+            let lag = read_replica(conn, &self.dialect, self.writer, last).unwrap_or_else(|e| {
+                *last = None;
+                ReplicaLag {
+                    replica: String::new(),
+                    heartbeat_ms: None,
+                    seconds_behind: None,
+                    applied_per_s: None,
+                    io_running: "-".into(),
+                    sql_running: "-".into(),
+                    last_error: format!("cannot be read: {e}"),
+                }
             });
+            replicas.push(ReplicaLag { replica: name.clone(), ..lag });
         }
         let prefix = self.dialect.semi_sync_status_prefix();
         let commit_wait = match &mut self.semi_sync {
@@ -169,7 +193,8 @@ impl ReplicaLagSampler {
         Ok(LagSample { at_s, replicas, commit_wait })
     }
 
-    /// Samples every `period` on a thread of its own until [`LagRecording::finish`].
+    /// Samples every `period` on a thread of its own until [`LagRecording::finish`]. A sample that
+    /// fails (the primary's heartbeat stopped) ends the sampling; the samples before it are kept.
     pub fn record(self, period: Duration) -> LagRecording {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -178,37 +203,64 @@ impl ReplicaLagSampler {
             let mut samples = Vec::new();
             let start = Instant::now();
             let mut n = 1u32;
+            let mut error = None;
             loop {
                 let next = start + period * n;
-                while Instant::now() < next {
-                    if flag.load(Ordering::Relaxed) {
-                        return sampler.finish(samples);
-                    }
+                while Instant::now() < next && !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())));
                 }
-                samples.push(sampler.sample()?);
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                match sampler.sample() {
+                    Ok(s) => samples.push(s),
+                    Err(e) => {
+                        error = Some(e.to_string());
+                        break;
+                    }
+                }
                 n += 1;
             }
+            if let Err(e) = sampler.heartbeat.stop() {
+                error.get_or_insert(e.to_string());
+            }
+            Recorded { samples, error }
         });
         LagRecording { stop, handle }
     }
+}
 
-    fn finish(self, samples: Vec<LagSample>) -> Result<Vec<LagSample>> {
-        self.heartbeat.stop()?;
-        Ok(samples)
-    }
+/// What a [`LagRecording`] took: its samples, and why it ended early if it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The samples, once a period.
+    pub samples: Vec<LagSample>,
+    /// Why sampling (or the heartbeat) stopped before it was asked to, if it did.
+    pub error: Option<String>,
 }
 
 /// Samples taken on a thread (see [`ReplicaLagSampler::record`]).
 pub struct LagRecording {
     stop: Arc<AtomicBool>,
-    handle: JoinHandle<Result<Vec<LagSample>>>,
+    handle: JoinHandle<Recorded>,
 }
 
 impl LagRecording {
-    /// Stops sampling (and the heartbeat) and returns the samples taken.
+    /// Stops sampling (and the heartbeat) and returns the samples taken; an error when sampling ended
+    /// early.
     pub fn finish(self) -> Result<Vec<LagSample>> {
+        let r = self.finish_kept();
+        match r.error {
+            Some(e) => Err(Error::Other(e)),
+            None => Ok(r.samples),
+        }
+    }
+
+    /// Stops sampling (and the heartbeat) and returns what was taken, even when it ended early.
+    pub fn finish_kept(self) -> Recorded {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle.join().map_err(|_| Error::Other("the lag sampler panicked".into()))?
+        self.handle
+            .join()
+            .unwrap_or_else(|_| Recorded { samples: Vec::new(), error: Some("the lag sampler panicked".into()) })
     }
 }

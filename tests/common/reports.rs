@@ -36,6 +36,8 @@ pub struct Sim {
     pub server_version: Option<&'static str>,
     /// What the client used (default: not measured, as an older versus stored).
     pub client_load: Option<versus::sampler::client_load::ClientLoad>,
+    /// The replicas' figures of a topology target (jittered per run like the costs).
+    pub replication: Option<versus::sampler::replication::ReplicationFigures>,
 }
 
 impl Sim {
@@ -55,6 +57,7 @@ impl Sim {
             base: Vec::new(),
             server_version: None,
             client_load: None,
+            replication: None,
         }
     }
 }
@@ -220,6 +223,13 @@ pub fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
                 innodb_fsyncs: Some(s.fsyncs),
                 binlog_syncs: Some(0.0),
                 client_load: s.client_load,
+                replication: s.replication.map(|r| versus::sampler::replication::ReplicationFigures {
+                    lag_p50_ms: r.lag_p50_ms.map(|v| v * jitter),
+                    lag_p95_ms: r.lag_p95_ms.map(|v| v * jitter),
+                    applied_per_s: r.applied_per_s.map(|v| v * jitter),
+                    catch_up_s: r.catch_up_s.map(|v| v * jitter),
+                    ..r
+                }),
             };
         }
         let mut variables: std::collections::BTreeMap<String, String> = s.base.iter().cloned().collect();

@@ -25,6 +25,8 @@ pub struct Target {
     pub kind: TargetKind,
     /// Client side: the character set (and collation) every connection of its workloads sets.
     pub charset: Option<ConnectionCharset>,
+    /// Replicas started beside a sandbox target's server, measured during its runs.
+    pub replication: Option<crate::experiment::topology::Replication>,
 }
 
 /// How a target's server is obtained.
@@ -315,7 +317,8 @@ impl Plan {
                     let base = base_file.as_ref().map(|p| format!(" base {}", p.display())).unwrap_or_default();
                     let set =
                         if overrides.is_empty() { String::new() } else { format!(" set {}", overrides.join(" ")) };
-                    let _ = writeln!(s, "  {:<24} build {build}{base}{set}{names}", t.label);
+                    let repl = t.replication.as_ref().map(|r| format!("; with {}", r.describe())).unwrap_or_default();
+                    let _ = writeln!(s, "  {:<24} build {build}{base}{set}{names}{repl}", t.label);
                 }
                 TargetKind::External { address, user, database, .. } => {
                     let _ = writeln!(s, "  {:<24} external {user}@{address}/{database}{names}", t.label);

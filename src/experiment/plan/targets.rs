@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{Target, TargetKind};
 use crate::experiment::spec::{ExperimentFile, TargetDef, set_to_overrides};
+use crate::experiment::topology::Replication;
 use crate::server::variables::{self, Line};
 use crate::workload::ConnectionCharset;
 
@@ -39,8 +40,19 @@ pub(super) fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, V
             (None, Some(c)) => format!("{build}/{c}"),
             (None, None) => build.to_string(),
         };
+        // The target's own topology replaces its config's.
+        let replication = match own.and_then(|t| t.replication.as_ref()) {
+            Some(r) => Some((r, format!("target {label}"))),
+            None => config.and_then(|c| configs[c].replication.as_ref().map(|r| (r, format!("config '{c}'")))),
+        };
+        let replication = match replication {
+            Some((r, what)) => {
+                Some(Replication::of(r, set_to_overrides(&r.replica_set, &format!("{what}: replication"))?))
+            }
+            None => None,
+        };
         let kind = TargetKind::Sandbox { build: build.into(), config: cname, base_file, overrides };
-        Ok(Target { label, kind, charset: charset(own, config)? })
+        Ok(Target { label, kind, charset: charset(own, config)?, replication })
     };
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -63,8 +75,14 @@ pub(super) fn targets(file: &ExperimentFile, base_dir: &Path) -> (Vec<Target>, V
         for t in &file.targets {
             match (&t.build, &t.address) {
                 (Some(b), _) => keep(sandbox(b, t.config.as_deref(), Some(t))),
+                (None, Some(a)) if t.replication.is_some() => keep(Err(format!(
+                    "target {}: replication needs a server versus starts (a build); an external server's replicas \
+                     are its own",
+                    t.name.as_deref().unwrap_or(a)
+                ))),
                 (None, Some(a)) => keep(charset(Some(t), None).map(|charset| Target {
                     charset,
+                    replication: None,
                     label: t.name.clone().unwrap_or_else(|| a.clone()),
                     kind: TargetKind::External {
                         address: a.clone(),

@@ -51,12 +51,24 @@ pub struct TopologySpec {
     /// Options for the replicas only (`name=value` or a bare name, as `--replica-set`), after the
     /// primary's `--set` options (an applier's threads, for example).
     pub replica_overrides: Vec<String>,
+    /// Start every member from the datadir in place (the primary's, and `data` in each
+    /// [`TopologySpec::replica_dir`]), which the caller restored from one copy of the data, instead of
+    /// from empty ones. A replica's `auto.cnf` is removed first, so that MySQL gives it a server UUID of
+    /// its own.
+    pub keep_data: bool,
 }
 
 impl TopologySpec {
     /// A primary with `replicas` asynchronous replicas, none delayed.
     pub fn new(primary: SandboxSpec, replicas: usize) -> Self {
-        TopologySpec { primary, replicas, semi_sync: false, delays: Vec::new(), replica_overrides: Vec::new() }
+        TopologySpec {
+            primary,
+            replicas,
+            semi_sync: false,
+            delays: Vec::new(),
+            replica_overrides: Vec::new(),
+            keep_data: false,
+        }
     }
 
     /// The sandbox directory of replica `i` (1-based): beside the primary's, named by [`replica_name`].
@@ -119,8 +131,16 @@ impl Topology {
     pub fn start(spec: TopologySpec) -> Result<Topology> {
         spec.check()?;
         let dialect = Dialect::of(spec.primary.build.flavor, spec.primary.build.version);
+        if spec.keep_data {
+            for i in 1..=spec.replicas {
+                let uuid = spec.replica_dir(i).join("data").join("auto.cnf");
+                if uuid.exists() {
+                    crate::owned::remove_file(&uuid)?;
+                }
+            }
+        }
         let mut primary_spec = spec.primary.clone();
-        primary_spec.fresh = true;
+        primary_spec.fresh = !spec.keep_data;
         primary_spec.overrides.extend(dialect.server_options(1, true, spec.semi_sync));
         let mut primary = Sandbox::start(primary_spec)?;
         let mut replicas: Vec<Sandbox> = Vec::new();
@@ -130,7 +150,7 @@ impl Topology {
             r.dir = spec.replica_dir(i);
             r.port = None;
             r.datadir = None;
-            r.fresh = true;
+            r.fresh = !spec.keep_data;
             r.overrides.extend(spec.replica_overrides.iter().cloned());
             r.overrides.extend(dialect.server_options(1 + i as u32, false, spec.semi_sync));
             match Sandbox::start(r) {

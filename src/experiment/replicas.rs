@@ -1,0 +1,88 @@
+//! The replicas of a topology target during and after one run: lag sampled each second while the load
+//! runs, then the time they take to catch up and the data check, folded into the run's
+//! [`ReplicationFigures`]. A replica that fails is a warning and a fault in the figures; the primary's
+//! figures of the run are kept.
+
+use std::time::Duration;
+
+use super::progress::Progress;
+use crate::error::Result;
+use crate::sampler::replica_lag::{LagRecording, ReplicaLagSampler};
+use crate::sampler::replication::ReplicationFigures;
+use crate::server::replication::{Heartbeat, Topology, catch_up, compare_data};
+
+/// How long healthy replicas may take to catch up after a run (beyond their delays).
+const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a replica that showed a fault is waited for.
+const FAULTY_CATCH_UP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Starts the heartbeat on the primary and samples every replica once a second.
+pub(super) fn start(topology: &Topology) -> Result<LagRecording> {
+    Ok(ReplicaLagSampler::start(topology, Heartbeat::DEFAULT_INTERVAL)?.record(Duration::from_secs(1)))
+}
+
+/// Stops sampling at the end of the load, waits for the replicas to catch up, compares their data with
+/// the primary's and sums it up; samples before `warmup` ended are left out of the lag figures.
+pub(super) fn finish(
+    recording: LagRecording,
+    topology: &Topology,
+    warmup: Duration,
+    progress: &mut Progress,
+) -> ReplicationFigures {
+    let recorded = recording.finish_kept();
+    if let Some(e) = &recorded.error {
+        progress.warn(&format!("warning: replica lag sampling stopped before the load ended: {e}"));
+    }
+    let mut warned = std::collections::BTreeSet::new();
+    for r in recorded.samples.iter().flat_map(|s| &s.replicas) {
+        if !r.last_error.is_empty() && warned.insert(r.replica.clone()) {
+            progress.warn(&format!("warning: replica {}: {}", r.replica, r.last_error));
+        }
+    }
+    let healthy = recorded.error.is_none()
+        && recorded.samples.last().is_none_or(|s| {
+            s.replicas.iter().all(|r| r.last_error.is_empty() && r.sql_running == "Yes" && r.io_running == "Yes")
+        });
+    let timeout = if healthy {
+        CATCH_UP_TIMEOUT + Duration::from_secs(u64::from(topology.record().max_delay()))
+    } else {
+        FAULTY_CATCH_UP_TIMEOUT
+    };
+    progress.step("waiting for the replicas to catch up");
+    let n = topology.replicas().len();
+    let times: Vec<Option<f64>> = match catch_up(topology, timeout) {
+        Ok(c) => {
+            for late in c.iter().filter(|c| !c.reached) {
+                progress.warn(&format!(
+                    "warning: replica {} had not caught up {:.0} s after the load",
+                    late.replica, late.seconds
+                ));
+            }
+            c.iter().map(|c| c.reached.then_some(c.seconds)).collect()
+        }
+        Err(e) => {
+            progress.warn(&format!("warning: the replicas' catch-up could not be timed: {e}"));
+            vec![None; n]
+        }
+    };
+    let data_equal = if times.iter().all(Option::is_some) {
+        progress.step("comparing the replicas' data with the primary's");
+        match compare_data(topology) {
+            Ok(check) => {
+                for d in &check.differences {
+                    progress
+                        .warn(&format!("warning: replica {}: table {} differs from the primary's", d.replica, d.table));
+                }
+                Some(check.equal())
+            }
+            Err(e) => {
+                progress.warn(&format!("warning: the replicas' data could not be compared: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    ReplicationFigures::of(&recorded.samples, warmup.as_secs_f64(), &times, data_equal)
+}
