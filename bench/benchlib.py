@@ -33,14 +33,17 @@ def client_paths(ap):
 
 
 class Server:
-    """A sandbox of the distribution's MariaDB with `settings` (name=value strings) in its my.cnf."""
+    """A sandbox of the distribution's MariaDB with `settings` (name=value strings) in its my.cnf, and
+    `replicas` replica sandboxes beside it (`versus server start --replicas`)."""
 
-    def __init__(self, versus, settings, database="sbtest"):
+    def __init__(self, versus, settings, database="sbtest", replicas=0):
         self.versus = versus
         self.home = tempfile.mkdtemp(prefix="vs-bench-", dir="/tmp")
         self.env = dict(os.environ, VERSUS_HOME=self.home)
         self._versus("server", "fetch", "system")
         args = ["server", "start", "system", "--name", "bench"]
+        if replicas:
+            args += ["--replicas", str(replicas)]
         for s in settings:
             args += ["--set", s]
         self._versus(*args)

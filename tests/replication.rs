@@ -513,3 +513,58 @@ fn an_experiments_impossible_topology_is_refused_in_one_line() {
     assert_ne!(code, 0);
     assert!(err.contains("target e: replication needs a server versus starts"), "{err}");
 }
+
+/// A replica killed with -9 during an experiment's run: the run is kept, the replica is restarted,
+/// catches up and is checked equal, and the run's figures count it as a fault.
+#[test]
+fn a_replica_killed_during_an_experiments_run_is_restarted_and_counted() {
+    let home = common::home::Home::new("versus-repl-kill-");
+    let file = home.file(
+        "kill",
+        r#"
+name = "kill"
+threads = [2]
+duration = "6s"
+prewarm = false
+
+[[targets]]
+name = "t"
+build = "system"
+replication = { replicas = 1 }
+
+[[workloads]]
+test = "oltp_write_only"
+options = { tables = 1, table-size = 1000 }
+"#,
+    );
+    let child = home
+        .versus(&["run", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The replica's sandbox appears when the run starts its servers; kill it while the load runs.
+    let replica = home.path().join("experiments/kill/run-r1");
+    let until = Instant::now() + Duration::from_secs(120);
+    let pid = loop {
+        let primary_up = versus::server::sandbox::read_info(&home.path().join("experiments/kill/run")).is_ok();
+        if let (true, Ok(info)) = (primary_up, versus::server::sandbox::read_info(&replica))
+            && process::is_alive(info.pid)
+        {
+            break info.pid;
+        }
+        assert!(Instant::now() < until, "the run's replica never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    common::processes::kill9(pid);
+    let out = child.wait_with_output().unwrap();
+    let all = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("warning: server run-r1: the server died") && all.contains("restarting it"), "{all}");
+    let (code, show, _) = home.output(&["show", "1"]);
+    assert_eq!(code, 0, "{show}");
+    assert!(show.contains("replicas: 1, faults 1, their data equal the primary's"), "{show}");
+    assert!(!process::is_alive(pid));
+    assert!(common::processes::processes_mentioning(&home.path().display().to_string()).is_empty());
+}

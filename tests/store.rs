@@ -215,8 +215,31 @@ fn result(variables: &[(&str, &str)]) -> RunResult {
             server_cpu_user_us: Some(310.5),
             client_cpu_us: Some(42.0),
             innodb_data_fsyncs: Some(0.2),
+            replication: Some(versus::sampler::replication::ReplicationFigures {
+                replicas: 2.0,
+                lag_p95_ms: Some(3402.5),
+                catch_up_s: Some(2.9),
+                data_equal: Some(1.0),
+                ..Default::default()
+            }),
             ..Efficiency::default()
         },
+        replica_seconds: vec![
+            versus::store::ReplicaSecond {
+                replica: "run-r1".into(),
+                t_s: 1.0,
+                lag_ms: Some(101.5),
+                seconds_behind: Some(0),
+                applied_ps: None,
+            },
+            versus::store::ReplicaSecond {
+                replica: "run-r2".into(),
+                t_s: 1.0,
+                lag_ms: None,
+                seconds_behind: None,
+                applied_ps: Some(1200.0),
+            },
+        ],
         profile: Some(versus::profile::Profile {
             event: "cpu-clock".into(),
             hz: 199,
@@ -303,6 +326,7 @@ fn experiment_and_runs_round_trip(f: &dyn Fixture) {
         [("Innodb_buffer_pool_pages_dirty".to_string(), 17), ("Innodb_checkpoint_age".to_string(), 52_428_800)]
     );
     assert_eq!(d.efficiency, r.efficiency);
+    assert_eq!(d.replica_seconds, r.replica_seconds, "each replica's seconds, NULLs kept");
     assert_eq!(store.profile(run_id).unwrap(), r.profile);
     assert_eq!(store.waits(run_id).unwrap(), r.waits, "the off-CPU profile is kept beside the on-CPU one");
     assert!(store.profile(runs[0].id).unwrap().is_none(), "a run without a profile has one");
@@ -439,6 +463,7 @@ fn finishing_is_all_or_nothing(f: &dyn Fixture) {
             && d.status_deltas.is_empty()
             && d.status_ends.is_empty()
             && d.efficiency.metrics().is_empty()
+            && d.replica_seconds.is_empty()
     );
 
     store.finish_run(run, &result(VARS)).unwrap();

@@ -83,6 +83,15 @@ pub(super) enum ServerCommand {
         #[arg(long, default_value_t = 300)]
         timeout: u64,
     },
+    /// Watch a primary's replicas: each second, each one's heartbeat lag, Seconds_Behind and
+    /// transactions applied (a heartbeat row is written on the primary every 100 ms meanwhile).
+    Lag {
+        /// The primary's sandbox name.
+        name: String,
+        /// How many seconds to watch (Ctrl-C stops earlier).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        seconds: u64,
+    },
     /// SHOW GLOBAL VARIABLES of a running sandbox.
     Vars {
         /// Sandbox name.
@@ -214,6 +223,7 @@ pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
         ServerCommand::Stop { names, all, timeout } => stop(home, names, all, timeout)?,
         ServerCommand::Status { name, json } => status(home, name, json)?,
         ServerCommand::Verify { name, timeout } => return topology::verify(home, &name, timeout),
+        ServerCommand::Lag { name, seconds } => topology::lag(home, &name, seconds)?,
         ServerCommand::Vars { name, like, json } => vars::vars(home, &name, like.as_deref(), json)?,
         ServerCommand::Snapshot { name, snapshot } => {
             let mut sb = open(home, &name)?;

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use super::progress::Progress;
 use crate::error::Result;
-use crate::sampler::replica_lag::{LagRecording, ReplicaLagSampler};
+use crate::sampler::replica_lag::{LagRecording, LagSample, ReplicaLagSampler};
 use crate::sampler::replication::ReplicationFigures;
 use crate::server::replication::{Heartbeat, Topology, catch_up, compare_data};
+use crate::store::ReplicaSecond;
 
 /// How long healthy replicas may take to catch up after a run (beyond their delays).
 const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(300);
@@ -22,14 +23,15 @@ pub(super) fn start(topology: &Topology) -> Result<LagRecording> {
     Ok(ReplicaLagSampler::start(topology, Heartbeat::DEFAULT_INTERVAL)?.record(Duration::from_secs(1)))
 }
 
-/// Stops sampling at the end of the load, waits for the replicas to catch up, compares their data with
-/// the primary's and sums it up; samples before `warmup` ended are left out of the lag figures.
+/// Stops sampling at the end of the load, restarts a replica that died, waits for the replicas to catch
+/// up, compares their data with the primary's and sums it up; samples before `warmup` ended are left out
+/// of the lag figures.
 pub(super) fn finish(
     recording: LagRecording,
-    topology: &Topology,
+    topology: &mut Topology,
     warmup: Duration,
     progress: &mut Progress,
-) -> ReplicationFigures {
+) -> (ReplicationFigures, Vec<ReplicaSecond>) {
     let recorded = recording.finish_kept();
     if let Some(e) = &recorded.error {
         progress.warn(&format!("warning: replica lag sampling stopped before the load ended: {e}"));
@@ -40,10 +42,23 @@ pub(super) fn finish(
             progress.warn(&format!("warning: replica {}: {}", r.replica, r.last_error));
         }
     }
-    let healthy = recorded.error.is_none()
-        && recorded.samples.last().is_none_or(|s| {
-            s.replicas.iter().all(|r| r.last_error.is_empty() && r.sql_running == "Yes" && r.io_running == "Yes")
-        });
+    // A replica that died during the run is started again: it resumes from its GTID position, and its
+    // catch-up and data are checked like the others'.
+    for r in topology.replicas_mut() {
+        if let Err(e) = r.check_alive() {
+            let name = r.info().name.clone();
+            let died = e.to_string();
+            let died = died.split("; error log").next().unwrap_or_default();
+            progress.warn(&format!("warning: {died} during the run; restarting it"));
+            if let Err(e) = r.restart() {
+                progress.warn(&format!("warning: replica {name} could not be restarted: {e}"));
+            }
+        }
+    }
+    // Replicas stopped by an error would hold the catch-up until its timeout.
+    let healthy = topology.states().is_ok_and(|states| {
+        states.iter().all(|r| r.last_error.is_empty() && r.sql_running == "Yes" && r.io_running != "No")
+    });
     let timeout = if healthy {
         CATCH_UP_TIMEOUT + Duration::from_secs(u64::from(topology.record().max_delay()))
     } else {
@@ -84,5 +99,22 @@ pub(super) fn finish(
     } else {
         None
     };
-    ReplicationFigures::of(&recorded.samples, warmup.as_secs_f64(), &times, data_equal)
+    let figures = ReplicationFigures::of(&recorded.samples, warmup.as_secs_f64(), &times, data_equal);
+    (figures, seconds(&recorded.samples))
+}
+
+/// Each replica each second, as the store keeps them.
+fn seconds(samples: &[LagSample]) -> Vec<ReplicaSecond> {
+    samples
+        .iter()
+        .flat_map(|s| {
+            s.replicas.iter().map(|r| ReplicaSecond {
+                replica: r.replica.clone(),
+                t_s: (s.at_s * 1000.0).round() / 1000.0,
+                lag_ms: r.heartbeat_ms,
+                seconds_behind: r.seconds_behind.map(|b| b as i64),
+                applied_ps: r.applied_per_s,
+            })
+        })
+        .collect()
 }

@@ -371,14 +371,17 @@ impl SandboxExecutor {
             session: &mut s.session,
             observer: &mut watch,
         });
-        let replication = match (lag, &s.probe.topology) {
+        let replication = match (lag, &mut s.probe.topology) {
             (Some(lag), Some(t)) => Some(super::replicas::finish(lag, t, plan.file.warmup, watch.progress)),
             _ => None,
         };
         let outcome = match outcome {
             RunOutcome::Done(mut r) => {
                 r.variables = s.variables.clone();
-                r.efficiency.replication = replication;
+                if let Some((figures, seconds)) = replication {
+                    r.efficiency.replication = Some(figures);
+                    r.replica_seconds = seconds;
+                }
                 RunOutcome::Done(r)
             }
             other => other,

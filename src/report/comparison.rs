@@ -149,7 +149,8 @@ fn from_selected(
     let efficiency = values_rows(&s, &efficiency_metrics, &in_case);
     let latency = values_rows(&s, &latency_metrics, &in_case);
     let replication_metrics = used_metrics(&s, &Metric::REPLICATION, false);
-    let replication = values_rows(&s, &replication_metrics, &in_case);
+    let replication =
+        if replication_metrics.is_empty() { Vec::new() } else { values_rows(&s, &replication_metrics, &in_case) };
     let variables = variable_diff(&s, explicit, findings);
     let experiments = s
         .experiments
@@ -493,9 +494,24 @@ fn run_infos(s: &Selected, metric: Metric, rate: Metric) -> Vec<RunInfo> {
                 value: values_of(r, metric),
                 stability,
                 series: r.detail.intervals.iter().zip(&rates).map(|(i, v)| [i.t_s, *v]).collect(),
+                lag_series: worst_lag(&r.detail.replica_seconds),
             }
         })
         .collect()
+}
+
+/// `[t_s, lag ms]` of the most lagging replica at each second sampled (seconds when no replica's lag
+/// was read are left out).
+fn worst_lag(seconds: &[crate::store::ReplicaSecond]) -> Vec<[f64; 2]> {
+    let mut out: Vec<[f64; 2]> = Vec::new();
+    for s in seconds {
+        let Some(lag) = s.lag_ms else { continue };
+        match out.last_mut() {
+            Some(last) if last[0] == s.t_s => last[1] = last[1].max(lag),
+            _ => out.push([s.t_s, lag]),
+        }
+    }
+    out
 }
 
 /// The variables that differ between the targets, leaving out noise (sandbox paths, ports, ids,

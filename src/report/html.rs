@@ -64,23 +64,40 @@ const MIN_SAMPLES: usize = 3;
 
 /// The charts over time, one per case, and the labels of cases whose runs were too short for one.
 fn over_time_charts(r: &CompareReport) -> (Vec<String>, Vec<String>) {
+    let what = format!("{} per second", r.rate_metric.name);
+    per_second_charts(r, |x| &x.series, &what, &r.rate_metric.name)
+}
+
+/// The most lagging replica's lag each second, one chart per case with replicas.
+fn lag_charts(r: &CompareReport) -> Vec<String> {
+    per_second_charts(r, |x| &x.lag_series, "replica lag per second (worst replica)", "lag ms").0
+}
+
+/// One line chart per case of the runs' per-second `series`, and the cases whose runs had too few
+/// seconds for one.
+fn per_second_charts(
+    r: &CompareReport,
+    series_of: fn(&super::model::RunInfo) -> &Vec<[f64; 2]>,
+    what: &str,
+    y_label: &str,
+) -> (Vec<String>, Vec<String>) {
     let mut out = Vec::new();
     let mut short = Vec::new();
     for case in 0..r.cases.len() {
         let mut series = Vec::new();
         let mut seen = Vec::new();
-        if r.runs.iter().any(|x| x.case == case && !x.series.is_empty())
-            && !r.runs.iter().any(|x| x.case == case && x.series.len() >= MIN_SAMPLES)
+        if r.runs.iter().any(|x| x.case == case && !series_of(x).is_empty())
+            && !r.runs.iter().any(|x| x.case == case && series_of(x).len() >= MIN_SAMPLES)
         {
             short.push(r.case_label(case));
         }
-        for run in r.runs.iter().filter(|x| x.case == case && x.series.len() >= MIN_SAMPLES) {
+        for run in r.runs.iter().filter(|x| x.case == case && series_of(x).len() >= MIN_SAMPLES) {
             let first = !seen.contains(&run.side);
             seen.push(run.side);
             series.push(Series {
                 name: r.sides[run.side].label.clone(),
                 color: run.side,
-                points: run.series.iter().map(|p| (p[0], p[1])).collect(),
+                points: series_of(run).iter().map(|p| (p[0], p[1])).collect(),
                 legend: first,
             });
         }
@@ -88,9 +105,9 @@ fn over_time_charts(r: &CompareReport) -> (Vec<String>, Vec<String>) {
             continue;
         }
         let chart = LineChart {
-            title: format!("{} per second — {}", r.rate_metric.name, r.case_label(case)),
+            title: format!("{what} — {}", r.case_label(case)),
             x_label: "seconds since the run started (one line per run)".into(),
-            y_label: r.rate_metric.name.clone(),
+            y_label: y_label.to_string(),
             series,
             x_categories: None,
             dots: false,
@@ -356,6 +373,10 @@ pub fn render(r: &CompareReport) -> String {
     if let Some((repl, repl_rel)) = tables::replication_tables(r) {
         write_table(&mut out, &repl, 2);
         write_table(&mut out, &repl_rel, 3);
+        for svg in lag_charts(r) {
+            out.push_str(&svg);
+            out.push('\n');
+        }
     }
     write_stability(&mut out, r);
     write_variables(&mut out, r);

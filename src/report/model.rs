@@ -314,6 +314,9 @@ pub struct RunInfo {
     pub stability: Option<RunStability>,
     /// `[t_s, rate]` of every interval, for the throughput-over-time chart.
     pub series: Vec<[f64; 2]>,
+    /// `[t_s, lag ms]` of the most lagging replica each second, for a run against a topology.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lag_series: Vec<[f64; 2]>,
 }
 
 /// A cost or throughput value of one side in one case, with its ratio to the baseline.

@@ -102,6 +102,7 @@ const RUN_CHILDREN: &[(&str, &[&str])] = &[
     ("status_ends", &["name", "value"]),
     ("efficiency", &["metric", "value"]),
     ("profiles", &["event", "hz", "samples", "transactions", "note", "folded"]),
+    ("replica_seconds", &["replica", "t_s", "lag_ms", "seconds_behind", "applied_ps"]),
 ];
 
 /// `?from, ?from+1, …` for `n` values.

@@ -45,6 +45,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!("0005_status_ends.sql"),
     migration!("0006_profiles.sql"),
     migration!("0007_wait_profiles.sql"),
+    migration!("0008_replica_seconds.sql"),
 ];
 
 /// The schema version this versus writes.

@@ -38,8 +38,8 @@ pub use calibrations::Calibration;
 pub use copy::CopyReport;
 pub use migrate::latest_version;
 pub use model::{
-    Cell, Experiment, ExperimentSummary, Interval, NewCell, NewExperiment, NewRun, RunDetail, RunResult, RunRow,
-    StartRun, Status, StoredHistogram, Summary,
+    Cell, Experiment, ExperimentSummary, Interval, NewCell, NewExperiment, NewRun, ReplicaSecond, RunDetail, RunResult,
+    RunRow, StartRun, Status, StoredHistogram, Summary,
 };
 pub use secrets::{REDACTED, content_hash, is_secret_key, scrub_arg, scrub_json, scrub_toml};
 
@@ -333,6 +333,7 @@ mod tests {
             "histograms",
             "intervals",
             "profiles",
+            "replica_seconds",
             "run_variables",
             "runs",
             "status_deltas",

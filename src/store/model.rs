@@ -309,6 +309,24 @@ pub struct RunResult {
     /// The server threads' off-CPU time per stack over the measured time (`profile_waits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<crate::profile::Profile>,
+    /// Each replica each second, for a run against a replication topology.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replica_seconds: Vec<ReplicaSecond>,
+}
+
+/// One replica at one second of a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReplicaSecond {
+    /// The replica's name.
+    pub replica: String,
+    /// Seconds since the run's load started.
+    pub t_s: f64,
+    /// Heartbeat lag in milliseconds, when a heartbeat had arrived.
+    pub lag_ms: Option<f64>,
+    /// The server's own `Seconds_Behind_Master`/`_Source` (none when it said NULL).
+    pub seconds_behind: Option<i64>,
+    /// Transactions it applied a second since the previous sample.
+    pub applied_ps: Option<f64>,
 }
 
 /// A run with its cell, for listings and resume.
@@ -358,4 +376,6 @@ pub struct RunDetail {
     pub status_ends: Vec<(String, i64)>,
     /// Cost per transaction.
     pub efficiency: Efficiency,
+    /// Each replica each second (runs against a topology, stored from schema version 8).
+    pub replica_seconds: Vec<ReplicaSecond>,
 }

@@ -3,7 +3,7 @@
 use super::Store;
 use super::backend::{Backend, DbError, DbResult, Row, params};
 use super::model::{
-    Cell, Experiment, ExperimentSummary, Interval, RunDetail, RunRow, Status, StoredHistogram, Summary,
+    Cell, Experiment, ExperimentSummary, Interval, ReplicaSecond, RunDetail, RunRow, Status, StoredHistogram, Summary,
 };
 use crate::error::Result;
 use crate::sampler::{Efficiency, HostFacts};
@@ -171,7 +171,34 @@ fn run_detail(db: &mut dyn Backend, run_id: i64) -> DbResult<Option<RunDetail>> 
         .map(|r| Ok((r.get::<String>(0)?, r.get::<f64>(1)?)))
         .collect::<DbResult<Vec<_>>>()?;
     let efficiency = Efficiency::from_metrics(metrics.iter().map(|(m, v)| (m.as_str(), *v)));
-    Ok(Some(RunDetail { run, command, intervals, histograms, variables, status_deltas, status_ends, efficiency }))
+    let replica_seconds = db
+        .query(
+            "SELECT replica, t_s, lag_ms, seconds_behind, applied_ps FROM replica_seconds WHERE run_id = ?1 \
+             ORDER BY t_s, replica",
+            params![run_id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(ReplicaSecond {
+                replica: r.get(0)?,
+                t_s: r.get(1)?,
+                lag_ms: r.get(2)?,
+                seconds_behind: r.get(3)?,
+                applied_ps: r.get(4)?,
+            })
+        })
+        .collect::<DbResult<Vec<_>>>()?;
+    Ok(Some(RunDetail {
+        run,
+        command,
+        intervals,
+        histograms,
+        variables,
+        status_deltas,
+        status_ends,
+        efficiency,
+        replica_seconds,
+    }))
 }
 
 fn profile_of(db: &mut dyn Backend, run_id: i64, event: &str) -> DbResult<Option<crate::profile::Profile>> {

@@ -29,7 +29,9 @@ fn run_status(db: &mut dyn Backend, id: i64) -> DbResult<Option<Status>> {
 
 /// Removes everything measured for a run (before a restart, or before storing partial intervals).
 pub(super) fn clear_measurements(db: &mut dyn Backend, id: i64) -> DbResult<()> {
-    for table in ["intervals", "histograms", "status_deltas", "status_ends", "efficiency", "profiles"] {
+    for table in
+        ["intervals", "histograms", "status_deltas", "status_ends", "efficiency", "profiles", "replica_seconds"]
+    {
         db.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), params![id])?;
     }
     Ok(())
@@ -392,6 +394,13 @@ fn store_result(db: &mut dyn Backend, run_id: i64, result: &RunResult) -> DbResu
         db.execute(
             "INSERT INTO efficiency (run_id, metric, value) VALUES (?1, ?2, ?3)",
             params![run_id, metric, value],
+        )?;
+    }
+    for r in &result.replica_seconds {
+        db.execute(
+            "INSERT INTO replica_seconds (run_id, replica, t_s, lag_ms, seconds_behind, applied_ps) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run_id, &r.replica, r.t_s, r.lag_ms, r.seconds_behind, r.applied_ps],
         )?;
     }
     for p in result.profile.iter().chain(&result.waits) {

@@ -241,7 +241,30 @@ pub fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
         ]);
         variables.extend(s.vars.iter().map(|(n, v)| (n.to_string(), v.to_string())));
         let variables: Vec<(String, String)> = variables.into_iter().collect();
-        let result = RunResult { summary, intervals, histograms, variables, efficiency, ..RunResult::default() };
+        // A topology target's replica, each second: its lag around the run's p50, rising towards the end.
+        let replica_seconds = match efficiency.replication {
+            Some(r) => intervals
+                .iter()
+                .enumerate()
+                .map(|(i, iv)| versus::store::ReplicaSecond {
+                    replica: "run-r1".into(),
+                    t_s: iv.t_s,
+                    lag_ms: r.lag_p50_ms.map(|l| l * (0.9 + 0.02 * i as f64)),
+                    seconds_behind: r.lag_p50_ms.map(|l| (l / 1000.0) as i64),
+                    applied_ps: r.applied_per_s,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let result = RunResult {
+            summary,
+            intervals,
+            histograms,
+            variables,
+            efficiency,
+            replica_seconds,
+            ..RunResult::default()
+        };
         store.finish_run(row.id, &result).unwrap();
     }
     id

@@ -1,12 +1,15 @@
 //! `versus server start NAME --replicas N` and what `status` and `stop` do with a primary's replicas.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::{lock_sandbox, sandbox_dir, table};
 use crate::error::{Error, Result};
-use crate::server::replication::{self, REPLICATION_USER, Topology, TopologySpec, read_record, replica_name};
+use crate::sampler::replica_lag::ReplicaLagSampler;
+use crate::server::replication::{
+    self, Heartbeat, REPLICATION_USER, Topology, TopologySpec, read_record, replica_name,
+};
 use crate::server::sandbox::{self, SandboxInfo, SandboxSpec};
 use crate::server::{Home, process};
 
@@ -119,8 +122,8 @@ pub(super) fn stop_replicas(home: &Home, info: &SandboxInfo, timeout: u64) -> Re
     Ok(())
 }
 
-/// `versus server verify NAME`: catch-up time of each replica, then the data check.
-pub(super) fn verify(home: &Home, name: &str, timeout: u64) -> Result<i32> {
+/// The running topology whose primary is `name`; an error naming what is missing or down.
+fn running_topology(home: &Home, name: &str) -> Result<Topology> {
     let dir = sandbox_dir(home, name)?;
     let info = sandbox::read_info(&dir).map_err(|_| Error::server(name, "no such sandbox"))?;
     if read_record(&dir).is_err() {
@@ -135,6 +138,45 @@ pub(super) fn verify(home: &Home, name: &str, timeout: u64) -> Result<i32> {
     if !down.is_empty() {
         return Err(Error::server(name, format!("not running: {}; start the topology again", down.join(", "))));
     }
+    Ok(topology)
+}
+
+/// `versus server lag NAME`: each replica each second for `seconds` seconds, as the experiments sample
+/// them.
+pub(super) fn lag(home: &Home, name: &str, seconds: u64) -> Result<()> {
+    let topology = running_topology(home, name)?;
+    let mut sampler = ReplicaLagSampler::start(&topology, Heartbeat::DEFAULT_INTERVAL)?;
+    println!("{:>5}  {:<20} {:>9} {:>14} {:>10}  STATE", "T_S", "REPLICA", "LAG_MS", "SECONDS_BEHIND", "APPLIED/S");
+    let start = Instant::now();
+    for n in 1..=seconds {
+        let next = start + Duration::from_secs(n);
+        while Instant::now() < next {
+            crate::interrupt::check()?;
+            std::thread::sleep(Duration::from_millis(20).min(next.saturating_duration_since(Instant::now())));
+        }
+        let sample = sampler.sample()?;
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        for r in &sample.replicas {
+            let state = if r.last_error.is_empty() {
+                format!("IO {} SQL {}", r.io_running, r.sql_running)
+            } else {
+                r.last_error.clone()
+            };
+            println!(
+                "{n:>5}  {:<20} {:>9} {:>14} {:>10}  {state}",
+                r.replica,
+                opt(r.heartbeat_ms.map(|l| format!("{l:.1}"))),
+                opt(r.seconds_behind.map(|s| s.to_string())),
+                opt(r.applied_per_s.map(|a| format!("{a:.0}"))),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `versus server verify NAME`: catch-up time of each replica, then the data check.
+pub(super) fn verify(home: &Home, name: &str, timeout: u64) -> Result<i32> {
+    let topology = running_topology(home, name)?;
     let caught = replication::catch_up(&topology, Duration::from_secs(timeout))?;
     for c in &caught {
         let how = if c.reached { "caught up in" } else { "had not caught up after" };

@@ -481,6 +481,7 @@ pub fn run_result(r: &StepResult, version: &str, variables: Vec<(String, String)
         status_ends: r.status_ends.clone(),
         profile: None,
         waits: None,
+        replica_seconds: Vec::new(),
     })
 }
 

@@ -438,6 +438,7 @@ fn measure_with(
         efficiency,
         profile: profile.map(|p| crate::profile::Profile { transactions: r.counts.events, ..p }),
         waits: waits.map(|p| crate::profile::Profile { transactions: r.counts.events, ..p }),
+        replica_seconds: Vec::new(),
     };
     Ok((r, stored))
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""What measuring replica lag costs the primary (issue 42): oltp_write_only on a sandboxed MariaDB
+primary with one replica, with and without versus's lag sampling beside the load (`versus server lag`:
+a heartbeat row updated on the primary every 100 ms and every replica read each second, as an
+experiment does during each run of a target with replicas). A B and B A in alternate rounds; reported
+as the primary's tps with sampling over its tps without, per round.
+
+Writes its section of BENCHMARKS.md (between markers, replacing an earlier one) or of --out; `--out -`
+only prints it.
+
+Usage: bench/replication_heartbeat.py [--versus target/release/versus] [--time 20] [--rounds 4]
+    [--threads 4] [--out BENCHMARKS.md]
+Needs: a release build of versus and the distribution's MariaDB. Nothing is left running.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+
+from benchlib import Server, git_build, prepare, span, tcp_login, write_table_section
+
+BEGIN = "<!-- replication_heartbeat: written by bench/replication_heartbeat.py -->"
+END = "<!-- /replication_heartbeat -->"
+TABLES = ["--tables=2", "--table-size=10000"]
+
+
+def load(versus, conn, threads, seconds):
+    """The primary's tps over one `versus sysbench oltp_write_only` run."""
+    cmd = [versus, "sysbench", "oltp_write_only", *conn, *TABLES, f"--threads={threads}", f"--time={seconds}",
+           "--format=json", "run"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: {r.stderr.strip()}")
+    return json.loads(r.stdout)["totals"]["tps"]
+
+
+def sampled(srv, threads, seconds, conn):
+    """The tps of one run with `versus server lag` sampling beside it, and the lag it read (ms)."""
+    watch = subprocess.Popen([srv.versus, "server", "lag", "bench", "--seconds", str(seconds + 2)], env=srv.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        tps = load(srv.versus, conn, threads, seconds)
+    finally:
+        out, err = watch.communicate(timeout=seconds + 60)
+    if watch.returncode != 0:
+        raise SystemExit(f"versus server lag: {err.strip()}")
+    lags = [float(line.split()[2]) for line in out.splitlines()[1:] if line.split()[2] != "-"]
+    return tps, lags
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--versus", default="target/release/versus")
+    ap.add_argument("--time", type=int, default=20, help="seconds per run")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds of one run without and one with sampling")
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--out", default="BENCHMARKS.md", help="file whose section is (re)written; - prints only")
+    a = ap.parse_args()
+    a.versus = os.path.abspath(a.versus)
+
+    srv = Server(a.versus, ["innodb_buffer_pool_size=256M", "innodb_flush_log_at_trx_commit=2", "sync_binlog=0"],
+                 replicas=1)
+    conn = tcp_login(srv)
+    off, on, lags = [], [], []
+    try:
+        prepare(a.versus, conn, TABLES, test="oltp_write_only")
+        for i in range(a.rounds):
+            for sampling in ([False, True] if i % 2 == 0 else [True, False]):
+                if sampling:
+                    tps, seen = sampled(srv, a.threads, a.time, conn)
+                    on.append(tps)
+                    lags += seen
+                else:
+                    off.append(load(a.versus, conn, a.threads, a.time))
+                print(f"round {i + 1}, sampling {'on' if sampling else 'off'}: "
+                      f"{(on if sampling else off)[-1]:,.0f} tps", flush=True)
+    finally:
+        srv.stop()
+
+    ratios = [b / a_ for a_, b in zip(off, on)]
+    rows = [[str(a.threads), span(off, "{:,.0f}"), span(on, "{:,.0f}"), span(ratios, "{:.3f}×"),
+             f"{statistics.median(ratios):.3f}×", span(lags, "{:.0f} ms") if lags else "-"]]
+    text = (f"`bench/replication_heartbeat.py` at {git_build()}: oltp_write_only (2 tables of 10,000 rows, "
+            f"{a.threads} threads) on a sandboxed MariaDB primary with one asynchronous replica, {a.rounds} rounds "
+            f"of {a.time} s without and with `versus server lag` beside the load (the heartbeat every 100 ms on "
+            "the primary, the replica read each second: what an experiment does during each run of a target "
+            "with replicas), A B then B A. The ratio is the primary's tps with sampling over its tps without, "
+            "in the same round; the lag column is what the sampling read.")
+    columns = [("threads", True), ("tps without", True), ("tps with sampling", True), ("ratio per round", True),
+               ("median ratio", True), ("lag read", True)]
+    write_table_section(a.out, BEGIN, END, "## Replica lag sampling: its cost to the primary", text, columns, rows)
+
+
+if __name__ == "__main__":
+    main()
