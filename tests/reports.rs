@@ -168,6 +168,8 @@ fn replicas_in_every_format() {
         commit_wait_us: commit_wait,
         data_equal: Some(1.0),
         faults: 0.0,
+        cpu_us_per_txn: Some(140.0 + lag / 100.0),
+        write_kb_per_txn: Some(6.5),
     };
     let sims = [
         Sim { replication: Some(figures(3400.0, 2.9, None)), ..Sim::new("delayed", "system", "async", 1300.0) },
@@ -175,7 +177,7 @@ fn replicas_in_every_format() {
     ];
     record(&mut store, &sims, &Plan::new("replicas", &[2], 3));
     let r = build(&store, Selection { metric: versus::metric::Metric::ReplicaLagP95, ..Selection::default() });
-    assert_eq!(r.replication_metrics.len(), 6);
+    assert_eq!(r.replication_metrics.len(), 8);
     assert_eq!(r.ratios[0].verdict, versus::report::Verdict::Faster, "{:?}", r.ratios[0]);
     snapshot_all("replicas", &r);
 }

@@ -220,6 +220,7 @@ fn result(variables: &[(&str, &str)]) -> RunResult {
                 lag_p95_ms: Some(3402.5),
                 catch_up_s: Some(2.9),
                 data_equal: Some(1.0),
+                cpu_us_per_txn: Some(150.25),
                 ..Default::default()
             }),
             ..Efficiency::default()

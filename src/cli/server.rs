@@ -173,18 +173,8 @@ pub(super) struct StartArgs {
     /// Throw away the sandbox's existing datadir and initialise a new one.
     #[arg(long)]
     fresh: bool,
-    /// Also start N replicas of it (sandboxes NAME-r1 …), replicating by GTID; `stop NAME` stops them all.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    replicas: usize,
-    /// With --replicas: commits on the primary wait until a replica has them (semi-synchronous).
-    #[arg(long)]
-    semi_sync: bool,
-    /// With --replicas: seconds each replica holds transactions back, one value per replica (3 or 0,3).
-    #[arg(long, value_name = "SECS", value_delimiter = ',')]
-    replica_delay: Vec<u32>,
-    /// With --replicas: a server option for the replicas only, after --set (repeatable).
-    #[arg(long = "replica-set", value_name = "NAME=VALUE")]
-    replica_set: Vec<String>,
+    #[command(flatten)]
+    topology: topology::ReplicaArgs,
 }
 
 pub(super) fn run(home: &Home, cmd: ServerCommand) -> Result<i32> {
@@ -332,8 +322,8 @@ fn start(home: &Home, a: StartArgs) -> Result<()> {
     spec.datadir = a.datadir;
     spec.fresh = a.fresh;
     spec.detached = true;
-    if a.replicas > 0 || a.semi_sync || !a.replica_delay.is_empty() || !a.replica_set.is_empty() {
-        return topology::start(home, spec, a.replicas, a.semi_sync, a.replica_delay, a.replica_set);
+    if a.topology.asked() {
+        return topology::start(home, spec, a.topology);
     }
     crate::server::replication::forget(&dir)?;
     let sb = Sandbox::start(spec)?;

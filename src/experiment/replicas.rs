@@ -25,11 +25,12 @@ pub(super) fn start(topology: &Topology) -> Result<LagRecording> {
 
 /// Stops sampling at the end of the load, restarts a replica that died, waits for the replicas to catch
 /// up, compares their data with the primary's and sums it up; samples before `warmup` ended are left out
-/// of the lag figures.
+/// of the lag figures, and the replicas' costs are per transaction of the primary at `primary_tps`.
 pub(super) fn finish(
     recording: LagRecording,
     topology: &mut Topology,
     warmup: Duration,
+    primary_tps: Option<f64>,
     progress: &mut Progress,
 ) -> (ReplicationFigures, Vec<ReplicaSecond>) {
     let recorded = recording.finish_kept();
@@ -99,7 +100,7 @@ pub(super) fn finish(
     } else {
         None
     };
-    let figures = ReplicationFigures::of(&recorded.samples, warmup.as_secs_f64(), &times, data_equal);
+    let figures = ReplicationFigures::of(&recorded.samples, warmup.as_secs_f64(), &times, data_equal, primary_tps);
     (figures, seconds(&recorded.samples))
 }
 

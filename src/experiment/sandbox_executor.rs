@@ -276,7 +276,8 @@ impl SandboxExecutor {
                     }
                     Some(r) => {
                         progress.step(&format!("starting the primary with {}", r.describe()));
-                        let t = Topology::start(r.spec(spec))?;
+                        let replica_build = r.replica_build.as_deref().map(|b| self.home.build(b)).transpose()?;
+                        let t = Topology::start(r.spec(spec, replica_build))?;
                         self.check_adjusted(plan, cell.target, t.primary(), progress)?;
                         let admin = t.primary().connect_root()?;
                         (sandbox_endpoint(t.primary()), SandboxProbe { sandbox: None, topology: Some(t), admin })
@@ -371,8 +372,12 @@ impl SandboxExecutor {
             session: &mut s.session,
             observer: &mut watch,
         });
+        let tps = match &outcome {
+            RunOutcome::Done(r) => Some(r.summary.tps),
+            _ => None,
+        };
         let replication = match (lag, &mut s.probe.topology) {
-            (Some(lag), Some(t)) => Some(super::replicas::finish(lag, t, plan.file.warmup, watch.progress)),
+            (Some(lag), Some(t)) => Some(super::replicas::finish(lag, t, plan.file.warmup, tps, watch.progress)),
             _ => None,
         };
         let outcome = match outcome {

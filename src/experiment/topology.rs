@@ -24,6 +24,9 @@ pub struct ReplicationDef {
     /// Seconds each replica holds transactions back (`MASTER_DELAY`/`SOURCE_DELAY`), by replica.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay: Vec<u32>,
+    /// The registered build the replicas run, when not the primary's (of its family, not older).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// A target's topology as the plan keeps it.
@@ -37,6 +40,8 @@ pub struct Replication {
     pub delays: Vec<u32>,
     /// The replicas' own options, `name=value` or a bare name.
     pub replica_overrides: Vec<String>,
+    /// The build the replicas run, when not the primary's.
+    pub replica_build: Option<String>,
 }
 
 impl Replication {
@@ -47,12 +52,16 @@ impl Replication {
             semi_sync: def.semi_sync,
             delays: def.delay.clone(),
             replica_overrides,
+            replica_build: def.build.clone(),
         }
     }
 
-    /// The topology of a primary started from `primary`, its members' data restored by the caller.
-    pub fn spec(&self, primary: SandboxSpec) -> TopologySpec {
+    /// The topology of a primary started from `primary`, its members' data restored by the caller; the
+    /// replicas run `replica_build` (the build [`Replication::replica_build`] names, resolved by the
+    /// caller) or the primary's.
+    pub fn spec(&self, primary: SandboxSpec, replica_build: Option<Build>) -> TopologySpec {
         let mut t = TopologySpec::new(primary, self.replicas);
+        t.replica_build = replica_build;
         t.semi_sync = self.semi_sync;
         t.delays = self.delays.clone();
         t.replica_overrides = self.replica_overrides.clone();
@@ -60,15 +69,18 @@ impl Replication {
         t
     }
 
-    /// Why `build` cannot run this topology, in the words of the experiment file, if it cannot.
-    pub fn problem(&self, build: &Build) -> Option<String> {
-        let spec = self.spec(SandboxSpec::new("run", build.clone(), Path::new("/nonexistent/run")));
+    /// Why `build`, with replicas of `replica_build` (resolved from [`Replication::replica_build`]),
+    /// cannot run this topology, in the words of the experiment file, if it cannot.
+    pub fn problem(&self, build: &Build, replica_build: Option<&Build>) -> Option<String> {
+        let primary = SandboxSpec::new("run", build.clone(), Path::new("/nonexistent/run"));
+        let spec = self.spec(primary, replica_build.cloned());
         match spec.check().err()? {
             crate::error::Error::Option { option, message } => {
                 let key = match option.as_str() {
                     "--semi-sync" => "semi_sync",
                     "--replica-delay" => "delay",
                     "--replica-set" => "replica_set",
+                    "--replica-build" => "build",
                     _ => "replicas",
                 };
                 let why = message
@@ -87,6 +99,9 @@ impl Replication {
         if self.delays.iter().any(|d| *d > 0) {
             let d: Vec<String> = self.delays.iter().map(u32::to_string).collect();
             s.push_str(&format!(", delays {} s", d.join(",")));
+        }
+        if let Some(b) = &self.replica_build {
+            s.push_str(&format!(", replicas on build {b}"));
         }
         if !self.replica_overrides.is_empty() {
             s.push_str(&format!(", replicas set {}", self.replica_overrides.join(" ")));

@@ -103,10 +103,18 @@ fn target_problems(home: &Home, t: &Target) -> Vec<String> {
                     None
                 }
             };
-            if let (Some(b), Some(r)) = (&b, &t.replication)
-                && let Some(why) = r.problem(b)
-            {
-                out.push(at(why));
+            if let (Some(b), Some(r)) = (&b, &t.replication) {
+                let replica_build = match r.replica_build.as_deref().map(|name| home.build(name)) {
+                    Some(Err(e)) => {
+                        out.push(at(format!("replication.build: {e}")));
+                        None
+                    }
+                    Some(Ok(rb)) => Some(rb),
+                    None => None,
+                };
+                if let Some(why) = r.problem(b, replica_build.as_ref()) {
+                    out.push(at(why));
+                }
             }
             if let Some(f) = base_file.as_ref().filter(|f| !f.is_file()) {
                 out.push(at(format!("config file {} does not exist", f.display())));

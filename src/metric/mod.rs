@@ -72,6 +72,10 @@ pub enum Metric {
     CatchUp,
     /// Mean wait of a semi-synchronous commit for a replica's acknowledgement.
     CommitWait,
+    /// Server CPU µs of the busiest replica per transaction of the primary.
+    ReplicaCpuPerTxn,
+    /// KB the busiest-writing replica wrote to storage per transaction of the primary.
+    ReplicaWriteKbPerTxn,
 }
 
 /// The latency metrics, as one pattern: they share their unit, floor and kind.
@@ -94,7 +98,7 @@ pub struct RunValues<'a> {
 
 impl Metric {
     /// Every metric, in the order `--metric` lists them.
-    pub const ALL: [Metric; 23] = [
+    pub const ALL: [Metric; 25] = [
         Metric::Tps,
         Metric::Qps,
         Metric::AvgLatency,
@@ -118,16 +122,20 @@ impl Metric {
         Metric::ReplicaApplied,
         Metric::CatchUp,
         Metric::CommitWait,
+        Metric::ReplicaCpuPerTxn,
+        Metric::ReplicaWriteKbPerTxn,
     ];
 
     /// The metrics of a replication topology's table, in report order.
-    pub const REPLICATION: [Metric; 6] = [
+    pub const REPLICATION: [Metric; 8] = [
         Metric::ReplicaLagP50,
         Metric::ReplicaLagP95,
         Metric::ReplicaLagMax,
         Metric::ReplicaApplied,
         Metric::CatchUp,
         Metric::CommitWait,
+        Metric::ReplicaCpuPerTxn,
+        Metric::ReplicaWriteKbPerTxn,
     ];
 
     /// The names of [`Metric::ALL`] as `--metric`'s help lists them ("tps, qps, … or redo-kb-per-txn").
@@ -180,6 +188,8 @@ impl Metric {
             Metric::ReplicaApplied => "replica-applied",
             Metric::CatchUp => "catch-up",
             Metric::CommitWait => "commit-wait",
+            Metric::ReplicaCpuPerTxn => "replica-cpu-per-txn",
+            Metric::ReplicaWriteKbPerTxn => "replica-write-kb-per-txn",
         }
     }
 
@@ -209,6 +219,8 @@ impl Metric {
             Metric::ReplicaApplied => "applied/s",
             Metric::CatchUp => "catch-up s",
             Metric::CommitWait => "commit wait µs",
+            Metric::ReplicaCpuPerTxn => "replica CPU µs/txn",
+            Metric::ReplicaWriteKbPerTxn => "replica KB written/txn",
         }
     }
 
@@ -218,9 +230,11 @@ impl Metric {
             Metric::Tps => "transactions/s",
             Metric::Qps => "queries/s",
             latency!() => "ms",
-            Metric::CpuPerTxn | Metric::ClientCpuPerTxn => "µs/transaction",
+            Metric::CpuPerTxn | Metric::ClientCpuPerTxn | Metric::ReplicaCpuPerTxn => "µs/transaction",
             Metric::CswPerTxn => "context switches/transaction",
-            Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => "KB/transaction",
+            Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn | Metric::ReplicaWriteKbPerTxn => {
+                "KB/transaction"
+            }
             Metric::FsyncsPerTxn => "fsyncs/transaction",
             Metric::BinlogSyncsPerTxn => "syncs/transaction",
             Metric::ReplicaLagP50 | Metric::ReplicaLagP95 | Metric::ReplicaLagMax => "ms",
@@ -269,6 +283,12 @@ impl Metric {
             Metric::CommitWait => {
                 "mean wait of a semi-synchronous commit for a replica's acknowledgement (Rpl_semi_sync_*_tx_wait_time)"
             }
+            Metric::ReplicaCpuPerTxn => {
+                "user + system CPU of the busiest replica's server (/proc/PID/stat) per transaction of the primary"
+            }
+            Metric::ReplicaWriteKbPerTxn => {
+                "KB the busiest-writing replica's server wrote to storage (/proc/PID/io) per transaction of the primary"
+            }
         }
     }
 
@@ -279,9 +299,9 @@ impl Metric {
         match self {
             Metric::Tps | Metric::Qps => 0.01,
             latency!() => 0.001,
-            Metric::CpuPerTxn | Metric::ClientCpuPerTxn => 0.5,
+            Metric::CpuPerTxn | Metric::ClientCpuPerTxn | Metric::ReplicaCpuPerTxn => 0.5,
             Metric::CswPerTxn => 0.01,
-            Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn => 0.01,
+            Metric::ReadKbPerTxn | Metric::WriteKbPerTxn | Metric::RedoKbPerTxn | Metric::ReplicaWriteKbPerTxn => 0.01,
             Metric::FsyncsPerTxn | Metric::BinlogSyncsPerTxn => 0.005,
             Metric::ReplicaLagP50 | Metric::ReplicaLagP95 | Metric::ReplicaLagMax => 0.1,
             Metric::ReplicaApplied => 0.01,
@@ -359,6 +379,8 @@ impl Metric {
             Metric::ReplicaApplied => e.replication.and_then(|r| r.applied_per_s),
             Metric::CatchUp => e.replication.and_then(|r| r.catch_up_s),
             Metric::CommitWait => e.replication.and_then(|r| r.commit_wait_us),
+            Metric::ReplicaCpuPerTxn => e.replication.and_then(|r| r.cpu_us_per_txn),
+            Metric::ReplicaWriteKbPerTxn => e.replication.and_then(|r| r.write_kb_per_txn),
         };
         v.filter(|x| x.is_finite())
     }

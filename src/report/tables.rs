@@ -387,7 +387,8 @@ pub fn replication_tables(r: &CompareReport) -> Option<(Table, Table)> {
         "Means over the runs of each run's worst replica. Lag: heartbeat lag sampled each second of the measured \
          time (written on the primary every 100 ms, so up to 100 ms over); applied/s: transactions the slowest \
          replica applied a second; catch-up: seconds from the end of the load until the last replica had applied \
-         all the primary committed; commit wait: mean wait of a semi-synchronous commit for an acknowledgement."
+         all the primary committed; commit wait: mean wait of a semi-synchronous commit for an acknowledgement; \
+         replica CPU and KB written: the busiest replica's server, per transaction of the primary."
             .into(),
     );
     let mut rel = values_table(

@@ -15,6 +15,7 @@ use serde::Serialize;
 use mysql::prelude::Queryable;
 
 use crate::error::{Error, Result};
+use crate::sampler::ProcessSample;
 use crate::server::admin;
 use crate::server::flavor::replication::Dialect;
 use crate::server::replication::{Heartbeat, Topology, heartbeat_lag, query_text, replica_state};
@@ -37,6 +38,12 @@ pub struct ReplicaLag {
     pub sql_running: String,
     /// The last error, empty when none.
     pub last_error: String,
+    /// The replica server's CPU time so far (user + system, µs), from `/proc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<u64>,
+    /// Bytes the replica server has written to storage so far (`/proc/PID/io`, when readable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes: Option<u64>,
 }
 
 /// A semi-synchronous primary's commit wait since the previous sample.
@@ -104,6 +111,8 @@ fn read_replica(
         io_running: state.io_running,
         sql_running: state.sql_running,
         last_error: state.last_error,
+        cpu_us: None,
+        write_bytes: None,
     })
 }
 
@@ -111,6 +120,10 @@ fn read_replica(
 pub struct ReplicaLagSampler {
     heartbeat: Heartbeat,
     replicas: Vec<(String, mysql::Conn)>,
+    /// The replicas' server processes, in the same order.
+    pids: Vec<u32>,
+    /// The replicas' statements, in the same order.
+    dialects: Vec<Dialect>,
     /// Each replica's applied transactions at the previous sample, and when.
     applied: Vec<Option<(u64, Instant)>>,
     dialect: Dialect,
@@ -139,6 +152,8 @@ impl ReplicaLagSampler {
         };
         Ok(ReplicaLagSampler {
             applied: vec![None; replicas.len()],
+            pids: topology.replicas().iter().map(|r| r.pid()).collect(),
+            dialects: (0..topology.replicas().len()).map(|i| topology.replica_dialect(i)).collect(),
             semi_sync,
             heartbeat: Heartbeat::start(topology, interval)?,
             replicas,
@@ -155,10 +170,11 @@ impl ReplicaLagSampler {
         }
         let at_s = self.started.elapsed().as_secs_f64();
         let mut replicas = Vec::new();
-        for ((name, conn), last) in self.replicas.iter_mut().zip(self.applied.iter_mut()) {
+        let each = self.replicas.iter_mut().zip(self.applied.iter_mut()).zip(&self.pids).zip(&self.dialects);
+        for ((((name, conn), last), pid), dialect) in each {
             // A replica that cannot be read (killed, restarting) is a sample with its error; the others
             // are still sampled.
-            let lag = read_replica(conn, &self.dialect, self.writer, last).unwrap_or_else(|e| {
+            let lag = read_replica(conn, dialect, self.writer, last).unwrap_or_else(|e| {
                 *last = None;
                 ReplicaLag {
                     replica: String::new(),
@@ -168,9 +184,17 @@ impl ReplicaLagSampler {
                     io_running: "-".into(),
                     sql_running: "-".into(),
                     last_error: format!("cannot be read: {e}"),
+                    cpu_us: None,
+                    write_bytes: None,
                 }
             });
-            replicas.push(ReplicaLag { replica: name.clone(), ..lag });
+            let process = ProcessSample::read(*pid).ok();
+            replicas.push(ReplicaLag {
+                replica: name.clone(),
+                cpu_us: process.as_ref().map(|p| p.user_us + p.system_us),
+                write_bytes: process.and_then(|p| p.io).map(|io| io.write_bytes),
+                ..lag
+            });
         }
         let prefix = self.dialect.semi_sync_status_prefix();
         let commit_wait = match &mut self.semi_sync {

@@ -33,10 +33,16 @@ pub struct ReplicationFigures {
     pub data_equal: Option<f64>,
     /// Replicas that had an error, stopped a thread, could not be read or did not catch up.
     pub faults: f64,
+    /// Server CPU (user + system) µs of the busiest replica per transaction of the primary.
+    #[serde(default)]
+    pub cpu_us_per_txn: Option<f64>,
+    /// KB the busiest-writing replica wrote to storage per transaction of the primary.
+    #[serde(default)]
+    pub write_kb_per_txn: Option<f64>,
 }
 
 /// Stored names, in field order after `replicas`.
-const METRICS: [&str; 10] = [
+const METRICS: [&str; 12] = [
     "replicas",
     "replica_lag_p50_ms",
     "replica_lag_p95_ms",
@@ -47,12 +53,21 @@ const METRICS: [&str; 10] = [
     "semi_sync_commit_wait_us",
     "replica_data_equal",
     "replica_faults",
+    "replica_cpu_us_per_txn",
+    "replica_write_kb_per_txn",
 ];
 
 impl ReplicationFigures {
     /// The figures of `samples` taken at or after `from_s` (the end of the warmup), with each
     /// replica's catch-up time (`None`: it did not catch up), and the data check when one was made.
-    pub fn of(samples: &[LagSample], from_s: f64, catch_up: &[Option<f64>], data_equal: Option<bool>) -> Self {
+    /// The replicas' costs are per transaction of the primary at `primary_tps` over the same seconds.
+    pub fn of(
+        samples: &[LagSample],
+        from_s: f64,
+        catch_up: &[Option<f64>],
+        data_equal: Option<bool>,
+        primary_tps: Option<f64>,
+    ) -> Self {
         let measured: Vec<&LagSample> = samples.iter().filter(|s| s.at_s >= from_s).collect();
         let replicas = catch_up.len().max(measured.first().map_or(0, |s| s.replicas.len()));
         let mut f = ReplicationFigures {
@@ -88,6 +103,17 @@ impl ReplicationFigures {
                 faults += 1;
             }
             f.catch_up_s = worst(f.catch_up_s, caught);
+            // A counter's rate between the first and last measured samples of this replica, per
+            // transaction of the primary (a restarted replica's counters start again: no rate).
+            let per_txn = |get: fn(&super::replica_lag::ReplicaLag) -> Option<u64>| -> Option<f64> {
+                let points: Vec<(f64, u64)> =
+                    measured.iter().filter_map(|s| Some((s.at_s, get(s.replicas.get(i)?)?))).collect();
+                let ((t0, v0), (t1, v1)) = (points.first()?, points.last()?);
+                let tps = primary_tps.filter(|t| *t > 0.0)?;
+                (t1 > t0 && v1 >= v0).then(|| (v1 - v0) as f64 / (t1 - t0) / tps)
+            };
+            f.cpu_us_per_txn = worst(f.cpu_us_per_txn, per_txn(|r| r.cpu_us));
+            f.write_kb_per_txn = worst(f.write_kb_per_txn, per_txn(|r| r.write_bytes).map(|b| b / 1024.0));
         }
         f.faults = faults as f64;
         let waits: Vec<(u64, f64)> = measured
@@ -120,6 +146,11 @@ impl ReplicationFigures {
         ));
         s.push_str(&format!("  applied by the slowest replica: {} transactions/s\n", opt(self.applied_per_s, 1)));
         s.push_str(&format!("  catch-up after the load: {} s\n", opt(self.catch_up_s, 3)));
+        s.push_str(&format!(
+            "  busiest replica per transaction of the primary: {} µs CPU, {} KB written\n",
+            opt(self.cpu_us_per_txn, 1),
+            opt(self.write_kb_per_txn, 2)
+        ));
         if let Some(w) = self.commit_wait_us {
             s.push_str(&format!("  semi-synchronous commit wait: {w:.1} µs\n"));
         }
@@ -139,13 +170,15 @@ impl ReplicationFigures {
             self.commit_wait_us,
             self.data_equal,
             Some(self.faults),
+            self.cpu_us_per_txn,
+            self.write_kb_per_txn,
         ];
         METRICS.iter().zip(values).filter_map(|(n, v)| v.map(|v| (*n, v))).collect()
     }
 
     /// Rebuilds from stored rows (others are ignored); `None` for a run without replicas.
     pub fn from_metrics<'a>(rows: impl IntoIterator<Item = (&'a str, f64)>) -> Option<Self> {
-        let mut v = [None; 10];
+        let mut v = [None; 12];
         for (name, value) in rows {
             if let Some(i) = METRICS.iter().position(|m| *m == name) {
                 v[i] = Some(value);
@@ -162,6 +195,8 @@ impl ReplicationFigures {
             commit_wait_us: v[7],
             data_equal: v[8],
             faults: v[9].unwrap_or(0.0),
+            cpu_us_per_txn: v[10],
+            write_kb_per_txn: v[11],
         })
     }
 }
@@ -180,6 +215,8 @@ mod tests {
             io_running: "Yes".into(),
             sql_running: "Yes".into(),
             last_error: error.into(),
+            cpu_us: None,
+            write_bytes: None,
         }
     }
 
@@ -188,8 +225,15 @@ mod tests {
             .map(|i| LagSample {
                 at_s: 1.0 + i as f64,
                 replicas: vec![
-                    replica("a", 50.0 + i as f64, Some(1000.0), ""),
-                    replica("b", 3000.0 + 10.0 * i as f64, Some(900.0 + i as f64), ""),
+                    ReplicaLag {
+                        cpu_us: Some(100_000 * i as u64),
+                        write_bytes: Some(2000 * 1024 * i as u64),
+                        ..replica("a", 50.0 + i as f64, Some(1000.0), "")
+                    },
+                    ReplicaLag {
+                        cpu_us: Some(50_000 * i as u64),
+                        ..replica("b", 3000.0 + 10.0 * i as f64, Some(900.0 + i as f64), "")
+                    },
                 ],
                 commit_wait: Some(CommitWait {
                     active: true,
@@ -205,7 +249,7 @@ mod tests {
 
     #[test]
     fn the_worst_replica_decides_and_the_warmup_is_left_out() {
-        let f = ReplicationFigures::of(&samples(), 3.0, &[Some(0.01), Some(2.9)], Some(true));
+        let f = ReplicationFigures::of(&samples(), 3.0, &[Some(0.01), Some(2.9)], Some(true), Some(1000.0));
         assert_eq!(f.replicas, 2.0);
         assert_eq!(f.lag_max_ms, Some(3090.0));
         let p50 = f.lag_p50_ms.unwrap();
@@ -215,6 +259,8 @@ mod tests {
         assert_eq!(f.catch_up_s, Some(2.9));
         assert_eq!(f.data_equal, Some(1.0));
         assert_eq!(f.faults, 0.0);
+        // a's 100 ms of CPU and 2000 KB a second, at 1000 transactions a second on the primary.
+        assert_eq!((f.cpu_us_per_txn, f.write_kb_per_txn), (Some(100.0), Some(2.0)));
         // 3 seconds of 10 waits at 100 µs and 5 of 30 at 500 µs.
         assert_eq!(f.commit_wait_us, Some((3.0 * 10.0 * 100.0 + 5.0 * 30.0 * 500.0) / 180.0));
     }
@@ -224,7 +270,7 @@ mod tests {
         let mut s = samples();
         s[4].replicas[1].last_error = "Duplicate entry".into();
         s[5].replicas[0].sql_running = "No".into();
-        let f = ReplicationFigures::of(&s, 0.0, &[Some(0.1), None], Some(false));
+        let f = ReplicationFigures::of(&s, 0.0, &[Some(0.1), None], Some(false), None);
         assert_eq!(f.faults, 2.0);
         assert_eq!(f.catch_up_s, Some(0.1), "only the replica that caught up has a time");
         assert_eq!(f.data_equal, Some(0.0));
@@ -232,7 +278,7 @@ mod tests {
 
     #[test]
     fn stored_rows_read_back() {
-        let f = ReplicationFigures::of(&samples(), 0.0, &[Some(0.01), Some(2.9)], None);
+        let f = ReplicationFigures::of(&samples(), 0.0, &[Some(0.01), Some(2.9)], None, None);
         let rows = f.metrics();
         assert!(rows.iter().all(|(n, _)| *n != "replica_data_equal"), "no check, no row");
         let back = ReplicationFigures::from_metrics(rows.iter().map(|(n, v)| (*n, *v)).chain([("tps", 1.0)]));

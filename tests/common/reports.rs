@@ -228,6 +228,7 @@ pub fn record(store: &mut Store, sims: &[Sim], plan: &Plan) -> i64 {
                     lag_p95_ms: r.lag_p95_ms.map(|v| v * jitter),
                     applied_per_s: r.applied_per_s.map(|v| v * jitter),
                     catch_up_s: r.catch_up_s.map(|v| v * jitter),
+                    cpu_us_per_txn: r.cpu_us_per_txn.map(|v| v * jitter),
                     ..r
                 }),
             };

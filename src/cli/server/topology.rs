@@ -13,27 +13,61 @@ use crate::server::replication::{
 use crate::server::sandbox::{self, SandboxInfo, SandboxSpec};
 use crate::server::{Home, process};
 
-/// Starts `spec` as a primary with `replicas` replicas and leaves them running.
-pub(super) fn start(
-    home: &Home,
-    spec: SandboxSpec,
+/// `versus server start`'s options for a primary with replicas.
+#[derive(Debug, Clone, clap::Args)]
+pub(super) struct ReplicaArgs {
+    /// Also start N replicas of it (sandboxes NAME-r1 …), replicating by GTID; `stop NAME` stops them all.
+    #[arg(long, value_name = "N", default_value_t = 0)]
     replicas: usize,
+    /// With --replicas: commits on the primary wait until a replica has them (semi-synchronous).
+    #[arg(long)]
     semi_sync: bool,
-    delays: Vec<u32>,
+    /// With --replicas: seconds each replica holds transactions back, one value per replica (3 or 0,3).
+    #[arg(long, value_name = "SECS", value_delimiter = ',')]
+    replica_delay: Vec<u32>,
+    /// With --replicas: a server option for the replicas only, after --set (repeatable).
+    #[arg(long = "replica-set", value_name = "NAME=VALUE")]
     replica_set: Vec<String>,
-) -> Result<()> {
+    /// With --replicas: the replicas run this registered build, of the primary's family and not older
+    /// (will a new version's replicas keep up with the old primary?).
+    #[arg(long, value_name = "BUILD")]
+    replica_build: Option<String>,
+}
+
+impl ReplicaArgs {
+    /// Whether any of them was given.
+    pub(super) fn asked(&self) -> bool {
+        self.replicas > 0
+            || self.semi_sync
+            || !self.replica_delay.is_empty()
+            || !self.replica_set.is_empty()
+            || self.replica_build.is_some()
+    }
+}
+
+/// Starts `spec` as a primary with the replicas `a` asks for and leaves them running.
+pub(super) fn start(home: &Home, spec: SandboxSpec, a: ReplicaArgs) -> Result<()> {
+    let replicas = a.replicas;
     if replicas == 0 {
-        let flag = match (semi_sync, delays.is_empty()) {
-            (true, _) => "--semi-sync",
-            (false, false) => "--replica-delay",
-            (false, true) => "--replica-set",
+        let flag = if a.semi_sync {
+            "--semi-sync"
+        } else if !a.replica_delay.is_empty() {
+            "--replica-delay"
+        } else if a.replica_build.is_some() {
+            "--replica-build"
+        } else {
+            "--replica-set"
         };
         return Err(Error::option(flag, "applies to replicas; add --replicas N"));
     }
     let mut topo = TopologySpec::new(spec, replicas);
-    topo.semi_sync = semi_sync;
-    topo.delays = delays;
-    topo.replica_overrides = replica_set;
+    topo.semi_sync = a.semi_sync;
+    topo.delays = a.replica_delay;
+    topo.replica_overrides = a.replica_set;
+    topo.replica_build = match &a.replica_build {
+        Some(b) => Some(home.build(b).map_err(|e| Error::option("--replica-build", e.to_string()))?),
+        None => None,
+    };
     topo.check()?;
     let primary_data = topo.primary.datadir.clone().unwrap_or_else(|| topo.primary.dir.join("data"));
     let mut locks = Vec::new();
@@ -80,10 +114,11 @@ pub(super) fn start(
     println!("  my.cnf {}  error log {}", p.info().cnf.display(), p.error_log().display());
     for (r, rec) in t.replicas().iter().zip(&t.record().replicas) {
         println!(
-            "started {}: replica, server_id {}, delay {} s, pid {}, port 127.0.0.1:{}",
+            "started {}: replica, server_id {}, delay {} s, {}, pid {}, port 127.0.0.1:{}",
             rec.name,
             rec.server_id,
             rec.delay_s,
+            r.version(),
             r.pid(),
             r.port()
         );
@@ -125,11 +160,11 @@ pub(super) fn stop_replicas(home: &Home, info: &SandboxInfo, timeout: u64) -> Re
 /// The running topology whose primary is `name`; an error naming what is missing or down.
 fn running_topology(home: &Home, name: &str) -> Result<Topology> {
     let dir = sandbox_dir(home, name)?;
-    let info = sandbox::read_info(&dir).map_err(|_| Error::server(name, "no such sandbox"))?;
+    sandbox::read_info(&dir).map_err(|_| Error::server(name, "no such sandbox"))?;
     if read_record(&dir).is_err() {
         return Err(Error::server(name, "has no replicas; start one with `versus server start BUILD --replicas N`"));
     }
-    let topology = Topology::open(&dir, home.build(&info.build)?)?;
+    let topology = Topology::open(&dir, &|b| home.build(b))?;
     let down: Vec<&str> = std::iter::once(topology.primary())
         .chain(topology.replicas())
         .filter(|s| !sandbox::is_our_server(s.info()))
@@ -226,7 +261,7 @@ fn rows(home: &Home, name: &str) -> Result<Option<Vec<Row>>> {
     let dir = sandbox_dir(home, name)?;
     let Ok(record) = read_record(&dir) else { return Ok(None) };
     let info = sandbox::read_info(&dir)?;
-    let topology = Topology::open(&dir, home.build(&info.build)?)?;
+    let topology = Topology::open(&dir, &|b| home.build(b))?;
     let primary_up = sandbox::is_our_server(&info);
     let up: Vec<bool> = topology.replicas().iter().map(|r| sandbox::is_our_server(r.info())).collect();
     // One heartbeat written now and timed to each replica: exact, and it needs every server up.
@@ -236,9 +271,11 @@ fn rows(home: &Home, name: &str) -> Result<Option<Vec<Row>>> {
     } else {
         vec![None; up.len()]
     };
-    let dialect = topology.dialect();
     let mut out = Vec::new();
-    for (((r, rec), running), lag) in topology.replicas().iter().zip(&record.replicas).zip(up).zip(lags) {
+    for (i, (((r, rec), running), lag)) in
+        topology.replicas().iter().zip(&record.replicas).zip(up).zip(lags).enumerate()
+    {
+        let dialect = topology.replica_dialect(i);
         let state = if running { replication::replica_state(&mut r.connect_root()?, &dialect).ok() } else { None };
         let dash = || "-".to_string();
         out.push(Row {

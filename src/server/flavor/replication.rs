@@ -32,6 +32,9 @@ pub struct SourceLink<'a> {
     pub password: &'a str,
     /// Seconds the replica holds each transaction back before applying it (0: none).
     pub delay_s: u32,
+    /// Whether the primary offers TLS. MariaDB replicas from 11.4 ask for it by default, which a
+    /// primary without it (MariaDB before 11.4 in a sandbox) refuses; they are told not to.
+    pub source_tls: bool,
 }
 
 /// The column names of a replica's status row (`SHOW SLAVE STATUS` / `SHOW REPLICA STATUS`).
@@ -98,6 +101,28 @@ impl Dialect {
                     ));
                 }
             }
+        }
+        None
+    }
+
+    /// Why a replica of build `replica` cannot replicate from a primary of build `primary` (one sentence
+    /// that says what would work), or `None` when it can: both of one family (MariaDB, or MySQL and
+    /// Percona Server), and the replica not older than its primary (replication to an older server is
+    /// not supported by either).
+    pub fn cross_version_refusal(primary: &Build, replica: &Build) -> Option<String> {
+        let (p, r) = (Dialect::of(primary.flavor, primary.version), Dialect::of(replica.flavor, replica.version));
+        if p.family() != r.family() {
+            return Some(format!(
+                "a {} {} replica cannot replicate from a {} {} primary; use a replica build of the primary's family",
+                replica.flavor, replica.version, primary.flavor, primary.version
+            ));
+        }
+        if replica.version < primary.version {
+            return Some(format!(
+                "replica build {} ({}) is older than the primary's {} ({}), and replication to an older server is \
+                 not supported; use a replica of version {} or newer",
+                replica.name, replica.version, primary.name, primary.version, primary.version
+            ));
         }
         None
     }
@@ -236,7 +261,8 @@ impl Dialect {
         match self.family() {
             Family::Mariadb => format!(
                 "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {port}, MASTER_USER = {user}, \
-                 MASTER_PASSWORD = {pw}, MASTER_USE_GTID = slave_pos, MASTER_DELAY = {delay}, MASTER_CONNECT_RETRY = 1"
+                 MASTER_PASSWORD = {pw}, MASTER_USE_GTID = slave_pos, MASTER_DELAY = {delay}, MASTER_CONNECT_RETRY = 1{}",
+                if link.source_tls { "" } else { ", MASTER_SSL = 0" }
             ),
             Family::Mysql if self.has(Feature::ReplicationSourceSyntax) => format!(
                 "CHANGE REPLICATION SOURCE TO SOURCE_HOST = '127.0.0.1', SOURCE_PORT = {port}, SOURCE_USER = {user}, \
@@ -316,7 +342,7 @@ mod tests {
     use super::*;
 
     fn link() -> SourceLink<'static> {
-        SourceLink { port: 24001, user: "versus_repl", password: "pw'1", delay_s: 3 }
+        SourceLink { port: 24001, user: "versus_repl", password: "pw'1", delay_s: 3, source_tls: true }
     }
 
     #[test]
@@ -327,6 +353,8 @@ mod tests {
             "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 24001, MASTER_USER = 'versus_repl', \
              MASTER_PASSWORD = 'pw''1', MASTER_USE_GTID = slave_pos, MASTER_DELAY = 3, MASTER_CONNECT_RETRY = 1"
         );
+        let plain = SourceLink { source_tls: false, ..link() };
+        assert!(d.change_source(&plain).ends_with("MASTER_CONNECT_RETRY = 1, MASTER_SSL = 0"), "a primary without TLS");
         assert_eq!(d.start_replica(), "START REPLICA");
         assert_eq!(Dialect::of(Flavor::Mariadb, Version::new(10, 4, 30)).start_replica(), "START SLAVE");
         assert_eq!(d.status_columns().seconds_behind, "Seconds_Behind_Master");

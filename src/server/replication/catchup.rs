@@ -31,9 +31,9 @@ pub fn catch_up(topology: &Topology, timeout: Duration) -> Result<Vec<CatchUp>> 
     let position = query_text(&mut topology.primary().connect_root()?, dialect.primary_position())?;
     let timeout_s = timeout.as_secs().clamp(1, u32::MAX as u64) as u32;
     let mut waits = Vec::new();
-    for r in topology.replicas() {
+    for (i, r) in topology.replicas().iter().enumerate() {
         let mut conn = r.connect_root()?;
-        let sql = dialect.wait_for(&position, timeout_s);
+        let sql = topology.replica_dialect(i).wait_for(&position, timeout_s);
         let name = r.info().name.clone();
         let handle = std::thread::spawn(move || -> Result<(i64, f64)> {
             let v: Option<Option<i64>> = conn.query_first(&sql).map_err(|e| admin::sql_error(&sql, e))?;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 
 use crate::error::{Error, Result};
+use crate::server::Build;
 use crate::server::admin;
 use crate::server::flavor::replication::{Dialect, SourceLink};
 use crate::server::lockdown;
@@ -51,6 +52,9 @@ pub struct TopologySpec {
     /// Options for the replicas only (`name=value` or a bare name, as `--replica-set`), after the
     /// primary's `--set` options (an applier's threads, for example).
     pub replica_overrides: Vec<String>,
+    /// The build the replicas run, when it is not the primary's (a newer version of its family: the
+    /// upgrade question).
+    pub replica_build: Option<Build>,
     /// Start every member from the datadir in place (the primary's, and `data` in each
     /// [`TopologySpec::replica_dir`]), which the caller restored from one copy of the data, instead of
     /// from empty ones. A replica's `auto.cnf` is removed first, so that MySQL gives it a server UUID of
@@ -67,6 +71,7 @@ impl TopologySpec {
             semi_sync: false,
             delays: Vec::new(),
             replica_overrides: Vec::new(),
+            replica_build: None,
             keep_data: false,
         }
     }
@@ -111,6 +116,14 @@ impl TopologySpec {
             };
             return Err(Error::option(flag, why));
         }
+        if let Some(b) = &self.replica_build {
+            let why = Dialect::cross_version_refusal(&self.primary.build, b)
+                .or_else(|| Dialect::refusal(b, self.semi_sync))
+                .map(|why| format!("{why} (replica build {})", b.name));
+            if let Some(why) = why {
+                return Err(Error::option("--replica-build", why));
+            }
+        }
         Ok(())
     }
 }
@@ -131,11 +144,17 @@ impl Topology {
     pub fn start(spec: TopologySpec) -> Result<Topology> {
         spec.check()?;
         let dialect = Dialect::of(spec.primary.build.flavor, spec.primary.build.version);
+        let replica_build = spec.replica_build.clone().unwrap_or_else(|| spec.primary.build.clone());
+        let replica_dialect = Dialect::of(replica_build.flavor, replica_build.version);
         if spec.keep_data {
             for i in 1..=spec.replicas {
-                let uuid = spec.replica_dir(i).join("data").join("auto.cnf");
+                let data = spec.replica_dir(i).join("data");
+                let uuid = data.join("auto.cnf");
                 if uuid.exists() {
                     crate::owned::remove_file(&uuid)?;
+                }
+                if let Some(b) = &spec.replica_build {
+                    crate::server::sandbox::adopt_datadir(&data, b)?;
                 }
             }
         }
@@ -147,12 +166,13 @@ impl Topology {
         for i in 1..=spec.replicas {
             let mut r = spec.primary.clone();
             r.name = replica_name(&spec.primary.name, i);
+            r.build = replica_build.clone();
             r.dir = spec.replica_dir(i);
             r.port = None;
             r.datadir = None;
             r.fresh = !spec.keep_data;
             r.overrides.extend(spec.replica_overrides.iter().cloned());
-            r.overrides.extend(dialect.server_options(1 + i as u32, false, spec.semi_sync));
+            r.overrides.extend(replica_dialect.server_options(1 + i as u32, false, spec.semi_sync));
             match Sandbox::start(r) {
                 Ok(sb) => replicas.push(sb),
                 Err(e) => {
@@ -175,6 +195,7 @@ impl Topology {
                     dir: r.dir().to_path_buf(),
                     server_id: 2 + i as u32,
                     delay_s: spec.delays.get(i).copied().unwrap_or(0),
+                    build: spec.replica_build.as_ref().map(|b| b.name.clone()),
                 })
                 .collect(),
         };
@@ -190,11 +211,16 @@ impl Topology {
     }
 
     /// Reopens the topology recorded in the primary's sandbox directory `dir` (running or not); it is
-    /// not stopped when dropped. `build` is the build every member runs.
-    pub fn open(dir: &Path, build: crate::server::Build) -> Result<Topology> {
+    /// not stopped when dropped. `build` finds a build by name: the primary's and the replicas'.
+    pub fn open(dir: &Path, build: &dyn Fn(&str) -> Result<Build>) -> Result<Topology> {
         let record = read_record(dir)?;
-        let primary = Sandbox::open(dir, build.clone())?;
-        let replicas = record.replicas.iter().map(|r| Sandbox::open(&r.dir, build.clone())).collect::<Result<_>>()?;
+        let info = crate::server::sandbox::read_info(dir)?;
+        let primary = Sandbox::open(dir, build(&info.build)?)?;
+        let replicas = record
+            .replicas
+            .iter()
+            .map(|r| Sandbox::open(&r.dir, build(r.build.as_deref().unwrap_or(&info.build))?))
+            .collect::<Result<_>>()?;
         Ok(Topology { primary, replicas, record })
     }
 
@@ -206,8 +232,34 @@ impl Topology {
         }
         // The replicas start after the primary's own set-up (its accounts), which they have themselves.
         let position = query_text(&mut p, dialect.primary_position())?;
+        // `have_ssl` is YES, DISABLED or NO; a server without the variable (MySQL 8.4+) has TLS.
+        let tls: Option<(String, String)> =
+            p.query_first("SHOW GLOBAL VARIABLES LIKE 'have_ssl'").map_err(|e| admin::sql_error("have_ssl", e))?;
+        let source_tls = tls.is_none_or(|(_, v)| v.eq_ignore_ascii_case("YES"));
+        let schemas = schema_defaults(&mut p)?;
         for (r, rec) in self.replicas.iter().zip(&self.record.replicas) {
+            let dialect = Self::dialect_of(r);
             let mut c = r.connect_root()?;
+            // Each sandbox made its own benchmark database at its start; a replica of a newer version
+            // would give it its own version's default character set (MariaDB 11 utf8mb4 where 10.11
+            // has latin1), and tables created on the primary would then differ on it.
+            for (schema, charset, collation) in &schemas {
+                let sql = format!(
+                    "ALTER DATABASE `{}` CHARACTER SET {charset} COLLATE {collation}",
+                    schema.replace('`', "``")
+                );
+                if query_text(
+                    &mut c,
+                    &format!(
+                        "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = {}",
+                        crate::server::flavor::quote_string(schema)
+                    ),
+                )? == "1"
+                {
+                    admin::exec(&mut c, "SET SESSION sql_log_bin = 0")?;
+                    admin::exec(&mut c, &sql)?;
+                }
+            }
             for s in dialect.start_after(&position) {
                 admin::exec(&mut c, &s)?;
             }
@@ -216,6 +268,7 @@ impl Topology {
                 user: REPLICATION_USER,
                 password: &password,
                 delay_s: rec.delay_s,
+                source_tls,
             };
             admin::exec(&mut c, &dialect.change_source(&link))?;
             admin::exec(&mut c, &dialect.start_replica())?;
@@ -224,7 +277,7 @@ impl Topology {
         for r in &self.replicas {
             let mut c = r.connect_root()?;
             loop {
-                let s = replica_state(&mut c, dialect)?;
+                let s = replica_state(&mut c, &Self::dialect_of(r))?;
                 if s.io_running == "Yes" && s.sql_running == "Yes" {
                     break;
                 }
@@ -280,16 +333,23 @@ impl Topology {
         1
     }
 
-    /// The replication statements of this topology's servers.
+    /// The replication statements of the primary.
     pub fn dialect(&self) -> Dialect {
-        let b = self.primary.build();
-        Dialect::of(b.flavor, b.version)
+        Self::dialect_of(&self.primary)
+    }
+
+    /// The replication statements of replica `i` (0-based), whose build may be newer than the primary's.
+    pub fn replica_dialect(&self, i: usize) -> Dialect {
+        Self::dialect_of(&self.replicas[i])
+    }
+
+    fn dialect_of(s: &Sandbox) -> Dialect {
+        Dialect::of(s.build().flavor, s.build().version)
     }
 
     /// Each replica's state now: threads, the server's Seconds_Behind, the last error.
     pub fn states(&self) -> Result<Vec<ReplicaState>> {
-        let d = self.dialect();
-        self.replicas.iter().map(|r| replica_state(&mut r.connect_root()?, &d)).collect()
+        self.replicas.iter().map(|r| replica_state(&mut r.connect_root()?, &Self::dialect_of(r))).collect()
     }
 
     /// The replicas, to stop, kill or restart one.
@@ -314,6 +374,16 @@ impl Topology {
         self.primary.detach();
         self.record
     }
+}
+
+/// The default character set and collation of every database on the server behind `conn` outside the
+/// system schemas and versus's own.
+fn schema_defaults(conn: &mut mysql::Conn) -> Result<Vec<(String, String, String)>> {
+    let sql = format!(
+        "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA \
+         WHERE SCHEMA_NAME NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys', '{HEARTBEAT_DATABASE}')"
+    );
+    conn.query(&sql).map_err(|e| admin::sql_error(&sql, e))
 }
 
 /// The first value of the first row of `sql`, as text (empty for NULL or no row).

@@ -22,6 +22,9 @@ pub struct ReplicaRecord {
     pub server_id: u32,
     /// Seconds it holds transactions back (0: none).
     pub delay_s: u32,
+    /// The build it runs, when not the primary's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// A primary and its replicas.
@@ -80,6 +83,7 @@ mod tests {
                 dir: t.path().join("p-r1"),
                 server_id: 2,
                 delay_s: 3,
+                build: None,
             }],
         };
         write_record(t.path(), &r).unwrap();

@@ -129,6 +129,18 @@ pub(super) fn prepare_datadir(fresh: bool, build: &str, datadir: &Path, record: 
     }
 }
 
+/// Hands a datadir that versus made for one build to `build` (an in-place upgrade: a newer server
+/// started on an older one's data files, as a replica of a newer version restored from its primary's
+/// data is). A directory without versus's marker is refused.
+pub fn adopt_datadir(datadir: &Path, build: &crate::server::Build) -> Result<()> {
+    let marker = datadir.join("versus.json");
+    if !marker.is_file() {
+        return Err(Error::file(datadir, "not a datadir versus made; it cannot be handed to another build"));
+    }
+    let text = serde_json::json!({ "build": build.name, "version": build.version_string }).to_string() + "\n";
+    std::fs::write(&marker, text).map_err(|e| Error::file(&marker, e))
+}
+
 /// True for a missing or empty directory.
 fn is_empty_dir(dir: &Path) -> bool {
     match std::fs::read_dir(dir) {

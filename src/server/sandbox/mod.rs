@@ -26,6 +26,7 @@ mod files;
 mod record;
 mod spec;
 
+pub use files::adopt_datadir;
 use files::{
     absolute, init_record, log_len, prepare_datadir, socket_path, spaceless_paths, summarize_output, write_init_record,
 };
