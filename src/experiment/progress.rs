@@ -18,6 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::outcome::Outcome;
 use super::plan::{Plan, PlannedRun};
+use crate::sampler::replication::ReplicationFigures;
 use crate::store::{RunRow, Summary};
 
 /// What the ETA is computed from.
@@ -267,10 +268,21 @@ impl Progress {
         }
     }
 
-    /// A run finished.
-    pub fn run_done(&mut self, s: &Summary) {
+    /// A run finished, with its replicas' figures when its target has some.
+    pub fn run_done(&mut self, s: &Summary, replicas: Option<&ReplicationFigures>) {
         self.position += 1;
-        let text = format!("      {:.2} tps, p95 {:.2} ms", s.tps, s.latency_p95_us / 1000.0);
+        let mut text = format!("      {:.2} tps, p95 {:.2} ms", s.tps, s.latency_p95_us / 1000.0);
+        if let Some(r) = replicas {
+            let opt = |v: Option<f64>, digits: usize| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+            text.push_str(&format!(
+                "; replica lag p95 {} ms, catch-up {} s",
+                opt(r.lag_p95_ms, 0),
+                opt(r.catch_up_s, 2)
+            ));
+            if r.faults > 0.0 {
+                text.push_str(&format!(", {} replica fault(s)", r.faults));
+            }
+        }
         self.advance(&text);
     }
 

@@ -215,7 +215,7 @@ fn run_pending(
         match result {
             RunOutcome::Done(r) => {
                 opts.pace.run_took(run_estimate, run_started.elapsed());
-                progress.run_done(&r.summary);
+                progress.run_done(&r.summary, r.efficiency.replication.as_ref());
                 if let Err(e) = store.finish_run(row.id, &r) {
                     return Err(unstored(store, outcome.experiment_id, row.id, &r, e, recovery));
                 }

@@ -41,15 +41,14 @@ pub(super) fn create_table(conn: &mut mysql::Conn, writer_id: u32) -> Result<()>
     admin::exec(conn, &format!("REPLACE INTO {TABLE} VALUES ({writer_id}, 0, {})", now_us()))
 }
 
-/// One beat: the writer's row gets the next sequence number and the time now. Returns the sequence
+/// One beat: the writer's row gets the next sequence number and the time now, in one statement (the
+/// new number comes back in its OK packet through `LAST_INSERT_ID(expr)`). Returns the sequence
 /// number and the time written.
 fn beat(conn: &mut mysql::Conn, writer_id: u32) -> Result<(u64, u64)> {
     let ts = now_us();
-    let sql = format!("UPDATE {TABLE} SET seq = seq + 1, ts_us = {ts} WHERE writer_id = {writer_id}");
+    let sql = format!("UPDATE {TABLE} SET seq = LAST_INSERT_ID(seq + 1), ts_us = {ts} WHERE writer_id = {writer_id}");
     admin::exec(conn, &sql)?;
-    let q = format!("SELECT seq FROM {TABLE} WHERE writer_id = {writer_id}");
-    let seq: Option<u64> = conn.query_first(&q).map_err(|e| admin::sql_error(&q, e))?;
-    Ok((seq.unwrap_or(0), ts))
+    Ok((conn.last_insert_id(), ts))
 }
 
 /// The newest heartbeat (sequence number, time written) the server behind `conn` has applied.
