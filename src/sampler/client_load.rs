@@ -98,18 +98,12 @@ impl ClientLoad {
 
     /// The figures as stored rows.
     pub fn metrics(&self) -> Vec<(&'static str, f64)> {
-        let values = [Some(self.client_cpus), Some(self.usable_cpus), self.cpus_busy, self.client_share];
-        METRICS.iter().zip(values).filter_map(|(n, v)| v.map(|v| (*n, v))).collect()
+        super::named_rows(&METRICS, [Some(self.client_cpus), Some(self.usable_cpus), self.cpus_busy, self.client_share])
     }
 
     /// Rebuilds from stored rows (others are ignored); `None` unless both CPU figures are there.
     pub fn from_metrics<'a>(rows: impl IntoIterator<Item = (&'a str, f64)>) -> Option<ClientLoad> {
-        let mut v = [None; 4];
-        for (name, value) in rows {
-            if let Some(i) = METRICS.iter().position(|m| *m == name) {
-                v[i] = Some(value);
-            }
-        }
+        let v = super::named_values(&METRICS, rows);
         Some(ClientLoad { client_cpus: v[0]?, usable_cpus: v[1]?, cpus_busy: v[2], client_share: v[3] })
     }
 }

@@ -21,3 +21,26 @@ pub use process::{
     IoCounters, PerOp, ProcessDelta, ProcessSample, StatFields, StatusFields, parse_io, parse_stat, parse_status,
     ticks_per_second,
 };
+
+/// The `(name, value)` rows of the values that are there, in the order of `names` (how a group of
+/// figures is stored in the `efficiency` table).
+pub(crate) fn named_rows<const N: usize>(
+    names: &[&'static str; N],
+    values: [Option<f64>; N],
+) -> Vec<(&'static str, f64)> {
+    names.iter().zip(values).filter_map(|(n, v)| v.map(|v| (*n, v))).collect()
+}
+
+/// The values of `names` among stored rows (other names are ignored), in the order of `names`.
+pub(crate) fn named_values<'a, const N: usize>(
+    names: &[&str; N],
+    rows: impl IntoIterator<Item = (&'a str, f64)>,
+) -> [Option<f64>; N] {
+    let mut v = [None; N];
+    for (name, value) in rows {
+        if let Some(i) = names.iter().position(|m| *m == name) {
+            v[i] = Some(value);
+        }
+    }
+    v
+}

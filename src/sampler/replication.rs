@@ -173,17 +173,12 @@ impl ReplicationFigures {
             self.cpu_us_per_txn,
             self.write_kb_per_txn,
         ];
-        METRICS.iter().zip(values).filter_map(|(n, v)| v.map(|v| (*n, v))).collect()
+        super::named_rows(&METRICS, values)
     }
 
     /// Rebuilds from stored rows (others are ignored); `None` for a run without replicas.
     pub fn from_metrics<'a>(rows: impl IntoIterator<Item = (&'a str, f64)>) -> Option<Self> {
-        let mut v = [None; 12];
-        for (name, value) in rows {
-            if let Some(i) = METRICS.iter().position(|m| *m == name) {
-                v[i] = Some(value);
-            }
-        }
+        let v = super::named_values(&METRICS, rows);
         Some(ReplicationFigures {
             replicas: v[0]?,
             lag_p50_ms: v[1],
