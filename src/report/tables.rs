@@ -7,7 +7,7 @@
 //! large ratio that the verdict does not call stays plain.
 
 use super::fmt;
-use super::model::{CiKind, CompareReport, ExperimentInfo, Verdict};
+use super::model::{CiKind, CompareReport, ExperimentInfo, MetricInfo, ValuesRow, Verdict};
 use crate::present::table::{Cell, Table, Tone};
 
 /// The report's title: the metric and the sides, candidates first as the rows read (`tps: 11.8 vs
@@ -349,30 +349,38 @@ fn values_table(
     t
 }
 
+/// One group of values as two tables, `id` absolute and `id-relative` to the baseline, each with its
+/// caption.
+fn absolute_and_relative(
+    r: &CompareReport,
+    (id, title): (&str, &str),
+    (metrics, rows): (&[MetricInfo], &[ValuesRow]),
+    (absolute, relative): (&str, &str),
+) -> (Table, Table) {
+    let mut abs = values_table(r, id, title.into(), metrics, rows, false);
+    abs.caption = Some(absolute.into());
+    let title = format!("{title} relative to {}", r.baseline);
+    let mut rel = values_table(r, &format!("{id}-relative"), title, metrics, rows, true);
+    rel.caption = Some(relative.into());
+    (abs, rel)
+}
+
 /// Cost per transaction next to throughput: absolute, and relative to the baseline.
 pub fn efficiency_tables(r: &CompareReport) -> (Table, Table) {
-    let mut abs =
-        values_table(r, "efficiency", "Efficiency per transaction".into(), &r.efficiency_metrics, &r.efficiency, false);
-    abs.caption = Some(
-        "Means over the runs. CPU: server user + system µs; csw: server context switches; KB read/written: the \
-         server process's storage I/O; fsyncs: InnoDB's (data files, doublewrite, redo log) plus the binary \
-         log's syncs."
-            .into(),
-    );
-    let mut rel = values_table(
+    let (mut abs, rel) = absolute_and_relative(
         r,
-        "efficiency-relative",
-        format!("Efficiency relative to {}", r.baseline),
-        &r.efficiency_metrics,
-        &r.efficiency,
-        true,
+        ("efficiency", "Efficiency"),
+        (&r.efficiency_metrics, &r.efficiency),
+        (
+            "Means over the runs. CPU: server user + system µs; csw: server context switches; KB read/written: the \
+             server process's storage I/O; fsyncs: InnoDB's (data files, doublewrite, redo log) plus the binary \
+             log's syncs.",
+            "value / baseline value (for costs, lower is better); ▲ significantly better, ▼ significantly worse \
+             (highlighted), from the runs' values with the report's confidence and noise band; a ratio without a \
+             mark is no significant change.",
+        ),
     );
-    rel.caption = Some(
-        "value / baseline value (for costs, lower is better); ▲ significantly better, ▼ significantly worse \
-         (highlighted), from the runs' values with the report's confidence and noise band; a ratio without a \
-         mark is no significant change."
-            .into(),
-    );
+    abs.title = "Efficiency per transaction".into();
     (abs, rel)
 }
 
@@ -382,29 +390,21 @@ pub fn replication_tables(r: &CompareReport) -> Option<(Table, Table)> {
     if r.replication_metrics.is_empty() {
         return None;
     }
-    let mut abs = values_table(r, "replication", "Replicas".into(), &r.replication_metrics, &r.replication, false);
-    abs.caption = Some(
-        "Means over the runs of each run's worst replica. Lag: heartbeat lag sampled each second of the measured \
-         time (written on the primary every 100 ms, so up to 100 ms over); applied/s: transactions the slowest \
-         replica applied a second; catch-up: seconds from the end of the load until the last replica had applied \
-         all the primary committed; commit wait: mean wait of a semi-synchronous commit for an acknowledgement; \
-         replica CPU and KB written: the busiest replica's server, per transaction of the primary."
-            .into(),
-    );
-    let mut rel = values_table(
+    Some(absolute_and_relative(
         r,
-        "replication-relative",
-        format!("Replicas relative to {}", r.baseline),
-        &r.replication_metrics,
-        &r.replication,
-        true,
-    );
-    rel.caption = Some(
-        "value / baseline value (for lag, catch-up and commit wait, lower is better); ▲ significantly better, ▼ \
-         significantly worse."
-            .into(),
-    );
-    Some((abs, rel))
+        ("replication", "Replicas"),
+        (&r.replication_metrics, &r.replication),
+        (
+            "Means over the runs of each run's worst replica. Lag: heartbeat lag sampled each second of the \
+             measured time (written on the primary every 100 ms, so up to 100 ms over); applied/s: transactions \
+             the slowest replica applied a second; catch-up: seconds from the end of the load until the last \
+             replica had applied all the primary committed; commit wait: mean wait of a semi-synchronous commit \
+             for an acknowledgement; replica CPU and KB written: the busiest replica's server, per transaction of \
+             the primary.",
+            "value / baseline value (for lag, catch-up and commit wait, lower is better); ▲ significantly better, \
+             ▼ significantly worse.",
+        ),
+    ))
 }
 
 /// Latency percentiles per case and side (means over the runs, ms).
