@@ -242,26 +242,27 @@ impl SandboxExecutor {
                 } else {
                     "restoring the prepared data"
                 });
-                // The experiment's lock is ours, so a server still running here was left by a versus
-                // that was killed outright: stop it before its directory goes.
-                crate::owned::check_dir(&dir)?;
-                if crate::server::sandbox::stop_leftover(&dir) > 0 {
-                    progress.step("stopped the server a killed run left behind");
+                // The primary's directory, then each replica's: every one starts from the same data.
+                let replication = plan.targets[cell.target].replication.clone();
+                let replicas = replication.as_ref().map_or(0, |r| r.replicas);
+                let dirs: Vec<PathBuf> = std::iter::once(dir.clone())
+                    .chain((1..=replicas).map(|i| self.work.join(replica_name("run", i))))
+                    .collect();
+                for d in &dirs {
+                    // The experiment's lock is ours, so a server still running here was left by a versus
+                    // that was killed outright: stop it before its directory goes.
+                    crate::owned::check_dir(d)?;
+                    if crate::server::sandbox::stop_leftover(d) > 0 {
+                        progress.step("stopped the server a killed run left behind");
+                    }
+                    crate::owned::remove(d)?;
                 }
-                crate::owned::remove(&dir)?;
                 if plan.file.drop_caches {
                     progress.step("dropping the OS page cache");
                     super::setup::drop_caches()?;
                 }
-                snapshot::restore(&snap, &dir.join("data"))?;
-                let replication = plan.targets[cell.target].replication.clone();
-                // Every replica starts from the same data as its primary.
-                for i in 1..=replication.as_ref().map_or(0, |r| r.replicas) {
-                    let rdir = self.work.join(replica_name("run", i));
-                    crate::owned::check_dir(&rdir)?;
-                    crate::server::sandbox::stop_leftover(&rdir);
-                    crate::owned::remove(&rdir)?;
-                    snapshot::restore(&snap, &rdir.join("data"))?;
+                for d in &dirs {
+                    snapshot::restore(&snap, &d.join("data"))?;
                 }
                 let cpus = split.map_or(&[][..], |s| &s.server);
                 let spec = self.sandbox_spec_on(plan, cell.target, &dir, cpus)?;

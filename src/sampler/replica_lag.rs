@@ -119,18 +119,24 @@ fn read_replica(
 /// Samples a topology's replicas; writes the heartbeat on its primary while it lives.
 pub struct ReplicaLagSampler {
     heartbeat: Heartbeat,
-    replicas: Vec<(String, mysql::Conn)>,
-    /// The replicas' server processes, in the same order.
-    pids: Vec<u32>,
-    /// The replicas' statements, in the same order.
-    dialects: Vec<Dialect>,
-    /// Each replica's applied transactions at the previous sample, and when.
-    applied: Vec<Option<(u64, Instant)>>,
-    dialect: Dialect,
+    replicas: Vec<Watched>,
     writer: u32,
     started: Instant,
-    /// The primary's connection and last counters, for a semi-synchronous topology.
-    semi_sync: Option<(mysql::Conn, SemiSyncCounters)>,
+    /// The primary's connection, the prefix of its semi-synchronous counters and their last values, for
+    /// a semi-synchronous topology.
+    semi_sync: Option<(mysql::Conn, &'static str, SemiSyncCounters)>,
+}
+
+/// One replica as the sampler reads it.
+struct Watched {
+    name: String,
+    conn: mysql::Conn,
+    /// Its server process.
+    pid: u32,
+    /// Its version's statements.
+    dialect: Dialect,
+    /// Its applied transactions at the previous sample, and when.
+    applied: Option<(u64, Instant)>,
 }
 
 impl ReplicaLagSampler {
@@ -140,24 +146,29 @@ impl ReplicaLagSampler {
         let replicas = topology
             .replicas()
             .iter()
-            .map(|r| Ok((r.info().name.clone(), r.connect_root()?)))
+            .enumerate()
+            .map(|(i, r)| {
+                Ok(Watched {
+                    name: r.info().name.clone(),
+                    conn: r.connect_root()?,
+                    pid: r.pid(),
+                    dialect: topology.replica_dialect(i),
+                    applied: None,
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
-        let dialect = topology.dialect();
         let semi_sync = if topology.record().semi_sync {
+            let prefix = topology.dialect().semi_sync_status_prefix();
             let mut c = topology.primary().connect_root()?;
-            let first = semi_sync_counters(&mut c, dialect.semi_sync_status_prefix())?;
-            Some((c, first))
+            let first = semi_sync_counters(&mut c, prefix)?;
+            Some((c, prefix, first))
         } else {
             None
         };
         Ok(ReplicaLagSampler {
-            applied: vec![None; replicas.len()],
-            pids: topology.replicas().iter().map(|r| r.pid()).collect(),
-            dialects: (0..topology.replicas().len()).map(|i| topology.replica_dialect(i)).collect(),
             semi_sync,
             heartbeat: Heartbeat::start(topology, interval)?,
             replicas,
-            dialect: topology.dialect(),
             writer: topology.primary_server_id(),
             started: Instant::now(),
         })
@@ -170,12 +181,11 @@ impl ReplicaLagSampler {
         }
         let at_s = self.started.elapsed().as_secs_f64();
         let mut replicas = Vec::new();
-        let each = self.replicas.iter_mut().zip(self.applied.iter_mut()).zip(&self.pids).zip(&self.dialects);
-        for ((((name, conn), last), pid), dialect) in each {
+        for w in &mut self.replicas {
             // A replica that cannot be read (killed, restarting) is a sample with its error; the others
             // are still sampled.
-            let lag = read_replica(conn, dialect, self.writer, last).unwrap_or_else(|e| {
-                *last = None;
+            let lag = read_replica(&mut w.conn, &w.dialect, self.writer, &mut w.applied).unwrap_or_else(|e| {
+                w.applied = None;
                 ReplicaLag {
                     replica: String::new(),
                     heartbeat_ms: None,
@@ -188,17 +198,16 @@ impl ReplicaLagSampler {
                     write_bytes: None,
                 }
             });
-            let process = ProcessSample::read(*pid).ok();
+            let process = ProcessSample::read(w.pid).ok();
             replicas.push(ReplicaLag {
-                replica: name.clone(),
+                replica: w.name.clone(),
                 cpu_us: process.as_ref().map(|p| p.user_us + p.system_us),
                 write_bytes: process.and_then(|p| p.io).map(|io| io.write_bytes),
                 ..lag
             });
         }
-        let prefix = self.dialect.semi_sync_status_prefix();
         let commit_wait = match &mut self.semi_sync {
-            Some((conn, last)) => {
+            Some((conn, prefix, last)) => {
                 let now = semi_sync_counters(conn, prefix)?;
                 let waits = now.2.saturating_sub(last.2);
                 let wait = CommitWait {
